@@ -1,0 +1,246 @@
+# tgemm: build, test, install, document and benchmark libtgemm.so.
+#
+#   make                 build build/lib/libtgemm.so
+#   make test            the test suite (GPU cases skip when no GPU is visible)
+#   make test-long       large and >2^31-element cases (needs a GPU)
+#   make demo            multiply on the GPU, check against OpenBLAS, time both
+#   make bench           benchmarks (needs a GPU; cuBLAS is loaded at run time)
+#   make install         PREFIX=/usr/local DESTDIR= (staged installs)
+#   make docs            Doxygen HTML in docs/html, warnings are errors
+#   make deps            install the Debian/Ubuntu packages the above need
+#   make clean
+
+# The version lives in the header only.
+VERSION_MAJOR := $(shell sed -n 's/^\#define TGEMM_VERSION_MAJOR \([0-9]*\).*/\1/p' include/tgemm.h)
+VERSION_MINOR := $(shell sed -n 's/^\#define TGEMM_VERSION_MINOR \([0-9]*\).*/\1/p' include/tgemm.h)
+VERSION_PATCH := $(shell sed -n 's/^\#define TGEMM_VERSION_PATCH \([0-9]*\).*/\1/p' include/tgemm.h)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+# CUDA: $CUDA_HOME, else /usr/local/cuda, else wherever nvcc is on PATH.
+CUDA_HOME ?= $(or $(wildcard /usr/local/cuda),$(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)))
+NVCC := $(CUDA_HOME)/bin/nvcc
+CUDA_LIBDIR := $(or $(wildcard $(CUDA_HOME)/lib64),$(CUDA_HOME)/lib)
+# Hopper machine code (sm_90a) plus PTX that newer GPUs compile at load time.
+CUDA_ARCHS ?= -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=compute_80
+
+CC ?= cc
+CXX ?= g++
+FC ?= gfortran
+ifeq ($(origin FC),default)
+FC := gfortran
+endif
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DOCDIR ?= $(PREFIX)/share/doc/tgemm
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+BUILD := build
+LIBNAME := libtgemm.so
+SONAME := $(LIBNAME).$(VERSION_MAJOR)
+REALNAME := $(LIBNAME).$(VERSION)
+LIB := $(BUILD)/lib/$(REALNAME)
+
+WARN := -Wall -Wextra
+CPPFLAGS_LIB := -Iinclude -Isrc -isystem $(CUDA_HOME)/include -DTGEMM_BUILDING_LIBRARY
+CXXFLAGS_LIB := -std=c++17 -O2 -g -fPIC -fvisibility=hidden -fvisibility-inlines-hidden $(WARN) -Werror
+NVCCFLAGS := -std=c++17 -O3 -lineinfo $(CUDA_ARCHS) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
+             -Xptxas -warn-spills --resource-usage
+
+LIB_CXX_SRC := $(wildcard src/*/*.cpp)
+LIB_CU_SRC := $(wildcard src/kernels/*.cu)
+LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
+LIB_DEPS := $(LIB_OBJ:.o=.d)
+
+.PHONY: all lib test test-long test-cpu test-gpu test-kernels test-env test-headers test-symbols \
+        test-install test-docs demo bench install install-shared install-includes install-pc install-docs \
+        uninstall docs deps clean resources sass
+
+all: lib
+
+lib: $(BUILD)/lib/$(LIBNAME)
+
+$(BUILD)/obj/%.o: src/%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS_LIB) $(CXXFLAGS_LIB) -MMD -MP -c $< -o $@
+
+# ptxas's register/spill report for each kernel lands next to the object.
+$(BUILD)/obj/%.o: src/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(CPPFLAGS_LIB) $(NVCCFLAGS) -MMD -MP -c $< -o $@ 2> $(@:.o=.ptxas.log) \
+	    || { cat $(@:.o=.ptxas.log); exit 1; }
+	@! grep -i 'bytes spill' $(@:.o=.ptxas.log) | grep -v ' 0 bytes spill stores, 0 bytes spill loads' \
+	    || { echo "register spills in $<"; exit 1; }
+
+$(LIB): $(LIB_OBJ) src/tgemm.map
+	@mkdir -p $(@D)
+	$(CXX) -shared -o $@ $(LIB_OBJ) -Wl,-soname,$(SONAME) -Wl,--version-script=src/tgemm.map \
+	    -Wl,--no-undefined -Wl,-z,defs -L$(CUDA_LIBDIR) -lcudart_static -ldl -lpthread -lrt
+
+$(BUILD)/lib/$(SONAME): $(LIB)
+	ln -sf $(REALNAME) $@
+
+$(BUILD)/lib/$(LIBNAME): $(BUILD)/lib/$(SONAME)
+	ln -sf $(SONAME) $@
+
+-include $(LIB_DEPS)
+
+# ---------------------------------------------------------------- tests
+
+TEST_CFLAGS := -std=c99 -O2 -g $(WARN) -Werror -Iinclude -Itests -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
+TEST_LIBS := -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) \
+             -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -lcmocka -ldl -lm -lpthread
+TEST_COMMON := tests/common.c
+TEST_BINS := $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env $(BUILD)/tests/test_long
+
+$(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_COMMON) $(TEST_LIBS)
+
+# Kernel families the dispatcher can choose; each runs the small-size rows
+# of the table on its own, so every family's edges are tested directly.
+KERNEL_FAMILIES := 32x32x8 64x64x8 128x128x8 128x256x8 256x128x8
+
+test: test-cpu test-gpu test-kernels test-env test-headers test-symbols test-install test-docs
+	@echo "make test: all passed"
+
+test-cpu: $(BUILD)/tests/test_api
+	$(BUILD)/tests/test_api
+
+test-gpu: $(BUILD)/tests/test_gemm
+	$(BUILD)/tests/test_gemm
+
+test-kernels: $(BUILD)/tests/test_gemm
+	@for f in $(KERNEL_FAMILIES); do \
+	    echo "== TGEMM_KERNEL=$$f"; \
+	    TGEMM_KERNEL=$$f TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm || exit 1; \
+	done
+
+# Behaviour under environment settings; each scenario is its own process
+# because settings are read once.
+test-env: $(BUILD)/tests/test_env
+	CUDA_VISIBLE_DEVICES= $(BUILD)/tests/test_env no-device
+	TGEMM_DEVICE=abc $(BUILD)/tests/test_env bad-setting
+	TGEMM_DEVICE=999 $(BUILD)/tests/test_env bad-device
+	TGEMM_KERNEL=nonsense $(BUILD)/tests/test_env bad-kernel
+	TGEMM_VERBOSE=1 $(BUILD)/tests/test_env verbose
+	$(BUILD)/tests/test_env quiet
+
+test-long: $(BUILD)/tests/test_long
+	$(BUILD)/tests/test_long
+
+# The public header compiles alone as strict C99 and as C++.
+test-headers:
+	@mkdir -p $(BUILD)/tests
+	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_c99.c -o $(BUILD)/tests/header_c99.o
+	$(CXX) -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_cxx.cpp -o $(BUILD)/tests/header_cxx.o
+
+# Only the intended symbols are exported.
+test-symbols: $(BUILD)/lib/$(LIBNAME)
+	nm -D --defined-only $(LIB) | awk '$$2 ~ /^[TDBRVW]$$/ {print $$3}' | sort > $(BUILD)/exported.txt
+	sed -n 's/^ *\([a-z_0-9]*\);$$/\1/p' src/tgemm.map | sort > $(BUILD)/expected.txt
+	diff -u $(BUILD)/expected.txt $(BUILD)/exported.txt
+	readelf -d $(LIB) | grep -q 'SONAME.*\[$(SONAME)\]'
+
+# Install into a scratch prefix through DESTDIR, check the layout, then build
+# and run a consumer with nothing but pkg-config's flags.
+TEST_PREFIX := /opt/tgemm-test
+TEST_DESTDIR := $(abspath $(BUILD)/stage)
+test-install: $(BUILD)/lib/$(LIBNAME)
+	rm -rf $(TEST_DESTDIR)
+	$(MAKE) --no-print-directory install PREFIX=$(TEST_PREFIX) DESTDIR=$(TEST_DESTDIR)
+	sh tests/check-install.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(VERSION) $(VERSION_MAJOR)
+
+test-docs:
+	@if command -v doxygen >/dev/null 2>&1; then $(MAKE) --no-print-directory docs; \
+	elif [ -n "$$CI" ]; then echo "doxygen is required in CI"; exit 1; \
+	else echo "doxygen not installed: documentation not checked"; fi
+
+# ---------------------------------------------------------------- docs
+
+docs:
+	@mkdir -p docs/html
+	( cat docs/Doxyfile; echo "PROJECT_NUMBER = $(VERSION)" ) | doxygen -
+	@echo "docs: docs/html/index.html"
+
+# ---------------------------------------------------------------- demo, bench
+
+EX_CFLAGS := -std=c99 -O2 $(WARN) -Iinclude -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
+EX_LIBS := -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) \
+           -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -ldl -lm
+
+$(BUILD)/examples/demo: examples/demo.c $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CC) $(EX_CFLAGS) -o $@ $< $(EX_LIBS) -lpthread
+
+demo: $(BUILD)/examples/demo
+	$(BUILD)/examples/demo
+
+BENCH_CXXFLAGS := -std=c++17 -O2 $(WARN) -Iinclude -isystem $(CUDA_HOME)/include
+BENCH_LIBS := -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) \
+              -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -ldl -lpthread
+
+$(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BENCH_LIBS)
+
+BENCH_OUT ?= $(BUILD)/bench
+bench: $(BUILD)/bench/bench_gemm
+	$(BUILD)/bench/bench_gemm --suite --csv $(BENCH_OUT)/suite.csv
+	$(BUILD)/bench/bench_gemm --squares --csv $(BENCH_OUT)/squares.csv
+	python3 bench/plot.py $(BENCH_OUT)
+
+# ---------------------------------------------------------------- install
+
+install: install-shared install-includes install-pc install-docs
+
+install-shared: $(BUILD)/lib/$(LIBNAME)
+	install -d $(DESTDIR)$(LIBDIR)
+	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/$(REALNAME)
+	ln -sf $(REALNAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/$(LIBNAME)
+
+install-includes:
+	install -d $(DESTDIR)$(INCLUDEDIR)
+	install -m 644 include/tgemm.h $(DESTDIR)$(INCLUDEDIR)/tgemm.h
+
+install-pc:
+	install -d $(DESTDIR)$(PKGCONFIGDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' pkgconfig/tgemm.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/tgemm.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/tgemm.pc
+
+# The Markdown documents always; the HTML reference when Doxygen is there.
+install-docs:
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	@if command -v doxygen >/dev/null 2>&1; then \
+	    $(MAKE) --no-print-directory docs >/dev/null && \
+	    install -d $(DESTDIR)$(DOCDIR)/html && cp -R docs/html/. $(DESTDIR)$(DOCDIR)/html/; \
+	else echo "doxygen not installed: HTML reference not installed"; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(REALNAME) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(LIBNAME)
+	rm -f $(DESTDIR)$(INCLUDEDIR)/tgemm.h $(DESTDIR)$(PKGCONFIGDIR)/tgemm.pc
+	rm -rf $(DESTDIR)$(DOCDIR)
+
+# ---------------------------------------------------------------- tools
+
+# Packages for building, testing and documenting (Debian 12 / Ubuntu 22.04+).
+DEB_PACKAGES := make gcc g++ gfortran pkgconf libopenblas-dev libcmocka-dev doxygen
+deps:
+	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	echo "installing: $(DEB_PACKAGES)"; \
+	$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES)
+	@test -x "$(NVCC)" || { echo "CUDA toolkit not found: install CUDA 12 or newer, or set CUDA_HOME"; exit 1; }
+
+resources: lib
+	@cat $(BUILD)/obj/kernels/*.ptxas.log | grep -E 'Compiling entry|registers|spill'
+
+sass: lib
+	$(CUDA_HOME)/bin/cuobjdump --dump-sass $(LIB) > $(BUILD)/tgemm.sass
+	@echo "$(BUILD)/tgemm.sass"
+
+clean:
+	rm -rf $(BUILD) docs/html

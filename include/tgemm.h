@@ -1,0 +1,325 @@
+/*
+ * tgemm: single-precision matrix multiply on NVIDIA GPUs behind a plain C ABI.
+ *
+ * This is the only public header. It is valid C99 (with -pedantic) and C++,
+ * and it includes no CUDA header: the one CUDA type it mentions, the stream,
+ * is forward-declared.
+ */
+#ifndef TGEMM_H
+#define TGEMM_H
+
+#include <stdint.h>
+
+/**
+ * @defgroup version Version
+ * @brief Compile-time and run-time version of tgemm.
+ *
+ * The macros describe the header you compiled against; tgemm_version()
+ * describes the library you run with. The Makefile reads the version from
+ * these three macros, so this header is the one place it is written.
+ * @{
+ */
+#define TGEMM_VERSION_MAJOR 0 /**< Incompatible ABI changes bump this. */
+#define TGEMM_VERSION_MINOR 1 /**< Compatible additions bump this. */
+#define TGEMM_VERSION_PATCH 0 /**< Fixes that change no interface. */
+
+/** @cond TGEMM_INTERNAL */
+#define TGEMM_STR_(x) #x
+#define TGEMM_STR(x) TGEMM_STR_(x)
+/** @endcond */
+
+/** The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define TGEMM_VERSION_NUMBER \
+    (TGEMM_VERSION_MAJOR * 10000 + TGEMM_VERSION_MINOR * 100 + TGEMM_VERSION_PATCH)
+
+/** The version as a string, "MAJOR.MINOR.PATCH". */
+#define TGEMM_VERSION_STRING \
+    TGEMM_STR(TGEMM_VERSION_MAJOR) "." TGEMM_STR(TGEMM_VERSION_MINOR) "." TGEMM_STR(TGEMM_VERSION_PATCH)
+/** @} */
+
+/** @cond TGEMM_INTERNAL */
+#if defined(TGEMM_BUILDING_LIBRARY) && defined(__GNUC__)
+#define TGEMM_API __attribute__((visibility("default")))
+#else
+#define TGEMM_API
+#endif
+/** @endcond */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @defgroup types Types
+ * @brief Integer, stream, operation, layout and status types.
+ * @{
+ */
+
+/**
+ * @brief Integer type of every dimension and leading dimension.
+ *
+ * Signed 64-bit, on purpose: signed, so that a negative dimension is an
+ * argument error that can be reported (as reference BLAS does) rather than a
+ * huge unsigned size; 64-bit, so that a matrix with more than 2^31 elements,
+ * or a leading dimension times a column index past 2^31, is described and
+ * indexed exactly. A C or Fortran caller with 32-bit integers converts
+ * implicitly (C) or passes `integer(c_int64_t)` (Fortran). The BLAS entry
+ * points `sgemm_` and `cblas_sgemm` keep their standard 32-bit `int`.
+ */
+typedef int64_t tgemm_int;
+
+/**
+ * @brief A CUDA stream. The same type as `cudaStream_t` and `CUstream`.
+ *
+ * Pass a stream created by the CUDA runtime or driver API, `NULL` for the
+ * legacy default stream, or `cudaStreamPerThread`.
+ */
+typedef struct CUstream_st *tgemm_stream;
+
+/** @brief What to apply to an input matrix. Values equal CBLAS's CBLAS_TRANSPOSE. */
+typedef enum tgemm_operation {
+    TGEMM_OP_N = 111, /**< op(X) = X. */
+    TGEMM_OP_T = 112, /**< op(X) = X^T. */
+    TGEMM_OP_C = 113  /**< op(X) = X^H, which for real data is X^T. */
+} tgemm_operation;
+
+/** @brief Storage order of all three matrices. Values equal CBLAS's CBLAS_LAYOUT. */
+typedef enum tgemm_layout {
+    TGEMM_LAYOUT_ROW_MAJOR = 101, /**< Element (i, j) at X[i * ldx + j]. */
+    TGEMM_LAYOUT_COL_MAJOR = 102  /**< Element (i, j) at X[i + j * ldx] (Fortran, BLAS; the default). */
+} tgemm_layout;
+
+/**
+ * @brief Result of every tgemm call.
+ *
+ * Values 101 to 113 report an invalid argument; the value minus 100 is the
+ * position of that argument in tgemm_sgemm(), which is also its number in
+ * reference BLAS SGEMM (tgemm_status_argument() computes it). On any error
+ * status, C is unchanged.
+ */
+typedef enum tgemm_status {
+    TGEMM_SUCCESS = 0,                 /**< C holds the result. */
+    TGEMM_ERROR_NO_DEVICE = 1,         /**< No usable CUDA device or driver is visible. */
+    TGEMM_ERROR_INVALID_DEVICE = 2,    /**< The chosen device does not exist, or a device operand lives on another device. */
+    TGEMM_ERROR_OUT_OF_MEMORY = 3,     /**< Device or pinned host memory could not be allocated. */
+    TGEMM_ERROR_CUDA = 4,              /**< A CUDA call failed; tgemm_last_error_detail() names it. */
+    TGEMM_ERROR_UNSUPPORTED = 5,       /**< The problem exceeds a limit of the device (for example the grid size). */
+    TGEMM_ERROR_INVALID_SETTING = 6,   /**< An environment variable read by tgemm has an invalid value. */
+    TGEMM_ERROR_INTERNAL = 7,          /**< A bug in tgemm; please report it. */
+    TGEMM_ERROR_INVALID_LAYOUT = 100,  /**< layout is not a tgemm_layout value. */
+    TGEMM_ERROR_INVALID_TRANSA = 101,  /**< transa is not a tgemm_operation value (SGEMM argument 1). */
+    TGEMM_ERROR_INVALID_TRANSB = 102,  /**< transb is not a tgemm_operation value (SGEMM argument 2). */
+    TGEMM_ERROR_INVALID_M = 103,       /**< m < 0 (SGEMM argument 3). */
+    TGEMM_ERROR_INVALID_N = 104,       /**< n < 0 (SGEMM argument 4). */
+    TGEMM_ERROR_INVALID_K = 105,       /**< k < 0 (SGEMM argument 5). */
+    TGEMM_ERROR_NULL_A = 107,          /**< A is NULL but must be read (SGEMM argument 7). */
+    TGEMM_ERROR_INVALID_LDA = 108,     /**< lda is below its minimum (SGEMM argument 8). */
+    TGEMM_ERROR_NULL_B = 109,          /**< B is NULL but must be read (SGEMM argument 9). */
+    TGEMM_ERROR_INVALID_LDB = 110,     /**< ldb is below its minimum (SGEMM argument 10). */
+    TGEMM_ERROR_NULL_C = 112,          /**< C is NULL but must be written (SGEMM argument 12). */
+    TGEMM_ERROR_INVALID_LDC = 113      /**< ldc is below its minimum (SGEMM argument 13). */
+} tgemm_status;
+
+/** @} */
+
+/**
+ * @defgroup gemm Matrix multiply
+ * @brief C := alpha * op(A) * op(B) + beta * C in single precision.
+ *
+ * op(A) is m x k, op(B) is k x n, C is m x n. The semantics are those of
+ * reference BLAS SGEMM, exactly:
+ *
+ * - Arguments are checked in reference order (transa, transb, m, n, k, lda,
+ *   ldb, ldc); the first invalid one is reported and nothing is touched.
+ *   In column-major storage the minimums are lda >= max(1, rows of A as
+ *   stored), ldb likewise, ldc >= max(1, m).
+ * - If m == 0 or n == 0, or if (alpha == 0 or k == 0) and beta == 1, the call
+ *   returns TGEMM_SUCCESS at once, reads nothing and needs no GPU; every
+ *   pointer may be NULL.
+ * - If beta == 0, C is never read, so it may hold NaN or garbage on entry.
+ * - If alpha == 0 (or k == 0), A and B are never read (they may be NULL) and
+ *   C := beta * C.
+ * - Only the m x n matrix C is written: rows m to ldc-1 of every column, and
+ *   A and B, are never written.
+ * - A NULL pointer for a matrix that must be read or written is reported
+ *   (reference BLAS would crash).
+ *
+ * Arithmetic is strict IEEE FP32 with fused multiply-add on the CUDA cores; no
+ * tensor cores and no TF32. The result differs from a CPU BLAS only by
+ * rounding, within the usual dot-product bound |error| <= ~(k + 2) * 2^-24 *
+ * (|alpha| |A| |B| + |beta| |C|) elementwise; it is the same bit for bit from
+ * run to run on the same device.
+ *
+ * Pointers may be device, managed, pinned host or pageable host memory, in
+ * any mix; tgemm finds out which and moves host data as needed. The device
+ * is the calling thread's current CUDA device, or the one named by the
+ * environment variable `TGEMM_DEVICE`. Calls from many host threads at once
+ * are safe.
+ * @{
+ */
+
+/**
+ * @brief Column-major SGEMM; returns when C is written.
+ *
+ * Runs on the calling thread's per-thread default stream and waits for it,
+ * whatever kind of memory the operands are in.
+ *
+ * @param[in]     transa op applied to A: TGEMM_OP_N, TGEMM_OP_T or TGEMM_OP_C.
+ * @param[in]     transb op applied to B.
+ * @param[in]     m      Rows of op(A) and of C; m >= 0.
+ * @param[in]     n      Columns of op(B) and of C; n >= 0.
+ * @param[in]     k      Columns of op(A) and rows of op(B); k >= 0.
+ * @param[in]     alpha  Scalar multiplying op(A) * op(B).
+ * @param[in]     A      lda x (k if transa is N, else m) matrix, column-major.
+ * @param[in]     lda    Leading dimension of A; >= max(1, m) if transa is N, else >= max(1, k).
+ * @param[in]     B      ldb x (n if transb is N, else k) matrix, column-major.
+ * @param[in]     ldb    Leading dimension of B; >= max(1, k) if transb is N, else >= max(1, n).
+ * @param[in]     beta   Scalar multiplying C on entry; 0 means C is not read.
+ * @param[in,out] C      ldc x n matrix, column-major; its first m rows are overwritten.
+ * @param[in]     ldc    Leading dimension of C; >= max(1, m).
+ * @return TGEMM_SUCCESS, or an error status with C unchanged.
+ *
+ * @code
+ * #include <tgemm.h>
+ * // C (m x n) = A (m x k) * B (k x n), all column-major in host memory.
+ * tgemm_status s = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k,
+ *                              1.0f, A, m, B, k, 0.0f, C, m);
+ * if (s != TGEMM_SUCCESS)
+ *     fprintf(stderr, "tgemm: %s\n", tgemm_status_string(s));
+ * @endcode
+ */
+TGEMM_API tgemm_status tgemm_sgemm(tgemm_operation transa, tgemm_operation transb,
+                                   tgemm_int m, tgemm_int n, tgemm_int k,
+                                   float alpha, const float *A, tgemm_int lda,
+                                   const float *B, tgemm_int ldb,
+                                   float beta, float *C, tgemm_int ldc);
+
+/**
+ * @brief SGEMM with a storage layout and a CUDA stream.
+ *
+ * Row-major storage is computed as the equivalent column-major product
+ * (C^T = op(B)^T op(A)^T), so both layouts run the same kernels. In row-major
+ * storage the minimums are lda >= max(1, columns of A as stored), ldb likewise
+ * and ldc >= max(1, n); arguments are checked in the same order as
+ * tgemm_sgemm() and reported with the same statuses.
+ *
+ * If every operand that is read or written is device or managed memory, the
+ * call only enqueues work on @p stream and returns: C is ready once the stream
+ * reaches that point, and the operands must stay valid until then. If any
+ * operand is host memory (pageable or pinned), the call returns when C is
+ * written.
+ *
+ * @param[in]     layout TGEMM_LAYOUT_COL_MAJOR or TGEMM_LAYOUT_ROW_MAJOR.
+ * @param[in]     transa op applied to A.
+ * @param[in]     transb op applied to B.
+ * @param[in]     m      Rows of op(A) and of C; m >= 0.
+ * @param[in]     n      Columns of op(B) and of C; n >= 0.
+ * @param[in]     k      Columns of op(A) and rows of op(B); k >= 0.
+ * @param[in]     alpha  Scalar multiplying op(A) * op(B).
+ * @param[in]     A      The matrix A, stored in @p layout.
+ * @param[in]     lda    Leading dimension of A: the distance between columns
+ *                       (column-major) or rows (row-major) of A as stored.
+ * @param[in]     B      The matrix B, stored in @p layout.
+ * @param[in]     ldb    Leading dimension of B, likewise.
+ * @param[in]     beta   Scalar multiplying C on entry; 0 means C is not read.
+ * @param[in,out] C      The m x n matrix C, stored in @p layout.
+ * @param[in]     ldc    Leading dimension of C: >= max(1, m) column-major,
+ *                       >= max(1, n) row-major.
+ * @param[in]     stream The stream to run on; NULL is the legacy default stream.
+ * @return TGEMM_SUCCESS, or an error status with C unchanged. An error
+ * inside a kernel that runs after an asynchronous call returned shows up on
+ * the stream, as for any CUDA kernel.
+ *
+ * @code
+ * // Device pointers, row-major C = A * B on the caller's stream.
+ * tgemm_sgemm_ex(TGEMM_LAYOUT_ROW_MAJOR, TGEMM_OP_N, TGEMM_OP_N, m, n, k,
+ *                1.0f, dA, k, dB, n, 0.0f, dC, n, stream);
+ * cudaStreamSynchronize(stream);
+ * @endcode
+ */
+TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
+                                      tgemm_operation transa, tgemm_operation transb,
+                                      tgemm_int m, tgemm_int n, tgemm_int k,
+                                      float alpha, const float *A, tgemm_int lda,
+                                      const float *B, tgemm_int ldb,
+                                      float beta, float *C, tgemm_int ldc,
+                                      tgemm_stream stream);
+
+/** @} */
+
+/**
+ * @defgroup info Status, version and diagnostics
+ * @{
+ */
+
+/**
+ * @brief A one-line English description of a status.
+ *
+ * @param[in] status Any value, including ones that are not statuses.
+ * @return A static string, never NULL.
+ *
+ * @code
+ * printf("%s\n", tgemm_status_string(TGEMM_ERROR_INVALID_LDA));
+ * // prints: invalid argument 8 (lda): below its minimum
+ * @endcode
+ */
+TGEMM_API const char *tgemm_status_string(tgemm_status status);
+
+/**
+ * @brief The argument a status reports.
+ *
+ * @param[in] status A status returned by tgemm.
+ * @return The argument's position in tgemm_sgemm() and in reference BLAS
+ * SGEMM (1 = transa ... 13 = ldc), or 0 if the status names no argument.
+ *
+ * @code
+ * if (tgemm_status_argument(s) != 0)
+ *     fprintf(stderr, "argument %d is wrong\n", tgemm_status_argument(s));
+ * @endcode
+ */
+TGEMM_API int tgemm_status_argument(tgemm_status status);
+
+/**
+ * @brief Details of the last error status returned to the calling thread.
+ *
+ * @return Such as the CUDA call that failed and CUDA's message; "" after a
+ * success. The string belongs to the calling thread and stays valid until
+ * its next tgemm call.
+ *
+ * @code
+ * if (tgemm_sgemm(...) == TGEMM_ERROR_CUDA)
+ *     fprintf(stderr, "%s\n", tgemm_last_error_detail());
+ * @endcode
+ */
+TGEMM_API const char *tgemm_last_error_detail(void);
+
+/**
+ * @brief Run-time version of the library.
+ *
+ * @return MAJOR * 10000 + MINOR * 100 + PATCH, as TGEMM_VERSION_NUMBER.
+ *
+ * @code
+ * if (tgemm_version() / 10000 != TGEMM_VERSION_MAJOR)
+ *     abort(); // built against an incompatible header
+ * @endcode
+ */
+TGEMM_API int tgemm_version(void);
+
+/**
+ * @brief Run-time version of the library as a string.
+ *
+ * @return "MAJOR.MINOR.PATCH", a static string.
+ *
+ * @code
+ * printf("tgemm %s\n", tgemm_version_string());
+ * @endcode
+ */
+TGEMM_API const char *tgemm_version_string(void);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TGEMM_H */

@@ -1,0 +1,75 @@
+// Argument checking and the quick-return rules of reference BLAS SGEMM,
+// shared by the native API (src/api) and the BLAS ABI (src/blas).
+#pragma once
+
+#include <cstdint>
+
+namespace tgemm {
+
+enum class Op : unsigned char { N, T, Invalid };
+
+// tgemm_operation / CBLAS_TRANSPOSE values: 111 = N, 112 = T, 113 = C (= T for real data).
+inline Op op_from_enum(int v)
+{
+    return v == 111 ? Op::N : (v == 112 || v == 113) ? Op::T : Op::Invalid;
+}
+
+// Fortran TRANSA/TRANSB characters, case-insensitive as LSAME is.
+inline Op op_from_char(char c)
+{
+    switch (c) {
+    case 'N': case 'n': return Op::N;
+    case 'T': case 't': case 'C': case 'c': return Op::T;
+    default: return Op::Invalid;
+    }
+}
+
+// Column-major SGEMM argument check in reference BLAS order. Returns 0 when
+// all arguments are valid, else the SGEMM number of the first invalid one
+// (1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda, 10 ldb, 13 ldc).
+inline int check_sgemm(Op ta, Op tb, int64_t m, int64_t n, int64_t k,
+                       int64_t lda, int64_t ldb, int64_t ldc)
+{
+    auto at_least_1 = [](int64_t x) { return x > 1 ? x : int64_t{1}; };
+    if (ta == Op::Invalid) return 1;
+    if (tb == Op::Invalid) return 2;
+    if (m < 0) return 3;
+    if (n < 0) return 4;
+    if (k < 0) return 5;
+    if (lda < at_least_1(ta == Op::N ? m : k)) return 8;
+    if (ldb < at_least_1(tb == Op::N ? k : n)) return 10;
+    if (ldc < at_least_1(m)) return 13;
+    return 0;
+}
+
+// Reference SGEMM returns without touching anything in these cases.
+inline bool sgemm_is_noop(int64_t m, int64_t n, int64_t k, float alpha, float beta)
+{
+    return m == 0 || n == 0 || ((alpha == 0.0f || k == 0) && beta == 1.0f);
+}
+
+// Whether A and B are read at all (reference SGEMM skips them when alpha == 0).
+inline bool sgemm_reads_ab(int64_t k, float alpha)
+{
+    return k > 0 && alpha != 0.0f;
+}
+
+// A row-major call is the column-major call with A and B, m and n, lda and
+// ldb, transa and transb swapped; this maps an argument number of the
+// swapped call back to the caller's argument.
+inline int sgemm_row_major_argument(int arg)
+{
+    switch (arg) {
+    case 1: return 2;
+    case 2: return 1;
+    case 3: return 4;
+    case 4: return 3;
+    case 7: return 9;
+    case 9: return 7;
+    case 8: return 10;
+    case 10: return 8;
+    default: return arg;
+    }
+}
+
+}  // namespace tgemm

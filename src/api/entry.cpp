@@ -1,0 +1,83 @@
+// The native C entry points: check in reference order, return early when
+// there is nothing to do, then hand a column-major problem to the runtime.
+#include "api/check.hpp"
+#include "api/status.hpp"
+#include "runtime/execute.hpp"
+
+namespace tgemm {
+namespace {
+
+tgemm_status sgemm_any(tgemm_layout layout, tgemm_operation transa, tgemm_operation transb,
+                       int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                       const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                       cudaStream_t stream, bool wait)
+{
+    clear_error_detail();
+    if (layout != TGEMM_LAYOUT_COL_MAJOR && layout != TGEMM_LAYOUT_ROW_MAJOR)
+        return fail(TGEMM_ERROR_INVALID_LAYOUT, "layout = %d", static_cast<int>(layout));
+    const Op op_a = op_from_enum(transa), op_b = op_from_enum(transb);
+    if (op_a == Op::Invalid)
+        return invalid_argument(1);
+    if (op_b == Op::Invalid)
+        return invalid_argument(2);
+
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
+    // same storage read with A and B, m and n swapped. Checks then run in the
+    // order reference CBLAS runs them for row-major calls.
+    const bool row = layout == TGEMM_LAYOUT_ROW_MAJOR;
+    GemmParams p;
+    p.trans_a = (row ? op_b : op_a) == Op::T;
+    p.trans_b = (row ? op_a : op_b) == Op::T;
+    p.m = row ? n : m;
+    p.n = row ? m : n;
+    p.k = k;
+    p.a = row ? B : A;
+    p.lda = row ? ldb : lda;
+    p.b = row ? A : B;
+    p.ldb = row ? lda : ldb;
+    p.c = C;
+    p.ldc = ldc;
+    p.alpha = alpha;
+    p.beta = beta;
+
+    const auto user_arg = [row](int arg) { return row ? sgemm_row_major_argument(arg) : arg; };
+    const int bad = check_sgemm(p.trans_a ? Op::T : Op::N, p.trans_b ? Op::T : Op::N,
+                                p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
+    if (bad != 0)
+        return invalid_argument(user_arg(bad));
+    if (sgemm_is_noop(p.m, p.n, p.k, alpha, beta))
+        return TGEMM_SUCCESS;
+    if (sgemm_reads_ab(p.k, alpha)) {
+        if (p.a == nullptr)
+            return invalid_argument(user_arg(7));
+        if (p.b == nullptr)
+            return invalid_argument(user_arg(9));
+    }
+    if (p.c == nullptr)
+        return invalid_argument(12);
+    return execute(p, stream, wait);
+}
+
+}  // namespace
+}  // namespace tgemm
+
+extern "C" {
+
+TGEMM_API tgemm_status tgemm_sgemm(tgemm_operation transa, tgemm_operation transb, tgemm_int m, tgemm_int n,
+                                   tgemm_int k, float alpha, const float *A, tgemm_int lda, const float *B,
+                                   tgemm_int ldb, float beta, float *C, tgemm_int ldc)
+{
+    return tgemm::sgemm_any(TGEMM_LAYOUT_COL_MAJOR, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                            cudaStreamPerThread, true);
+}
+
+TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout, tgemm_operation transa, tgemm_operation transb,
+                                      tgemm_int m, tgemm_int n, tgemm_int k, float alpha, const float *A,
+                                      tgemm_int lda, const float *B, tgemm_int ldb, float beta, float *C,
+                                      tgemm_int ldc, tgemm_stream stream)
+{
+    return tgemm::sgemm_any(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                            reinterpret_cast<cudaStream_t>(stream), false);
+}
+
+}  // extern "C"

@@ -1,0 +1,303 @@
+// Register-blocked FP32 SGEMM on the CUDA cores: one template family,
+// parameterised by tile shape, covering every transpose pair and every size.
+//
+// Contract (what the launcher guarantees):
+//   - GemmParams is column-major, m >= 1, n >= 1, k >= 1, alpha != 0
+//     (alpha == 0 and k == 0 go to the scaling kernel instead);
+//   - a, b, c are device-accessible and c does not overlap a or b;
+//   - kAligned: a, b, c are 16-byte aligned and lda, ldb, ldc are multiples
+//     of 4, so every 4-element group that starts at a multiple of 4 can be
+//     moved as one 128-bit access. Without it every access is scalar.
+//   - the grid is 1-D with ceil(m/BM) * ceil(n/BN) blocks of T::kThreads.
+//
+// What the kernel does:
+//   - each block owns a BM x BN tile of C and walks K in steps of BK;
+//     global loads for step t+1 are issued into registers before the FFMAs
+//     of step t, and land in the other of two shared-memory stages;
+//   - the shared layout is K-major for both operands (sa[k][m], sb[k][n]),
+//     so each thread reads its A and B fragments as 128-bit vectors; operands
+//     whose contiguous dimension is K are transposed on the way in;
+//   - a warp is 8 x 4 lanes; a lane owns (WM/8) x (WN/4) elements of C as
+//     4 x 4 sub-blocks strided 32 rows and 16 columns apart, which makes the
+//     fragment reads conflict-free and the C stores 128-byte coalesced;
+//   - edges are predicated inside the kernel: out-of-range elements load as
+//     zero and are never stored; nothing outside the m x n region is touched;
+//   - beta == 0 never reads C.
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+#include "gemm_params.hpp"
+
+namespace tgemm {
+namespace kernels {
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int kMinBlocks_>
+struct TileShape {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;
+    static constexpr int WM = WM_, WN = WN_;
+    static constexpr int kMinBlocks = kMinBlocks_;
+    static constexpr int kLanesM = 8, kLanesN = 4;
+    static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
+    static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+    static constexpr int TM = WM / kLanesM, TN = WN / kLanesN;  // per-lane C tile
+    static constexpr int kSubM = TM / 4, kSubN = TN / 4;        // 4x4 sub-blocks per lane
+    static constexpr int kStrideM = kLanesM * 4, kStrideN = kLanesN * 4;
+    // Padding keeps rows 16-byte aligned and spreads the transposing stores
+    // of K-contiguous operands over different banks.
+    static constexpr int kLdsA = BM + 4, kLdsB = BN + 4;
+    static constexpr int kStageA = BK * kLdsA, kStageB = BK * kLdsB;
+    static constexpr size_t kSmemBytes = sizeof(float) * 2 * (kStageA + kStageB);
+
+    static_assert(BM % WM == 0 && BN % WN == 0, "warps must tile the block");
+    static_assert(TM % 4 == 0 && TN % 4 == 0, "lanes own whole 4x4 sub-blocks");
+    static_assert(BK % 4 == 0, "K-contiguous loads move 4 elements of K");
+    static_assert((BM * BK) % (4 * kThreads) == 0 && (BN * BK) % (4 * kThreads) == 0,
+                  "every thread loads the same number of 4-element groups");
+};
+
+__device__ __forceinline__ float4 load4(const float *p)
+{
+    return __ldg(reinterpret_cast<const float4 *>(p));
+}
+
+// Moves one operand's BMN x BK tile from global memory to shared memory in
+// two steps (load into registers, then store), so that the loads of the next
+// tile can be in flight while the current one is multiplied.
+//
+// kMnContig: element (mn, kk) of the tile is at base[mn + kk * ld]
+//            (A not transposed, B transposed); otherwise at base[kk + mn * ld].
+// Each thread moves kGroups groups of 4 elements that are adjacent in memory.
+template <int BMN, int BK, int kThreads, bool kMnContig, bool kVec>
+struct TileLoader {
+    static constexpr int kGroups = BMN * BK / (4 * kThreads);
+    static constexpr int kLds = BMN + 4;
+
+    const float *ptr[kGroups];
+    int mn[kGroups], kk[kGroups];
+    float4 v[kGroups];
+    int64_t step;
+
+    // base points at element (0, 0) of the block's first K tile; rows >= rem_mn
+    // of this block are outside the matrix and are never dereferenced.
+    __device__ __forceinline__ TileLoader(const float *base, int64_t ld, int rem_mn)
+    {
+#pragma unroll
+        for (int r = 0; r < kGroups; ++r) {
+            const int g = threadIdx.x + r * kThreads;
+            if (kMnContig) {
+                mn[r] = (g % (BMN / 4)) * 4;
+                kk[r] = g / (BMN / 4);
+            } else {
+                kk[r] = (g % (BK / 4)) * 4;
+                mn[r] = g / (BK / 4);
+            }
+            const int row = mn[r] < rem_mn ? mn[r] : 0;
+            ptr[r] = kMnContig ? base + row + kk[r] * ld : base + kk[r] + row * ld;
+        }
+        step = kMnContig ? BK * ld : BK;
+    }
+
+    // Loads the current K tile (rem_k of its BK columns exist) and advances.
+    __device__ __forceinline__ void load(int rem_mn, int rem_k)
+    {
+#pragma unroll
+        for (int r = 0; r < kGroups; ++r) {
+            const float *p = ptr[r];
+            if (kMnContig) {
+                const bool k_ok = kk[r] < rem_k;
+                if (kVec && k_ok && mn[r] + 3 < rem_mn) {
+                    v[r] = load4(p);
+                } else {
+                    v[r].x = (k_ok && mn[r] + 0 < rem_mn) ? __ldg(p + 0) : 0.0f;
+                    v[r].y = (k_ok && mn[r] + 1 < rem_mn) ? __ldg(p + 1) : 0.0f;
+                    v[r].z = (k_ok && mn[r] + 2 < rem_mn) ? __ldg(p + 2) : 0.0f;
+                    v[r].w = (k_ok && mn[r] + 3 < rem_mn) ? __ldg(p + 3) : 0.0f;
+                }
+            } else {
+                const bool mn_ok = mn[r] < rem_mn;
+                if (kVec && mn_ok && kk[r] + 3 < rem_k) {
+                    v[r] = load4(p);
+                } else {
+                    v[r].x = (mn_ok && kk[r] + 0 < rem_k) ? __ldg(p + 0) : 0.0f;
+                    v[r].y = (mn_ok && kk[r] + 1 < rem_k) ? __ldg(p + 1) : 0.0f;
+                    v[r].z = (mn_ok && kk[r] + 2 < rem_k) ? __ldg(p + 2) : 0.0f;
+                    v[r].w = (mn_ok && kk[r] + 3 < rem_k) ? __ldg(p + 3) : 0.0f;
+                }
+            }
+            ptr[r] = p + step;
+        }
+    }
+
+    // Stores the loaded tile K-major: s[kk * kLds + mn].
+    __device__ __forceinline__ void store(float *s) const
+    {
+#pragma unroll
+        for (int r = 0; r < kGroups; ++r) {
+            if (kMnContig) {
+                *reinterpret_cast<float4 *>(s + kk[r] * kLds + mn[r]) = v[r];
+            } else {
+                s[(kk[r] + 0) * kLds + mn[r]] = v[r].x;
+                s[(kk[r] + 1) * kLds + mn[r]] = v[r].y;
+                s[(kk[r] + 2) * kLds + mn[r]] = v[r].z;
+                s[(kk[r] + 3) * kLds + mn[r]] = v[r].w;
+            }
+        }
+    }
+};
+
+// acc += the lane's share of sa * sb over one BK-deep stage.
+template <class T>
+__device__ __forceinline__ void multiply_stage(const float *sa, const float *sb,
+                                               float (&acc)[T::TM][T::TN])
+{
+#pragma unroll
+    for (int kk = 0; kk < T::BK; ++kk) {
+        float a[T::TM], b[T::TN];
+#pragma unroll
+        for (int i = 0; i < T::kSubM; ++i) {
+            const float4 t = *reinterpret_cast<const float4 *>(sa + kk * T::kLdsA + i * T::kStrideM);
+            a[4 * i + 0] = t.x; a[4 * i + 1] = t.y; a[4 * i + 2] = t.z; a[4 * i + 3] = t.w;
+        }
+#pragma unroll
+        for (int j = 0; j < T::kSubN; ++j) {
+            const float4 t = *reinterpret_cast<const float4 *>(sb + kk * T::kLdsB + j * T::kStrideN);
+            b[4 * j + 0] = t.x; b[4 * j + 1] = t.y; b[4 * j + 2] = t.z; b[4 * j + 3] = t.w;
+        }
+#pragma unroll
+        for (int i = 0; i < T::TM; ++i)
+#pragma unroll
+            for (int j = 0; j < T::TN; ++j)
+                acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+}
+
+// C := alpha * acc + beta * C for the lane's elements that lie inside the
+// matrix. c points at the lane's first element (row lm0, column ln0 of the
+// block); rem_m x rem_n elements of the block's tile exist.
+template <class T, bool kVec>
+__device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int ln0,
+                                           int rem_m, int rem_n, float alpha, float beta,
+                                           const float (&acc)[T::TM][T::TN])
+{
+#pragma unroll
+    for (int j = 0; j < T::kSubN; ++j) {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+            const int ln = ln0 + j * T::kStrideN + jj;
+            if (ln >= rem_n)
+                continue;
+            float *col = c + (int64_t)(j * T::kStrideN + jj) * ldc;
+#pragma unroll
+            for (int i = 0; i < T::kSubM; ++i) {
+                const int lm = lm0 + i * T::kStrideM;
+                float *p = col + i * T::kStrideM;
+                float r[4];
+#pragma unroll
+                for (int ii = 0; ii < 4; ++ii)
+                    r[ii] = alpha * acc[4 * i + ii][4 * j + jj];
+                if (kVec && lm + 3 < rem_m) {
+                    float4 out = make_float4(r[0], r[1], r[2], r[3]);
+                    if (beta != 0.0f) {
+                        const float4 old = *reinterpret_cast<const float4 *>(p);
+                        out.x = fmaf(beta, old.x, out.x);
+                        out.y = fmaf(beta, old.y, out.y);
+                        out.z = fmaf(beta, old.z, out.z);
+                        out.w = fmaf(beta, old.w, out.w);
+                    }
+                    *reinterpret_cast<float4 *>(p) = out;
+                } else {
+#pragma unroll
+                    for (int ii = 0; ii < 4; ++ii) {
+                        if (lm + ii < rem_m)
+                            p[ii] = beta != 0.0f ? fmaf(beta, p[ii], r[ii]) : r[ii];
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Block index -> tile coordinates, in groups of kGroupM tile rows so that
+// blocks running together share panels of A and B in L2.
+struct TileCoord {
+    int64_t tm, tn;
+};
+
+__device__ __forceinline__ TileCoord tile_of_block(int64_t tiles_m, int64_t tiles_n)
+{
+    constexpr int64_t kGroupM = 8;
+    const int64_t pid = blockIdx.x;
+    const int64_t per_group = kGroupM * tiles_n;
+    const int64_t group = pid / per_group;
+    const int64_t first_m = group * kGroupM;
+    const int64_t rows = tiles_m - first_m < kGroupM ? tiles_m - first_m : kGroupM;
+    const int64_t in_group = pid - group * per_group;
+    return {first_m + in_group % rows, in_group / rows};
+}
+
+template <class T, bool kTransA, bool kTransB, bool kAligned>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmParams p)
+{
+    extern __shared__ float4 smem_raw[];
+    float *const sa = reinterpret_cast<float *>(smem_raw);
+    float *const sb = sa + 2 * T::kStageA;
+
+    const int64_t tiles_m = (p.m + T::BM - 1) / T::BM;
+    const int64_t tiles_n = (p.n + T::BN - 1) / T::BN;
+    const TileCoord tc = tile_of_block(tiles_m, tiles_n);
+    const int64_t m0 = tc.tm * T::BM, n0 = tc.tn * T::BN;
+    const int rem_m = p.m - m0 < T::BM ? (int)(p.m - m0) : T::BM;
+    const int rem_n = p.n - n0 < T::BN ? (int)(p.n - n0) : T::BN;
+
+    // op(A)(i, l) is a[i + l * lda] without transpose, a[l + i * lda] with it;
+    // op(B)(l, j) is b[l + j * ldb] without transpose, b[j + l * ldb] with it.
+    const float *a0 = kTransA ? p.a + m0 * p.lda : p.a + m0;
+    const float *b0 = kTransB ? p.b + n0 : p.b + n0 * p.ldb;
+    TileLoader<T::BM, T::BK, T::kThreads, !kTransA, kAligned> la(a0, p.lda, rem_m);
+    TileLoader<T::BN, T::BK, T::kThreads, kTransB, kAligned> lb(b0, p.ldb, rem_n);
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wm0 = (warp % T::kWarpsM) * T::WM, wn0 = (warp / T::kWarpsM) * T::WN;
+    const int lm0 = wm0 + (lane % T::kLanesM) * 4;
+    const int ln0 = wn0 + (lane / T::kLanesM) * 4;
+
+    float acc[T::TM][T::TN];
+#pragma unroll
+    for (int i = 0; i < T::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::TN; ++j)
+            acc[i][j] = 0.0f;
+
+    const int64_t k_tiles = (p.k + T::BK - 1) / T::BK;
+    int rem_k = p.k < T::BK ? (int)p.k : T::BK;
+    la.load(rem_m, rem_k);
+    lb.load(rem_n, rem_k);
+    la.store(sa);
+    lb.store(sb);
+    __syncthreads();
+
+    for (int64_t t = 0; t < k_tiles; ++t) {
+        const int stage = (int)(t & 1);
+        const bool more = t + 1 < k_tiles;
+        if (more) {
+            const int64_t left = p.k - (t + 1) * T::BK;
+            rem_k = left < T::BK ? (int)left : T::BK;
+            la.load(rem_m, rem_k);
+            lb.load(rem_n, rem_k);
+        }
+        multiply_stage<T>(sa + stage * T::kStageA + lm0, sb + stage * T::kStageB + ln0, acc);
+        if (more) {
+            la.store(sa + (stage ^ 1) * T::kStageA);
+            lb.store(sb + (stage ^ 1) * T::kStageB);
+        }
+        __syncthreads();
+    }
+
+    float *c = p.c + (n0 + ln0) * p.ldc + m0 + lm0;
+    store_tile<T, kAligned>(c, p.ldc, lm0, ln0, rem_m, rem_n, p.alpha, p.beta, acc);
+}
+
+}  // namespace kernels
+}  // namespace tgemm

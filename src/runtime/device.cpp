@@ -1,0 +1,138 @@
+#include "device.hpp"
+
+#include <cstdio>
+#include <mutex>
+
+#include "api/status.hpp"
+#include "dispatch/dispatch.hpp"
+#include "runtime/settings.hpp"
+
+namespace tgemm {
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+struct DeviceCount {
+    int count = 0;
+    cudaError_t error = cudaSuccess;
+};
+
+const DeviceCount &device_count()
+{
+    static const DeviceCount dc = [] {
+        DeviceCount r;
+        r.error = cudaGetDeviceCount(&r.count);
+        if (r.error != cudaSuccess) {
+            r.count = 0;
+            (void)cudaGetLastError();
+        }
+        return r;
+    }();
+    return dc;
+}
+
+struct DeviceSlot {
+    std::once_flag once;
+    DeviceInfo info;
+    tgemm_status status = TGEMM_ERROR_INTERNAL;
+    char detail[256] = {0};
+};
+
+DeviceSlot g_slots[kMaxDevices];
+
+tgemm_status init_device_info(int dev, DeviceInfo *info)
+{
+    cudaError_t e;
+    if ((e = cudaDeviceGetAttribute(&info->sm_count, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&info->max_grid_x, cudaDevAttrMaxGridDimX, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&info->cc_major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&info->cc_minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess)
+        return fail_cuda(e, "cudaDeviceGetAttribute");
+    info->id = dev;
+    return prepare_kernels(*info);
+}
+
+}  // namespace
+
+tgemm_status choose_device(int *dev)
+{
+    const DeviceCount &dc = device_count();
+    if (dc.error != cudaSuccess)
+        return fail_cuda(dc.error, "cudaGetDeviceCount");
+    if (dc.count == 0)
+        return fail(TGEMM_ERROR_NO_DEVICE, "cudaGetDeviceCount found no device");
+    const int want = settings().device;
+    if (want >= 0) {
+        if (want >= dc.count)
+            return fail(TGEMM_ERROR_INVALID_DEVICE, "TGEMM_DEVICE=%d but only %d device(s) are visible",
+                        want, dc.count);
+        *dev = want;
+        return TGEMM_SUCCESS;
+    }
+    const cudaError_t e = cudaGetDevice(dev);
+    return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, "cudaGetDevice");
+}
+
+tgemm_status device_info(int dev, const DeviceInfo **info)
+{
+    if (dev < 0 || dev >= kMaxDevices)
+        return fail(TGEMM_ERROR_UNSUPPORTED, "device %d: tgemm supports devices 0 to %d", dev, kMaxDevices - 1);
+    DeviceSlot &slot = g_slots[dev];
+    std::call_once(slot.once, [&] {
+        slot.status = init_device_info(dev, &slot.info);
+        if (slot.status != TGEMM_SUCCESS)
+            std::snprintf(slot.detail, sizeof slot.detail, "%s", tgemm_last_error_detail());
+    });
+    if (slot.status != TGEMM_SUCCESS)
+        return fail(slot.status, "device %d could not be prepared: %s", dev, slot.detail);
+    *info = &slot.info;
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status classify_pointer(const void *p, int dev, MemKind *kind)
+{
+    cudaPointerAttributes attr;
+    const cudaError_t e = cudaPointerGetAttributes(&attr, p);
+    if (e != cudaSuccess)
+        return fail_cuda(e, "cudaPointerGetAttributes");
+    switch (attr.type) {
+    case cudaMemoryTypeUnregistered:
+        *kind = MemKind::Pageable;
+        return TGEMM_SUCCESS;
+    case cudaMemoryTypeHost:
+        *kind = MemKind::Pinned;
+        return TGEMM_SUCCESS;
+    case cudaMemoryTypeManaged:
+        *kind = MemKind::Managed;
+        return TGEMM_SUCCESS;
+    case cudaMemoryTypeDevice:
+        if (attr.device != dev)
+            return fail(TGEMM_ERROR_INVALID_DEVICE,
+                        "an operand is memory of device %d but the call runs on device %d", attr.device, dev);
+        *kind = MemKind::Device;
+        return TGEMM_SUCCESS;
+    }
+    return fail(TGEMM_ERROR_INTERNAL, "unknown cudaMemoryType %d", static_cast<int>(attr.type));
+}
+
+DeviceGuard::~DeviceGuard()
+{
+    if (saved_ >= 0)
+        (void)cudaSetDevice(saved_);
+}
+
+tgemm_status DeviceGuard::enter(int dev)
+{
+    int cur = -1;
+    cudaError_t e = cudaGetDevice(&cur);
+    if (e != cudaSuccess)
+        return fail_cuda(e, "cudaGetDevice");
+    if (cur == dev)
+        return TGEMM_SUCCESS;
+    if ((e = cudaSetDevice(dev)) != cudaSuccess)
+        return fail_cuda(e, "cudaSetDevice");
+    saved_ = cur;
+    return TGEMM_SUCCESS;
+}
+
+}  // namespace tgemm

@@ -1,0 +1,95 @@
+#include "settings.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/offload_default.hpp"
+
+namespace tgemm {
+namespace {
+
+bool parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (s == nullptr || *s == '\0')
+        return false;
+    char *end = nullptr;
+    errno = 0;
+    const long v = std::strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool parse_double(const char *s, double *out)
+{
+    if (s == nullptr || *s == '\0')
+        return false;
+    char *end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s, &end);
+    if (errno != 0 || *end != '\0' || !(v >= 0))
+        return false;
+    *out = v;
+    return true;
+}
+
+void invalid(Settings &st, const char *name, const char *value, const char *expected)
+{
+    if (st.error.empty())
+        st.error = std::string(name) + "='" + value + "' is invalid: expected " + expected;
+}
+
+Settings read_settings()
+{
+    Settings st;
+    st.offload_min_flops = kDefaultOffloadMinFlops;
+    long v = 0;
+    if (const char *e = std::getenv("TGEMM_DEVICE"); e && *e) {
+        if (parse_long(e, 0, 1 << 20, &v))
+            st.device = static_cast<int>(v);
+        else
+            invalid(st, "TGEMM_DEVICE", e, "a CUDA device number >= 0");
+    }
+    if (const char *e = std::getenv("TGEMM_VERBOSE"); e && *e) {
+        if (parse_long(e, 0, 9, &v))
+            st.verbose = static_cast<int>(v);
+        else
+            invalid(st, "TGEMM_VERBOSE", e, "0 or 1");
+    }
+    if (const char *e = std::getenv("TGEMM_KERNEL"); e && *e)
+        st.kernel = e;  // validated by the dispatcher, which knows the names
+    if (const char *e = std::getenv("TGEMM_OFFLOAD"); e && *e) {
+        if (std::strcmp(e, "auto") == 0)
+            st.offload = Offload::Auto;
+        else if (std::strcmp(e, "gpu") == 0 || std::strcmp(e, "always") == 0)
+            st.offload = Offload::Always;
+        else if (std::strcmp(e, "cpu") == 0 || std::strcmp(e, "never") == 0)
+            st.offload = Offload::Never;
+        else
+            invalid(st, "TGEMM_OFFLOAD", e, "auto, gpu or cpu");
+    }
+    if (const char *e = std::getenv("TGEMM_OFFLOAD_MIN_FLOPS"); e && *e) {
+        double d = 0;
+        if (parse_double(e, &d))
+            st.offload_min_flops = d;
+        else
+            invalid(st, "TGEMM_OFFLOAD_MIN_FLOPS", e, "a number of flops >= 0, such as 2e9");
+    }
+    if (const char *e = std::getenv("TGEMM_CPU_BLAS"); e && *e)
+        st.cpu_blas = e;
+    if (const char *e = std::getenv("TGEMM_TRACE"); e && *e && std::strcmp(e, "0") != 0)
+        st.trace = e;
+    return st;
+}
+
+}  // namespace
+
+const Settings &settings()
+{
+    static const Settings st = read_settings();
+    return st;
+}
+
+}  // namespace tgemm

@@ -1,0 +1,178 @@
+/* Behaviour under environment settings. Settings are read once per process,
+ * so `make test-env` runs this program once per scenario, with the variable
+ * set, and names the scenario as the first argument:
+ *
+ *   no-device    CUDA_VISIBLE_DEVICES=      -> NO_DEVICE, C unchanged
+ *   bad-setting  TGEMM_DEVICE=abc           -> INVALID_SETTING naming the variable
+ *   bad-device   TGEMM_DEVICE=999           -> INVALID_DEVICE (NO_DEVICE without a GPU)
+ *   bad-kernel   TGEMM_KERNEL=nonsense      -> INVALID_SETTING (NO_DEVICE without a GPU)
+ *   verbose      TGEMM_VERBOSE=1            -> errors are logged to stderr
+ *   quiet        (nothing set)              -> nothing is ever printed
+ */
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { kN = 8 };
+
+/* A small real problem on host memory; C starts poisoned. */
+static tgemm_status real_call(float *c)
+{
+    static float a[kN * kN], b[kN * kN];
+    for (int i = 0; i < kN * kN; ++i) {
+        a[i] = (float)(i % 5);
+        b[i] = (float)(i % 3);
+    }
+    for (int i = 0; i < kN * kN; ++i)
+        c[i] = poison_c();
+    return tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, kN, kN, kN, 1.0f, a, kN, b, kN, 2.0f, c, kN);
+}
+
+static void assert_c_untouched(const float *c)
+{
+    for (int i = 0; i < kN * kN; ++i)
+        assert_true(same_bits(c[i], poison_c()));
+}
+
+/* Quick returns never depend on the device or settings. */
+static void assert_quick_return_ok(void)
+{
+    assert_int_equal(tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, 0, 4, 4, 1.0f, NULL, 1, NULL, 4, 0.0f, NULL, 1),
+                     TGEMM_SUCCESS);
+}
+
+static void test_no_device(void **state)
+{
+    (void)state;
+    float c[kN * kN];
+    assert_int_equal(real_call(c), TGEMM_ERROR_NO_DEVICE);
+    assert_c_untouched(c);
+    assert_true(strlen(tgemm_last_error_detail()) > 0);
+    assert_quick_return_ok();
+    /* The status is stable, not a one-off. */
+    assert_int_equal(real_call(c), TGEMM_ERROR_NO_DEVICE);
+}
+
+static void test_bad_setting(void **state)
+{
+    (void)state;
+    float c[kN * kN];
+    assert_int_equal(real_call(c), TGEMM_ERROR_INVALID_SETTING);
+    assert_c_untouched(c);
+    assert_non_null(strstr(tgemm_last_error_detail(), "TGEMM_DEVICE"));
+    assert_quick_return_ok();
+}
+
+static void test_bad_device(void **state)
+{
+    (void)state;
+    float c[kN * kN];
+    assert_int_equal(real_call(c), gpu_available() ? TGEMM_ERROR_INVALID_DEVICE : TGEMM_ERROR_NO_DEVICE);
+    assert_c_untouched(c);
+    assert_quick_return_ok();
+}
+
+static void test_bad_kernel(void **state)
+{
+    (void)state;
+    float c[kN * kN];
+    const tgemm_status s = real_call(c);
+    if (gpu_available()) {
+        assert_int_equal(s, TGEMM_ERROR_INVALID_SETTING);
+        assert_non_null(strstr(tgemm_last_error_detail(), "TGEMM_KERNEL"));
+    } else {
+        assert_int_equal(s, TGEMM_ERROR_NO_DEVICE);
+    }
+    assert_c_untouched(c);
+}
+
+/* Runs fn with stdout and stderr captured into a file; returns its bytes. */
+static size_t captured_output(void (*fn)(void), char *buf, size_t cap)
+{
+    fflush(stdout);
+    fflush(stderr);
+    char path[] = "/tmp/tgemm-test-XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const int out = dup(1), err = dup(2);
+    assert_true(dup2(fd, 1) >= 0 && dup2(fd, 2) >= 0);
+    fn();
+    fflush(stdout);
+    fflush(stderr);
+    assert_true(dup2(out, 1) >= 0 && dup2(err, 2) >= 0);
+    close(out);
+    close(err);
+    const off_t len = lseek(fd, 0, SEEK_END);
+    assert_true(len >= 0);
+    size_t got = 0;
+    if (len > 0) {
+        assert_true(lseek(fd, 0, SEEK_SET) == 0);
+        const ssize_t r = read(fd, buf, cap - 1);
+        assert_true(r >= 0);
+        got = (size_t)r;
+    }
+    buf[got] = '\0';
+    close(fd);
+    unlink(path);
+    return (size_t)len;
+}
+
+/* Failing and succeeding calls of every kind. */
+static void many_calls(void)
+{
+    float c[kN * kN];
+    (void)real_call(c);
+    (void)tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, -1, 1, 1, 1.0f, NULL, 1, NULL, 1, 0.0f, NULL, 1);
+    (void)tgemm_sgemm((tgemm_operation)5, TGEMM_OP_N, 1, 1, 1, 1.0f, NULL, 1, NULL, 1, 0.0f, NULL, 1);
+    (void)tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, 2, 2, 2, 1.0f, NULL, 2, NULL, 2, 0.0f, c, 2);
+    (void)tgemm_sgemm_ex((tgemm_layout)3, TGEMM_OP_N, TGEMM_OP_N, 1, 1, 1, 1.0f, NULL, 1, NULL, 1, 0.0f, NULL, 1, NULL);
+    assert_quick_return_ok();
+}
+
+static void test_verbose_logs_errors(void **state)
+{
+    (void)state;
+    char buf[4096];
+    captured_output(many_calls, buf, sizeof buf);
+    assert_non_null(strstr(buf, "tgemm: invalid argument 3 (m)"));
+    assert_non_null(strstr(buf, "tgemm: invalid argument 1 (transa)"));
+}
+
+static void test_quiet_by_default(void **state)
+{
+    (void)state;
+    char buf[4096];
+    const size_t len = captured_output(many_calls, buf, sizeof buf);
+    if (len != 0)
+        fail_msg("tgemm printed %zu bytes without being asked: %s", len, buf);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *scenario;
+        struct CMUnitTest test;
+    } all[] = {
+        {"no-device", cmocka_unit_test(test_no_device)},
+        {"bad-setting", cmocka_unit_test(test_bad_setting)},
+        {"bad-device", cmocka_unit_test(test_bad_device)},
+        {"bad-kernel", cmocka_unit_test(test_bad_kernel)},
+        {"verbose", cmocka_unit_test(test_verbose_logs_errors)},
+        {"quiet", cmocka_unit_test(test_quiet_by_default)},
+    };
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s SCENARIO (see the comment at the top of tests/test_env.c)\n", argv[0]);
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
+        if (strcmp(argv[1], all[i].scenario) == 0) {
+            struct CMUnitTest t = all[i].test;
+            return run_group(all[i].scenario, &t, 1) ? 1 : 0;
+        }
+    }
+    fprintf(stderr, "unknown scenario '%s'\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,566 @@
+/* GPU correctness of tgemm against OpenBLAS.
+ *
+ * One CMocka test per table row, named after its case
+ * (nt_127x129x63_lda130_ldb63_ldc127_a1_b0_dev). Every row runs twice: with
+ * small-integer inputs, where FP32 is exact and results must equal OpenBLAS's
+ * with ==, and with uniform random inputs, checked elementwise against the
+ * dot-product error bound (common.h). C is poisoned before every call,
+ * padding must come back bit for bit, A and B must be unchanged.
+ *
+ * TGEMM_TEST_MAX_DIM=N keeps only rows whose dimensions are all <= N (used to
+ * run the table once per forced kernel family). Without a GPU every case
+ * calls skip().
+ */
+#include "common.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#define CK(call)                                                                      \
+    do {                                                                              \
+        cudaError_t e_ = (call);                                                      \
+        if (e_ != cudaSuccess)                                                        \
+            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                 \
+    } while (0)
+
+/* ---------------------------------------------------------------- buffers */
+
+typedef enum { MEM_HOST, MEM_PINNED, MEM_DEVICE, MEM_MANAGED } mem_t;
+static const char *const mem_tag = "hpdm"; /* host, pinned, device, managed */
+
+typedef struct {
+    mem_t kind;
+    float *base;  /* what was allocated */
+    float *ptr;   /* what tgemm sees: base + offset */
+    size_t elems; /* elements after ptr */
+} buf_t;
+
+static buf_t buf_make(mem_t kind, const float *src, size_t elems, int offset)
+{
+    buf_t b = {kind, NULL, NULL, elems};
+    const size_t bytes = (elems + (size_t)offset) * sizeof(float);
+    switch (kind) {
+    case MEM_HOST: b.base = xmalloc(bytes); break;
+    case MEM_PINNED: CK(cudaMallocHost((void **)&b.base, bytes)); break;
+    case MEM_DEVICE: CK(cudaMalloc((void **)&b.base, bytes)); break;
+    case MEM_MANAGED: CK(cudaMallocManaged((void **)&b.base, bytes, cudaMemAttachGlobal)); break;
+    }
+    b.ptr = b.base + offset;
+    if (src)
+        CK(cudaMemcpy(b.ptr, src, elems * sizeof(float), cudaMemcpyDefault));
+    return b;
+}
+
+static void buf_read(const buf_t *b, float *dst)
+{
+    CK(cudaMemcpy(dst, b->ptr, b->elems * sizeof(float), cudaMemcpyDefault));
+}
+
+static void buf_free(buf_t *b)
+{
+    switch (b->kind) {
+    case MEM_HOST: free(b->base); break;
+    case MEM_PINNED: cudaFreeHost(b->base); break;
+    case MEM_DEVICE:
+    case MEM_MANAGED: cudaFree(b->base); break;
+    }
+    b->base = b->ptr = NULL;
+}
+
+/* ---------------------------------------------------------------- one case */
+
+typedef struct {
+    bool col_major;
+    bool ta, tb;
+    int64_t m, n, k;
+    int64_t pad_a, pad_b, pad_c; /* ld = rows (or columns, row-major) + pad */
+    float alpha, beta;
+    mem_t mem_a, mem_b, mem_c;
+    int offset;  /* added to every pointer; 1 makes them misaligned */
+    bool use_ex; /* tgemm_sgemm_ex on a created stream, else tgemm_sgemm */
+    uint64_t index;
+} gemm_case_t;
+
+static void run_case(const gemm_case_t *t, bool exact)
+{
+    const uint64_t seed = test_seed_for(t->index * 2 + (exact ? 1 : 0));
+    rng_t rng = {seed};
+    const shape_t sa = shape_of_a(t->col_major, t->ta, t->m, t->k, 0);
+    const shape_t sb = shape_of_b(t->col_major, t->tb, t->k, t->n, 0);
+    const shape_t sc0 = shape_of_c(t->col_major, t->m, t->n, 0);
+    const shape_t SA = {sa.inner, sa.outer, (sa.inner > 1 ? sa.inner : 1) + t->pad_a};
+    const shape_t SB = {sb.inner, sb.outer, (sb.inner > 1 ? sb.inner : 1) + t->pad_b};
+    const shape_t SC = {sc0.inner, sc0.outer, (sc0.inner > 1 ? sc0.inner : 1) + t->pad_c};
+
+    float *A = xmalloc(shape_elems(SA) * sizeof(float));
+    float *B = xmalloc(shape_elems(SB) * sizeof(float));
+    float *C0 = xmalloc(shape_elems(SC) * sizeof(float));
+    float *ref = xmalloc(shape_elems(SC) * sizeof(float));
+    float *got = xmalloc(shape_elems(SC) * sizeof(float));
+    fill_matrix(A, SA, &rng, exact);
+    fill_matrix(B, SB, &rng, exact);
+    if (t->beta != 0.0f)
+        fill_matrix(C0, SC, &rng, exact);
+    else
+        fill_constant(C0, SC, poison_c()); /* beta == 0: C must not be read */
+
+    /* The reference never sees the poison: with beta == 0 its C starts at 0. */
+    if (t->beta != 0.0f)
+        memcpy(ref, C0, shape_elems(SC) * sizeof(float));
+    else
+        fill_constant(ref, SC, 0.0f);
+    const int layout = t->col_major ? REF_COL_MAJOR : REF_ROW_MAJOR;
+    ref_sgemm(layout, t->ta ? REF_T : REF_N, t->tb ? REF_T : REF_N, (int)t->m, (int)t->n, (int)t->k, t->alpha,
+              A, (int)SA.ld, B, (int)SB.ld, t->beta, ref, (int)SC.ld);
+    double *bound = exact ? NULL
+                          : error_bound(t->col_major, t->ta, t->tb, t->m, t->n, t->k, t->alpha, A, SA, B, SB,
+                                        t->beta, C0, SC);
+
+    buf_t a = buf_make(t->mem_a, A, shape_elems(SA), t->offset);
+    buf_t b = buf_make(t->mem_b, B, shape_elems(SB), t->offset);
+    buf_t c = buf_make(t->mem_c, C0, shape_elems(SC), t->offset);
+    const tgemm_operation ta = t->ta ? TGEMM_OP_T : TGEMM_OP_N, tb = t->tb ? TGEMM_OP_T : TGEMM_OP_N;
+    tgemm_status s;
+    if (t->use_ex) {
+        cudaStream_t stream;
+        CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        s = tgemm_sgemm_ex(t->col_major ? TGEMM_LAYOUT_COL_MAJOR : TGEMM_LAYOUT_ROW_MAJOR, ta, tb, t->m, t->n,
+                           t->k, t->alpha, a.ptr, SA.ld, b.ptr, SB.ld, t->beta, c.ptr, SC.ld, stream);
+        CK(cudaStreamSynchronize(stream));
+        CK(cudaStreamDestroy(stream));
+    } else {
+        s = tgemm_sgemm(ta, tb, t->m, t->n, t->k, t->alpha, a.ptr, SA.ld, b.ptr, SB.ld, t->beta, c.ptr, SC.ld);
+    }
+    if (s != TGEMM_SUCCESS)
+        fail_msg("tgemm returned %d (%s): %s (seed 0x%016llx)", (int)s, tgemm_status_string(s),
+                 tgemm_last_error_detail(), (unsigned long long)seed);
+
+    buf_read(&c, got);
+    check_c(exact ? "exact" : "random", got, ref, bound, SC, t->k, exact, seed);
+
+    float *back = xmalloc((shape_elems(SA) > shape_elems(SB) ? shape_elems(SA) : shape_elems(SB)) * sizeof(float));
+    buf_read(&a, back);
+    assert_memory_equal(back, A, shape_elems(SA) * sizeof(float));
+    buf_read(&b, back);
+    assert_memory_equal(back, B, shape_elems(SB) * sizeof(float));
+
+    free(back);
+    buf_free(&a);
+    buf_free(&b);
+    buf_free(&c);
+    free(A);
+    free(B);
+    free(C0);
+    free(ref);
+    free(got);
+    free(bound);
+}
+
+static void test_case_row(void **state)
+{
+    REQUIRE_GPU();
+    const gemm_case_t *t = *state;
+    run_case(t, true);
+    run_case(t, false);
+}
+
+/* ---------------------------------------------------------------- table */
+
+static const int64_t kSizes[] = {1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 63,
+                                 64, 65, 127, 128, 129, 255, 256, 257, 1000, 1023, 1024, 1025};
+#define NSIZES ((int)(sizeof kSizes / sizeof kSizes[0]))
+
+static const float kAlphaBeta[][2] = {
+    {1.0f, 0.0f}, {1.0f, 1.0f}, {-1.0f, 0.5f}, {0.5f, -2.0f}, {2.0f, 0.25f}, {0.0f, 3.0f}, {-0.25f, 0.0f}, {3.0f, -1.0f},
+};
+/* A, B, C memory kinds, cycled through the rows. */
+static const mem_t kMems[][3] = {
+    {MEM_DEVICE, MEM_DEVICE, MEM_DEVICE}, {MEM_HOST, MEM_HOST, MEM_HOST},
+    {MEM_PINNED, MEM_PINNED, MEM_PINNED}, {MEM_HOST, MEM_DEVICE, MEM_DEVICE},
+    {MEM_DEVICE, MEM_PINNED, MEM_HOST},   {MEM_MANAGED, MEM_MANAGED, MEM_MANAGED},
+    {MEM_DEVICE, MEM_DEVICE, MEM_HOST},   {MEM_HOST, MEM_HOST, MEM_DEVICE},
+};
+static const int64_t kPads[][3] = {{0, 0, 0}, {1, 3, 2}, {3, 1, 0}, {4, 0, 1}, {0, 4, 5}, {9, 2, 0}};
+
+static char *case_name(const gemm_case_t *t)
+{
+    const shape_t sa = shape_of_a(t->col_major, t->ta, t->m, t->k, 0);
+    const shape_t sb = shape_of_b(t->col_major, t->tb, t->k, t->n, 0);
+    const shape_t sc = shape_of_c(t->col_major, t->m, t->n, 0);
+    return xstrdup_printf("%c%c_%lldx%lldx%lld_lda%lld_ldb%lld_ldc%lld_a%g_b%g_%c%c%c%s%s%s", t->ta ? 't' : 'n',
+                          t->tb ? 't' : 'n', (long long)t->m, (long long)t->n, (long long)t->k,
+                          (long long)((sa.inner > 1 ? sa.inner : 1) + t->pad_a),
+                          (long long)((sb.inner > 1 ? sb.inner : 1) + t->pad_b),
+                          (long long)((sc.inner > 1 ? sc.inner : 1) + t->pad_c), (double)t->alpha,
+                          (double)t->beta, mem_tag[t->mem_a], mem_tag[t->mem_b], mem_tag[t->mem_c],
+                          t->col_major ? "" : "_rowmajor", t->offset ? "_misaligned" : "", t->use_ex ? "_ex" : "");
+}
+
+/* Builds the table: every transpose pair x every size in every role (m, n and
+ * k cycle through kSizes with different offsets, so shapes are not square),
+ * with ld padding, alpha/beta, memory kinds, misalignment and the entry point
+ * varying from row to row. Row-major rows go through tgemm_sgemm_ex. */
+static size_t build_table(gemm_case_t *rows, size_t cap)
+{
+    size_t n = 0;
+    for (int pair = 0; pair < 4; ++pair) {
+        for (int i = 0; i < NSIZES; ++i) {
+            const int v = pair * NSIZES + i;
+            gemm_case_t t;
+            memset(&t, 0, sizeof t);
+            t.col_major = true;
+            t.ta = pair & 2;
+            t.tb = pair & 1;
+            t.m = kSizes[i];
+            t.n = kSizes[(i + 7) % NSIZES];
+            t.k = kSizes[(i + 13) % NSIZES];
+            t.pad_a = kPads[v % 6][0];
+            t.pad_b = kPads[v % 6][1];
+            t.pad_c = kPads[v % 6][2];
+            t.alpha = kAlphaBeta[v % 8][0];
+            t.beta = kAlphaBeta[v % 8][1];
+            t.mem_a = kMems[(v * 3) % 8][0];
+            t.mem_b = kMems[(v * 3) % 8][1];
+            t.mem_c = kMems[(v * 3) % 8][2];
+            t.offset = v % 5 == 4 ? 1 : 0;
+            t.use_ex = v % 3 == 1;
+            if (n < cap)
+                rows[n++] = t;
+        }
+    }
+    static const int kRowMajorSizes[] = {0, 5, 10, 14, 19, 23};
+    for (int pair = 0; pair < 4; ++pair) {
+        for (size_t j = 0; j < sizeof kRowMajorSizes / sizeof kRowMajorSizes[0]; ++j) {
+            const int i = kRowMajorSizes[j], v = pair * 6 + (int)j;
+            gemm_case_t t;
+            memset(&t, 0, sizeof t);
+            t.col_major = false;
+            t.ta = pair & 2;
+            t.tb = pair & 1;
+            t.m = kSizes[(i + 3) % NSIZES];
+            t.n = kSizes[i];
+            t.k = kSizes[(i + 17) % NSIZES];
+            t.pad_a = kPads[v % 6][0];
+            t.pad_b = kPads[v % 6][1];
+            t.pad_c = kPads[v % 6][2];
+            t.alpha = kAlphaBeta[(v + 1) % 8][0];
+            t.beta = kAlphaBeta[(v + 1) % 8][1];
+            t.mem_a = kMems[v % 8][0];
+            t.mem_b = kMems[v % 8][1];
+            t.mem_c = kMems[v % 8][2];
+            t.offset = v % 4 == 3 ? 1 : 0;
+            t.use_ex = true;
+            if (n < cap)
+                rows[n++] = t;
+        }
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------- semantics */
+
+/* Runs a small problem whose inputs are given, on device or host memory. */
+static tgemm_status call_on(mem_t kind, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                            const float *A, shape_t SA, const float *B, shape_t SB, float beta, float *C, shape_t SC,
+                            bool null_ab)
+{
+    buf_t a = buf_make(kind, A, shape_elems(SA), 0);
+    buf_t b = buf_make(kind, B, shape_elems(SB), 0);
+    buf_t c = buf_make(kind, C, shape_elems(SC), 0);
+    const tgemm_status s = tgemm_sgemm(ta ? TGEMM_OP_T : TGEMM_OP_N, tb ? TGEMM_OP_T : TGEMM_OP_N, m, n, k, alpha,
+                                       null_ab ? NULL : a.ptr, SA.ld, null_ab ? NULL : b.ptr, SB.ld, beta, c.ptr,
+                                       SC.ld);
+    buf_read(&c, C);
+    buf_free(&a);
+    buf_free(&b);
+    buf_free(&c);
+    return s;
+}
+
+/* alpha == 0: A and B are never read, even when they hold NaN or are NULL. */
+static void test_alpha0_never_reads_ab(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    const int64_t m = 67, n = 33, k = 19;
+    const shape_t SA = {m, k, m}, SB = {k, n, k}, SC = {m, n, m + 2};
+    rng_t rng = {test_seed_for(100001)};
+    float *A = xmalloc(shape_elems(SA) * 4), *B = xmalloc(shape_elems(SB) * 4);
+    float *C0 = xmalloc(shape_elems(SC) * 4), *C = xmalloc(shape_elems(SC) * 4);
+    fill_constant(A, SA, NAN);
+    fill_constant(B, SB, NAN);
+    fill_matrix(C0, SC, &rng, true);
+    for (int kind = MEM_HOST; kind <= MEM_MANAGED; ++kind) {
+        for (int null_ab = 0; null_ab <= 1; ++null_ab) {
+            memcpy(C, C0, shape_elems(SC) * 4);
+            assert_int_equal(call_on((mem_t)kind, false, false, m, n, k, 0.0f, A, SA, B, SB, -2.0f, C, SC, null_ab),
+                             TGEMM_SUCCESS);
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t i = 0; i < SC.ld; ++i) {
+                    const float want = i < m ? -2.0f * C0[j * SC.ld + i] : poison_pad();
+                    if (!same_bits(C[j * SC.ld + i], want))
+                        fail_msg("mem %c null_ab %d: C(%lld,%lld) = %g, want %g", mem_tag[kind], null_ab,
+                                 (long long)i, (long long)j, (double)C[j * SC.ld + i], (double)want);
+                }
+        }
+    }
+    free(A), free(B), free(C0), free(C);
+}
+
+/* beta == 0: C is never read; NaN in C does not reach the result. */
+static void test_beta0_never_reads_c(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    const int64_t m = 130, n = 65, k = 40;
+    const shape_t SA = {m, k, m}, SB = {k, n, k}, SC = {m, n, m + 1};
+    rng_t rng = {test_seed_for(100002)};
+    float *A = xmalloc(shape_elems(SA) * 4), *B = xmalloc(shape_elems(SB) * 4);
+    float *C = xmalloc(shape_elems(SC) * 4), *ref = xmalloc(shape_elems(SC) * 4);
+    fill_matrix(A, SA, &rng, true);
+    fill_matrix(B, SB, &rng, true);
+    fill_constant(ref, SC, 0.0f);
+    ref_sgemm(REF_COL_MAJOR, REF_N, REF_N, (int)m, (int)n, (int)k, 1.5f, A, (int)m, B, (int)k, 0.0f, ref, (int)SC.ld);
+    for (int kind = MEM_HOST; kind <= MEM_MANAGED; ++kind) {
+        fill_constant(C, SC, NAN);
+        assert_int_equal(call_on((mem_t)kind, false, false, m, n, k, 1.5f, A, SA, B, SB, 0.0f, C, SC, false),
+                         TGEMM_SUCCESS);
+        check_c("beta0", C, ref, NULL, SC, k, true, 0);
+    }
+    free(A), free(B), free(C), free(ref);
+}
+
+/* k == 0: C := beta * C without reading A or B; beta == 0 gives zeros. */
+static void test_k0_scales_c(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    const int64_t m = 300, n = 7;
+    const shape_t SA = {m, 0, m}, SB = {1, n, 1}, SC = {m, n, m + 3};
+    rng_t rng = {test_seed_for(100003)};
+    float *C0 = xmalloc(shape_elems(SC) * 4), *C = xmalloc(shape_elems(SC) * 4), *ref = xmalloc(shape_elems(SC) * 4);
+    fill_matrix(C0, SC, &rng, false);
+    const float betas[] = {0.5f, -3.0f, 0.0f};
+    for (int kind = MEM_HOST; kind <= MEM_MANAGED; ++kind) {
+        for (size_t bi = 0; bi < 3; ++bi) {
+            const float beta = betas[bi];
+            if (beta == 0.0f)
+                fill_constant(C, SC, NAN);
+            else
+                memcpy(C, C0, shape_elems(SC) * 4);
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t i = 0; i < SC.ld; ++i)
+                    ref[j * SC.ld + i] = i < m ? beta * (beta == 0.0f ? 0.0f : C0[j * SC.ld + i]) : poison_pad();
+            assert_int_equal(call_on((mem_t)kind, false, false, m, n, 0, 2.0f, NULL, SA, NULL, SB, beta, C, SC, true),
+                             TGEMM_SUCCESS);
+            check_c("k0", C, ref, NULL, SC, 0, true, 0);
+        }
+    }
+    free(C0), free(C), free(ref);
+}
+
+/* The same inputs give the same bits, call after call. */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    const int64_t m = 1023, n = 1025, k = 2047;
+    const shape_t SA = {k, m, k}, SB = {k, n, k}, SC = {m, n, m};
+    rng_t rng = {test_seed_for(100004)};
+    float *A = xmalloc(shape_elems(SA) * 4), *B = xmalloc(shape_elems(SB) * 4);
+    float *C1 = xmalloc(shape_elems(SC) * 4), *C2 = xmalloc(shape_elems(SC) * 4);
+    fill_matrix(A, SA, &rng, false);
+    fill_matrix(B, SB, &rng, false);
+    fill_constant(C1, SC, 0.0f);
+    fill_constant(C2, SC, 0.0f);
+    assert_int_equal(call_on(MEM_DEVICE, true, false, m, n, k, 1.0f, A, SA, B, SB, 0.0f, C1, SC, false), TGEMM_SUCCESS);
+    assert_int_equal(call_on(MEM_DEVICE, true, false, m, n, k, 1.0f, A, SA, B, SB, 0.0f, C2, SC, false), TGEMM_SUCCESS);
+    assert_memory_equal(C1, C2, shape_elems(SC) * 4);
+    free(A), free(B), free(C1), free(C2);
+}
+
+/* ---------------------------------------------------------------- threads */
+
+enum { kThreads = 12, kPerThread = 3 };
+
+typedef struct {
+    gemm_case_t c;
+    shape_t SA, SB, SC;
+    float *A, *B, *C, *ref;
+    tgemm_status status;
+    char detail[256];
+} thread_job_t;
+
+static void *thread_main(void *arg)
+{
+    thread_job_t *jobs = arg;
+    for (int i = 0; i < kPerThread; ++i) {
+        thread_job_t *j = &jobs[i];
+        buf_t a = buf_make(j->c.mem_a, j->A, shape_elems(j->SA), 0);
+        buf_t b = buf_make(j->c.mem_b, j->B, shape_elems(j->SB), 0);
+        buf_t c = buf_make(j->c.mem_c, j->C, shape_elems(j->SC), 0);
+        j->status = tgemm_sgemm(j->c.ta ? TGEMM_OP_T : TGEMM_OP_N, j->c.tb ? TGEMM_OP_T : TGEMM_OP_N, j->c.m, j->c.n,
+                                j->c.k, j->c.alpha, a.ptr, j->SA.ld, b.ptr, j->SB.ld, j->c.beta, c.ptr, j->SC.ld);
+        snprintf(j->detail, sizeof j->detail, "%s", tgemm_last_error_detail());
+        buf_read(&c, j->C);
+        buf_free(&a);
+        buf_free(&b);
+        buf_free(&c);
+    }
+    return NULL;
+}
+
+/* Many host threads at once, on host and device operands, each checked. */
+static void test_concurrent_threads(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    const uint64_t seed = test_seed_for(100005);
+    rng_t rng = {seed};
+    thread_job_t *jobs = xmalloc(sizeof(thread_job_t) * kThreads * kPerThread);
+    for (int i = 0; i < kThreads * kPerThread; ++i) {
+        thread_job_t *j = &jobs[i];
+        memset(j, 0, sizeof *j);
+        j->c.col_major = true;
+        j->c.ta = rng_next(&rng) & 1;
+        j->c.tb = rng_next(&rng) & 1;
+        j->c.m = 1 + (int64_t)(rng_next(&rng) % 300);
+        j->c.n = 1 + (int64_t)(rng_next(&rng) % 300);
+        j->c.k = 1 + (int64_t)(rng_next(&rng) % 300);
+        j->c.alpha = 1.0f;
+        j->c.beta = (i % 2) ? 0.5f : 0.0f;
+        j->c.mem_a = j->c.mem_b = j->c.mem_c = (i % 3 == 0) ? MEM_DEVICE : (i % 3 == 1) ? MEM_HOST : MEM_PINNED;
+        const shape_t sa = shape_of_a(true, j->c.ta, j->c.m, j->c.k, 0), sb = shape_of_b(true, j->c.tb, j->c.k, j->c.n, 0);
+        j->SA = (shape_t){sa.inner, sa.outer, sa.inner + 1};
+        j->SB = (shape_t){sb.inner, sb.outer, sb.inner};
+        j->SC = (shape_t){j->c.m, j->c.n, j->c.m + 2};
+        j->A = xmalloc(shape_elems(j->SA) * 4);
+        j->B = xmalloc(shape_elems(j->SB) * 4);
+        j->C = xmalloc(shape_elems(j->SC) * 4);
+        j->ref = xmalloc(shape_elems(j->SC) * 4);
+        fill_matrix(j->A, j->SA, &rng, true);
+        fill_matrix(j->B, j->SB, &rng, true);
+        fill_matrix(j->C, j->SC, &rng, true);
+        memcpy(j->ref, j->C, shape_elems(j->SC) * 4);
+        ref_sgemm(REF_COL_MAJOR, j->c.ta ? REF_T : REF_N, j->c.tb ? REF_T : REF_N, (int)j->c.m, (int)j->c.n,
+                  (int)j->c.k, j->c.alpha, j->A, (int)j->SA.ld, j->B, (int)j->SB.ld, j->c.beta, j->ref, (int)j->SC.ld);
+    }
+    pthread_t th[kThreads];
+    for (int t = 0; t < kThreads; ++t)
+        assert_int_equal(pthread_create(&th[t], NULL, thread_main, &jobs[t * kPerThread]), 0);
+    for (int t = 0; t < kThreads; ++t)
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+    for (int i = 0; i < kThreads * kPerThread; ++i) {
+        thread_job_t *j = &jobs[i];
+        if (j->status != TGEMM_SUCCESS)
+            fail_msg("job %d: status %d: %s", i, (int)j->status, j->detail);
+        check_c("thread", j->C, j->ref, NULL, j->SC, j->c.k, true, seed);
+        free(j->A), free(j->B), free(j->C), free(j->ref);
+    }
+    free(jobs);
+}
+
+/* ---------------------------------------------------------------- out of memory */
+
+/* Fills device memory until about `leave` bytes are free; returns the blocks. */
+static size_t hog_device(void **blocks, size_t cap, size_t leave)
+{
+    size_t nb = 0, free_b = 0, total = 0;
+    const size_t steps[] = {(size_t)1 << 30, (size_t)1 << 26, (size_t)1 << 21};
+    for (size_t s = 0; s < 3; ++s) {
+        for (;;) {
+            CK(cudaMemGetInfo(&free_b, &total));
+            if (free_b < leave + steps[s] || nb == cap)
+                break;
+            if (cudaMalloc(&blocks[nb], steps[s]) != cudaSuccess) {
+                (void)cudaGetLastError();
+                break;
+            }
+            ++nb;
+        }
+    }
+    return nb;
+}
+
+/* Out of device memory: a status, C unchanged, nothing leaked, and the next
+ * call after memory is back succeeds. */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    const int64_t m = 2048, n = 2048, k = 2048; /* 16 MiB per staged operand */
+    const shape_t S = {m, n, m};
+    rng_t rng = {test_seed_for(100006)};
+    float *A = xmalloc(shape_elems(S) * 4), *B = xmalloc(shape_elems(S) * 4);
+    float *C = xmalloc(shape_elems(S) * 4), *C0 = xmalloc(shape_elems(S) * 4);
+    fill_matrix(A, S, &rng, true);
+    fill_matrix(B, S, &rng, true);
+    fill_matrix(C0, S, &rng, true);
+    memcpy(C, C0, shape_elems(S) * 4);
+    /* Warm up so lazily created state exists before free memory is measured. */
+    assert_int_equal(tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, 64, 64, 64, 1.0f, A, m, B, k, 1.0f, C, m), TGEMM_SUCCESS);
+    memcpy(C, C0, shape_elems(S) * 4);
+
+    size_t free0 = 0, total = 0, free1 = 0;
+    CK(cudaMemGetInfo(&free0, &total));
+    /* Leaves room for one staged operand (A) but not the second: the call
+     * must free A's buffer on its way out. Then leaves room for none. */
+    const size_t leaves[] = {(size_t)24 << 20, (size_t)4 << 20};
+    for (size_t l = 0; l < 2; ++l) {
+        void *blocks[4096];
+        const size_t nb = hog_device(blocks, 4096, leaves[l]);
+        const tgemm_status s = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, m, B, k, 1.0f, C, m);
+        for (size_t i = 0; i < nb; ++i)
+            CK(cudaFree(blocks[i]));
+        assert_int_equal(s, TGEMM_ERROR_OUT_OF_MEMORY);
+        assert_true(strlen(tgemm_last_error_detail()) > 0);
+        assert_memory_equal(C, C0, shape_elems(S) * 4);
+        CK(cudaMemGetInfo(&free1, &total));
+        if (free1 + ((size_t)2 << 20) < free0)
+            fail_msg("device memory leaked: %zu bytes free before, %zu after", free0, free1);
+    }
+    assert_int_equal(tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, m, B, k, 1.0f, C, m), TGEMM_SUCCESS);
+    free(A), free(B), free(C), free(C0);
+}
+
+/* ---------------------------------------------------------------- main */
+
+int main(void)
+{
+    (void)test_base_seed();
+    const char *max_env = getenv("TGEMM_TEST_MAX_DIM");
+    const int64_t max_dim = max_env && *max_env ? atoll(max_env) : 0;
+
+    enum { kCap = 256 };
+    static gemm_case_t rows[kCap];
+    const size_t nrows = build_table(rows, kCap);
+    struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (nrows + 16));
+    size_t nt = 0;
+    for (size_t i = 0; i < nrows; ++i) {
+        rows[i].index = i;
+        const gemm_case_t *t = &rows[i];
+        if (max_dim > 0 && (t->m > max_dim || t->n > max_dim || t->k > max_dim))
+            continue;
+        tests[nt] = (struct CMUnitTest){case_name(t), test_case_row, NULL, NULL, &rows[i]};
+        ++nt;
+    }
+    const struct CMUnitTest special[] = {
+        cmocka_unit_test(test_alpha0_never_reads_ab), cmocka_unit_test(test_beta0_never_reads_c),
+        cmocka_unit_test(test_k0_scales_c),           cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_concurrent_threads),    cmocka_unit_test(test_out_of_memory),
+    };
+    if (max_dim == 0)
+        for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i)
+            tests[nt++] = special[i];
+    const int failed = run_group("tgemm_gpu", tests, nt);
+    for (size_t i = 0; i < nt; ++i)
+        if (tests[i].test_func == test_case_row)
+            free((void *)tests[i].name);
+    free(tests);
+    return failed ? 1 : 0;
+}
