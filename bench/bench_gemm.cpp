@@ -1,0 +1,895 @@
+// bench_gemm: time tgemm against cuBLAS (pure FP32) on the same GPU, same
+// inputs, in the same process.
+//
+//   bench_gemm [--suite] [--squares] [--shape M N K TA TB]... [--csv PATH]
+//              [--reps N] [--warmup N] [--seed N]
+//
+// Every output is validated (residual check against a random vector, in
+// double on the host) before it is timed. Any CUDA, tgemm or cuBLAS error, or
+// a failed validation, ends the program with exit status 1 and a message on
+// stderr. cuBLAS is loaded at run time with dlopen, so the benchmark neither
+// links it nor needs its headers; without it, tgemm alone is timed.
+//
+// Conventions: column-major storage; lda/ldb/ldc are the rows of the matrix
+// as stored; alpha = 1, beta = 0.
+
+#include <tgemm.h>
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+// ------------------------------------------------------------------ errors
+
+[[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void die(const char *fmt, ...)
+{
+    std::fflush(stdout);
+    std::fprintf(stderr, "bench_gemm: error: ");
+    va_list ap;
+    va_start(ap, fmt);
+    std::vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    std::fprintf(stderr, "\n");
+    std::exit(1);
+}
+
+#define CUDA_CHECK(call)                                                                   \
+    do {                                                                                   \
+        cudaError_t err_ = (call);                                                         \
+        if (err_ != cudaSuccess)                                                           \
+            die("%s:%d: %s failed: %s (%s)", __FILE__, __LINE__, #call,                    \
+                cudaGetErrorName(err_), cudaGetErrorString(err_));                         \
+    } while (0)
+
+// ------------------------------------------------------------------ cuBLAS, loaded at run time
+
+// Declared here instead of including cublas_v2.h: the handle is an opaque
+// pointer; status, operation and math mode are C enums (int-sized).
+struct cublasContext;
+typedef cublasContext *cublasHandle_t;
+constexpr int CUBLAS_STATUS_SUCCESS_ = 0;
+constexpr int CUBLAS_OP_N_ = 0;
+constexpr int CUBLAS_OP_T_ = 1;
+constexpr int CUBLAS_DEFAULT_MATH_ = 0; // pure FP32: no TF32, no tensor cores
+
+typedef int (*cublasCreate_fn)(cublasHandle_t *);
+typedef int (*cublasDestroy_fn)(cublasHandle_t);
+typedef int (*cublasSetStream_fn)(cublasHandle_t, cudaStream_t);
+typedef int (*cublasSetMathMode_fn)(cublasHandle_t, int);
+typedef int (*cublasGetVersion_fn)(cublasHandle_t, int *);
+typedef int (*cublasSgemm_fn)(cublasHandle_t, int transa, int transb, int m, int n, int k,
+                              const float *alpha, const float *A, int lda, const float *B,
+                              int ldb, const float *beta, float *C, int ldc);
+
+struct Cublas {
+    bool ok = false;
+    void *lib = nullptr;
+    std::string libname;
+    cublasHandle_t handle = nullptr;
+    cublasCreate_fn create = nullptr;
+    cublasDestroy_fn destroy = nullptr;
+    cublasSetStream_fn set_stream = nullptr;
+    cublasSetMathMode_fn set_math_mode = nullptr;
+    cublasSgemm_fn sgemm = nullptr;
+};
+
+void cublas_check(int status, const char *what)
+{
+    if (status != CUBLAS_STATUS_SUCCESS_)
+        die("%s failed with cuBLAS status %d", what, status);
+}
+
+// Returns false (after saying why) when no usable libcublas is found; the
+// benchmark then times tgemm alone. Errors after a successful load are fatal.
+bool cublas_load(Cublas &cb, cudaStream_t stream)
+{
+    const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                           "/usr/local/cuda/lib64/libcublas.so.13",
+                           "/usr/local/cuda/lib64/libcublas.so.12"};
+    std::string errors;
+    for (const char *name : names) {
+        void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            const char *e = dlerror();
+            errors += std::string("\n    ") + (e ? e : name);
+            continue;
+        }
+        cb.lib = lib;
+        cb.libname = name;
+        break;
+    }
+    if (!cb.lib) {
+        std::printf("cuBLAS: could not be loaded; timing tgemm alone (ratio columns n/a).%s\n",
+                    errors.c_str());
+        return false;
+    }
+    struct {
+        const char *sym;
+        void **dst;
+    } syms[] = {
+        {"cublasCreate_v2", reinterpret_cast<void **>(&cb.create)},
+        {"cublasDestroy_v2", reinterpret_cast<void **>(&cb.destroy)},
+        {"cublasSetStream_v2", reinterpret_cast<void **>(&cb.set_stream)},
+        {"cublasSgemm_v2", reinterpret_cast<void **>(&cb.sgemm)},
+        {"cublasSetMathMode", reinterpret_cast<void **>(&cb.set_math_mode)},
+    };
+    for (auto &s : syms) {
+        dlerror();
+        *s.dst = dlsym(cb.lib, s.sym);
+        if (!*s.dst) {
+            const char *e = dlerror();
+            std::printf("cuBLAS: %s lacks %s (%s); timing tgemm alone (ratio columns n/a).\n",
+                        cb.libname.c_str(), s.sym, e ? e : "not found");
+            dlclose(cb.lib);
+            cb.lib = nullptr;
+            return false;
+        }
+    }
+    cublas_check(cb.create(&cb.handle), "cublasCreate_v2");
+    cublas_check(cb.set_stream(cb.handle, stream), "cublasSetStream_v2");
+    cublas_check(cb.set_math_mode(cb.handle, CUBLAS_DEFAULT_MATH_), "cublasSetMathMode(DEFAULT_MATH)");
+    int version = 0;
+    auto get_version = reinterpret_cast<cublasGetVersion_fn>(dlsym(cb.lib, "cublasGetVersion_v2"));
+    if (get_version && get_version(cb.handle, &version) == CUBLAS_STATUS_SUCCESS_)
+        std::printf("cuBLAS: %s, version %d, default math mode (pure FP32)\n", cb.libname.c_str(),
+                    version);
+    else
+        std::printf("cuBLAS: %s, default math mode (pure FP32)\n", cb.libname.c_str());
+    cb.ok = true;
+    return true;
+}
+
+// ------------------------------------------------------------------ shapes and results
+
+struct Shape {
+    std::string name;
+    int64_t m, n, k;
+    char ta, tb; // 'N' or 'T'
+};
+
+struct Result {
+    Shape s;
+    bool skipped = false;
+    double t_us = 0, c_us = 0;          // the figures compared (event median or per-call wall)
+    double t_event_us = 0, c_event_us = 0;
+    bool wall = false;                  // t_us/c_us are per-call wall times
+    double floor_us = 0;
+    const char *floor_kind = "";
+    double worst_resid = 0;             // tgemm's max |r_i| / bound_i
+    int nsets = 1;
+};
+
+constexpr double PEAK_FLOPS = 66.9e12;  // FP32 FFMA peak, H100 SXM (shared/PERF.md)
+constexpr double PEAK_BYTES = 2.88e12;  // device memory bandwidth, bytes read + written
+constexpr int MAX_SETS = 64;
+constexpr int WALL_CALLS = 200;         // calls per per-call-wall measurement
+constexpr int WALL_ROUNDS = 5;          // median over this many such measurements
+constexpr int OVERHEAD_CALLS = 1000;
+
+double median(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+double now_us()
+{
+    using namespace std::chrono;
+    return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+tgemm_operation tg_op(char t) { return t == 'N' ? TGEMM_OP_N : TGEMM_OP_T; }
+int cb_op(char t) { return t == 'N' ? CUBLAS_OP_N_ : CUBLAS_OP_T_; }
+
+void tgemm_check(tgemm_status st, const char *where)
+{
+    if (st != TGEMM_SUCCESS)
+        die("tgemm_sgemm_ex (%s) returned %d: %s; detail: %s", where, static_cast<int>(st),
+            tgemm_status_string(st), tgemm_last_error_detail());
+}
+
+// Uniform in (-1, 1), from the 24 high bits of a 32-bit draw: the same stream
+// on every platform for a given seed (std::uniform_real_distribution is not).
+float uniform_pm1(std::mt19937 &rng)
+{
+    const uint32_t u = static_cast<uint32_t>(rng()) >> 8;
+    return static_cast<float>((static_cast<double>(u) + 0.5) * (1.0 / 8388608.0) - 1.0);
+}
+
+// ------------------------------------------------------------------ validation
+
+// Residual check of C ~= alpha * op(A) * op(B) against a random vector t:
+//   r = C t - alpha op(A) (op(B) t),
+//   |r_i| <= 4 (K + 2) 2^-24 (|alpha| |op(A)| (|op(B)| |t|))_i + 1e-30 for every row i,
+// all in double. Also every element of C must be finite (C is set to NaN
+// before the call, so an element that was never written fails here).
+// Returns the largest |r_i| / bound_i; dies with the worst row on failure.
+double validate(const char *lib, const Shape &s, int64_t lda, int64_t ldb, int64_t ldc,
+                const std::vector<float> &A, const std::vector<float> &B,
+                const std::vector<float> &C, const std::vector<double> &t, double alpha)
+{
+    const int64_t M = s.m, N = s.n, K = s.k;
+
+    for (int64_t j = 0; j < N; ++j)
+        for (int64_t i = 0; i < M; ++i) {
+            float c = C[static_cast<size_t>(i + j * ldc)];
+            if (!std::isfinite(c))
+                die("validation of %s failed on %s (%lld x %lld x %lld, %c%c): C(%lld, %lld) = %g "
+                    "is not finite",
+                    lib, s.name.c_str(), (long long)M, (long long)N, (long long)K, s.ta, s.tb,
+                    (long long)i, (long long)j, static_cast<double>(c));
+        }
+
+    // u = op(B) t and ua = |op(B)| |t|, both of length K.
+    std::vector<double> u(static_cast<size_t>(K), 0.0), ua(static_cast<size_t>(K), 0.0);
+    if (s.tb == 'N') { // B stored K x N: op(B)(p, j) = B[p + j ldb]
+        for (int64_t j = 0; j < N; ++j) {
+            const float *col = &B[static_cast<size_t>(j * ldb)];
+            const double tj = t[static_cast<size_t>(j)], atj = std::fabs(tj);
+            for (int64_t p = 0; p < K; ++p) {
+                u[static_cast<size_t>(p)] += static_cast<double>(col[p]) * tj;
+                ua[static_cast<size_t>(p)] += std::fabs(static_cast<double>(col[p])) * atj;
+            }
+        }
+    } else { // B stored N x K: op(B)(p, j) = B[j + p ldb]
+        for (int64_t p = 0; p < K; ++p) {
+            const float *col = &B[static_cast<size_t>(p * ldb)];
+            double acc = 0, acca = 0;
+            for (int64_t j = 0; j < N; ++j) {
+                const double b = col[j], tj = t[static_cast<size_t>(j)];
+                acc += b * tj;
+                acca += std::fabs(b) * std::fabs(tj);
+            }
+            u[static_cast<size_t>(p)] = acc;
+            ua[static_cast<size_t>(p)] = acca;
+        }
+    }
+
+    // v = op(A) u and va = |op(A)| ua, both of length M.
+    std::vector<double> v(static_cast<size_t>(M), 0.0), va(static_cast<size_t>(M), 0.0);
+    if (s.ta == 'N') { // A stored M x K: op(A)(i, p) = A[i + p lda]
+        for (int64_t p = 0; p < K; ++p) {
+            const float *col = &A[static_cast<size_t>(p * lda)];
+            const double up = u[static_cast<size_t>(p)], uap = ua[static_cast<size_t>(p)];
+            for (int64_t i = 0; i < M; ++i) {
+                v[static_cast<size_t>(i)] += static_cast<double>(col[i]) * up;
+                va[static_cast<size_t>(i)] += std::fabs(static_cast<double>(col[i])) * uap;
+            }
+        }
+    } else { // A stored K x M: op(A)(i, p) = A[p + i lda]
+        for (int64_t i = 0; i < M; ++i) {
+            const float *col = &A[static_cast<size_t>(i * lda)];
+            double acc = 0, acca = 0;
+            for (int64_t p = 0; p < K; ++p) {
+                const double a = col[p];
+                acc += a * u[static_cast<size_t>(p)];
+                acca += std::fabs(a) * ua[static_cast<size_t>(p)];
+            }
+            v[static_cast<size_t>(i)] = acc;
+            va[static_cast<size_t>(i)] = acca;
+        }
+    }
+
+    // ct = C t, length M.
+    std::vector<double> ct(static_cast<size_t>(M), 0.0);
+    for (int64_t j = 0; j < N; ++j) {
+        const float *col = &C[static_cast<size_t>(j * ldc)];
+        const double tj = t[static_cast<size_t>(j)];
+        for (int64_t i = 0; i < M; ++i)
+            ct[static_cast<size_t>(i)] += static_cast<double>(col[i]) * tj;
+    }
+
+    const double unit = 4.0 * static_cast<double>(K + 2) * std::ldexp(1.0, -24);
+    double worst = -1;
+    int64_t worst_row = 0;
+    double worst_r = 0, worst_bound = 0;
+    bool failed = false;
+    for (int64_t i = 0; i < M; ++i) {
+        const size_t ii = static_cast<size_t>(i);
+        const double r = ct[ii] - alpha * v[ii];
+        const double bound = unit * std::fabs(alpha) * va[ii] + 1e-30;
+        const double q = std::fabs(r) / bound;
+        if (!(std::fabs(r) <= bound))
+            failed = true;
+        if (!(q <= worst)) { // also catches NaN
+            worst = q;
+            worst_row = i;
+            worst_r = r;
+            worst_bound = bound;
+        }
+    }
+    if (failed)
+        die("validation of %s failed on %s (%lld x %lld x %lld, %c%c): worst row %lld: "
+            "|r| = %.6e > bound %.6e (ratio %.3g)",
+            lib, s.name.c_str(), (long long)M, (long long)N, (long long)K, s.ta, s.tb,
+            (long long)worst_row, std::fabs(worst_r), worst_bound, worst);
+    return worst;
+}
+
+// ------------------------------------------------------------------ one shape
+
+struct Ctx {
+    cudaStream_t stream = nullptr;
+    Cublas cb;
+    size_t l2_bytes = 0;
+    int reps = 30;
+    int warmup = 5;
+    uint32_t seed = 12345;
+};
+
+struct Set {
+    float *A = nullptr, *B = nullptr, *C = nullptr;
+};
+
+void copy_to_host(std::vector<float> &h, const float *d, size_t count)
+{
+    h.resize(count);
+    CUDA_CHECK(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
+}
+
+Result run_shape(const Shape &s, size_t index, Ctx &ctx)
+{
+    Result res;
+    res.s = s;
+    const int64_t M = s.m, N = s.n, K = s.k;
+    const int64_t lda = s.ta == 'N' ? M : K, colsA = s.ta == 'N' ? K : M;
+    const int64_t ldb = s.tb == 'N' ? K : N, colsB = s.tb == 'N' ? N : K;
+    const int64_t ldc = M;
+    const size_t nA = static_cast<size_t>(lda * colsA);
+    const size_t nB = static_cast<size_t>(ldb * colsB);
+    const size_t nC = static_cast<size_t>(ldc * N);
+    const size_t set_bytes = (nA + nB + nC) * sizeof(float);
+    const float alpha = 1.0f, beta = 0.0f;
+
+    // Cache-resident shapes: rotate through enough distinct A/B/C sets that
+    // together they exceed 4x L2, so no call finds its operands in L2.
+    int nsets = 1;
+    if (set_bytes < 2 * ctx.l2_bytes)
+        nsets = static_cast<int>(std::min<size_t>(MAX_SETS, 4 * ctx.l2_bytes / set_bytes + 1));
+    res.nsets = nsets;
+
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const size_t margin = size_t(512) << 20; // workspaces of tgemm and cuBLAS
+    const size_t need = set_bytes * static_cast<size_t>(nsets);
+    if (need + margin > free_b) {
+        std::printf("%-*s skipped: needs %.2f GiB of device memory (+0.5 GiB margin), %.2f GiB free\n",
+                    16, s.name.c_str(), need / 1073741824.0, free_b / 1073741824.0);
+        res.skipped = true;
+        return res;
+    }
+
+    // Inputs: uniform in (-1, 1), a generator per shape seeded with {seed, index}.
+    std::seed_seq sseq{ctx.seed, static_cast<uint32_t>(index)};
+    std::mt19937 rng(sseq);
+    std::vector<Set> sets(static_cast<size_t>(nsets));
+    std::vector<float> hA0(nA), hB0(nB), scratchA, scratchB;
+    for (int si = 0; si < nsets; ++si) {
+        Set &st = sets[static_cast<size_t>(si)];
+        CUDA_CHECK(cudaMalloc(&st.A, nA * sizeof(float)));
+        CUDA_CHECK(cudaMalloc(&st.B, nB * sizeof(float)));
+        CUDA_CHECK(cudaMalloc(&st.C, nC * sizeof(float)));
+        std::vector<float> &hA = si == 0 ? hA0 : scratchA;
+        std::vector<float> &hB = si == 0 ? hB0 : scratchB;
+        hA.resize(nA);
+        hB.resize(nB);
+        for (float &x : hA)
+            x = uniform_pm1(rng);
+        for (float &x : hB)
+            x = uniform_pm1(rng);
+        CUDA_CHECK(cudaMemcpy(st.A, hA.data(), nA * sizeof(float), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(st.B, hB.data(), nB * sizeof(float), cudaMemcpyHostToDevice));
+        // C is NaN (all bits set). With beta = 0 neither library reads C, so it is
+        // never reset between calls; the NaN only makes unwritten elements visible
+        // to the validation below.
+        CUDA_CHECK(cudaMemset(st.C, 0xFF, nC * sizeof(float)));
+    }
+    std::vector<float>().swap(scratchA);
+    std::vector<float>().swap(scratchB);
+    std::vector<double> t(static_cast<size_t>(N));
+    for (double &x : t)
+        x = uniform_pm1(rng);
+
+    auto call_tgemm = [&](const Set &st) {
+        tgemm_check(tgemm_sgemm_ex(TGEMM_LAYOUT_COL_MAJOR, tg_op(s.ta), tg_op(s.tb), M, N, K, alpha,
+                                   st.A, lda, st.B, ldb, beta, st.C, ldc, ctx.stream),
+                    s.name.c_str());
+    };
+    auto call_cublas = [&](const Set &st) {
+        int status = ctx.cb.sgemm(ctx.cb.handle, cb_op(s.ta), cb_op(s.tb), static_cast<int>(M),
+                                  static_cast<int>(N), static_cast<int>(K), &alpha, st.A,
+                                  static_cast<int>(lda), st.B, static_cast<int>(ldb), &beta, st.C,
+                                  static_cast<int>(ldc));
+        if (status != CUBLAS_STATUS_SUCCESS_)
+            die("cublasSgemm_v2 (%s) failed with cuBLAS status %d", s.name.c_str(), status);
+    };
+    auto sync = [&]() {
+        CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+        CUDA_CHECK(cudaGetLastError());
+    };
+
+    // ---- validate both libraries on set 0, before any timing
+    {
+        std::vector<float> hA, hB, hC;
+        auto check_one = [&](const char *lib, bool is_tgemm) -> double {
+            CUDA_CHECK(cudaMemsetAsync(sets[0].C, 0xFF, nC * sizeof(float), ctx.stream));
+            if (is_tgemm)
+                call_tgemm(sets[0]);
+            else
+                call_cublas(sets[0]);
+            sync();
+            copy_to_host(hA, sets[0].A, nA);
+            copy_to_host(hB, sets[0].B, nB);
+            copy_to_host(hC, sets[0].C, nC);
+            if (std::memcmp(hA.data(), hA0.data(), nA * sizeof(float)) != 0)
+                die("%s modified A on %s", lib, s.name.c_str());
+            if (std::memcmp(hB.data(), hB0.data(), nB * sizeof(float)) != 0)
+                die("%s modified B on %s", lib, s.name.c_str());
+            return validate(lib, s, lda, ldb, ldc, hA, hB, hC, t, alpha);
+        };
+        res.worst_resid = check_one("tgemm", true);
+        if (ctx.cb.ok)
+            check_one("cuBLAS", false);
+    }
+    std::vector<float>().swap(hA0);
+    std::vector<float>().swap(hB0);
+
+    // Rotation: every call, of either library, takes the next set.
+    int next_set = 0;
+    auto next = [&]() -> const Set & {
+        const Set &st = sets[static_cast<size_t>(next_set)];
+        next_set = (next_set + 1) % nsets;
+        return st;
+    };
+
+    // ---- warm-up, then alternating calls, each between its own pair of events
+    for (int w = 0; w < ctx.warmup; ++w) {
+        call_tgemm(next());
+        if (ctx.cb.ok)
+            call_cublas(next());
+    }
+    sync();
+
+    const int reps = ctx.reps;
+    std::vector<cudaEvent_t> ev(static_cast<size_t>(4 * reps));
+    for (cudaEvent_t &e : ev)
+        CUDA_CHECK(cudaEventCreate(&e));
+    for (int r = 0; r < reps; ++r) {
+        const size_t b = static_cast<size_t>(4 * r);
+        CUDA_CHECK(cudaEventRecord(ev[b + 0], ctx.stream));
+        call_tgemm(next());
+        CUDA_CHECK(cudaEventRecord(ev[b + 1], ctx.stream));
+        if (ctx.cb.ok) {
+            CUDA_CHECK(cudaEventRecord(ev[b + 2], ctx.stream));
+            call_cublas(next());
+            CUDA_CHECK(cudaEventRecord(ev[b + 3], ctx.stream));
+        }
+    }
+    sync();
+    std::vector<double> tt, tc;
+    for (int r = 0; r < reps; ++r) {
+        const size_t b = static_cast<size_t>(4 * r);
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, ev[b + 0], ev[b + 1]));
+        tt.push_back(1000.0 * ms);
+        if (ctx.cb.ok) {
+            CUDA_CHECK(cudaEventElapsedTime(&ms, ev[b + 2], ev[b + 3]));
+            tc.push_back(1000.0 * ms);
+        }
+    }
+    for (cudaEvent_t &e : ev)
+        CUDA_CHECK(cudaEventDestroy(e));
+    res.t_event_us = median(tt);
+    res.c_event_us = median(tc);
+    res.t_us = res.t_event_us;
+    res.c_us = res.c_event_us;
+
+    // ---- small shapes: time per call with host overhead included
+    const double mnk = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    if (mnk <= 512.0 * 512.0 * 512.0) {
+        std::vector<double> wt, wc;
+        for (int round = 0; round < WALL_ROUNDS; ++round) {
+            for (int lib = 0; lib < (ctx.cb.ok ? 2 : 1); ++lib) {
+                sync();
+                const double t0 = now_us();
+                for (int i = 0; i < WALL_CALLS; ++i) {
+                    if (lib == 0)
+                        call_tgemm(next());
+                    else
+                        call_cublas(next());
+                }
+                CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+                const double t1 = now_us();
+                (lib == 0 ? wt : wc).push_back((t1 - t0) / WALL_CALLS);
+            }
+        }
+        sync();
+        res.wall = true;
+        res.t_us = median(wt);
+        res.c_us = median(wc);
+    }
+
+    for (Set &st : sets) {
+        CUDA_CHECK(cudaFree(st.A));
+        CUDA_CHECK(cudaFree(st.B));
+        CUDA_CHECK(cudaFree(st.C));
+    }
+
+    const double compute_us = 2.0 * mnk / PEAK_FLOPS * 1e6;
+    const double bytes = 4.0 * (static_cast<double>(M) * K + static_cast<double>(K) * N +
+                                static_cast<double>(M) * N);
+    const double memory_us = bytes / PEAK_BYTES * 1e6;
+    res.floor_us = std::max(compute_us, memory_us);
+    res.floor_kind = compute_us >= memory_us ? "compute" : "memory";
+    return res;
+}
+
+// ------------------------------------------------------------------ host overhead
+
+// Host-side cost of one call with device pointers, 64 x 64 x 64: median over
+// OVERHEAD_CALLS calls of the wall time from before the call to its return.
+// The stream is drained every 100 calls, outside the timed region.
+void host_overhead(Ctx &ctx)
+{
+    const int64_t n = 64;
+    const size_t count = static_cast<size_t>(n * n);
+    const float alpha = 1.0f, beta = 0.0f;
+    float *A = nullptr, *B = nullptr, *C = nullptr;
+    CUDA_CHECK(cudaMalloc(&A, count * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&B, count * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&C, count * sizeof(float)));
+    std::vector<float> h(count);
+    std::mt19937 rng(ctx.seed);
+    for (float &x : h)
+        x = uniform_pm1(rng);
+    CUDA_CHECK(cudaMemcpy(A, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(B, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+
+    for (int lib = 0; lib < (ctx.cb.ok ? 2 : 1); ++lib) {
+        auto call = [&]() {
+            if (lib == 0) {
+                tgemm_check(tgemm_sgemm_ex(TGEMM_LAYOUT_COL_MAJOR, TGEMM_OP_N, TGEMM_OP_N, n, n, n,
+                                           alpha, A, n, B, n, beta, C, n, ctx.stream),
+                            "host overhead 64^3");
+            } else {
+                int st = ctx.cb.sgemm(ctx.cb.handle, CUBLAS_OP_N_, CUBLAS_OP_N_, 64, 64, 64, &alpha,
+                                      A, 64, B, 64, &beta, C, 64);
+                if (st != CUBLAS_STATUS_SUCCESS_)
+                    die("cublasSgemm_v2 (host overhead 64^3) failed with cuBLAS status %d", st);
+            }
+        };
+        for (int i = 0; i < 20; ++i) // warm-up: first-call initialisation
+            call();
+        std::vector<double> samples;
+        samples.reserve(OVERHEAD_CALLS);
+        for (int i = 0; i < OVERHEAD_CALLS; ++i) {
+            if (i % 100 == 0) {
+                CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+                CUDA_CHECK(cudaGetLastError());
+            }
+            const double t0 = now_us();
+            call();
+            const double t1 = now_us();
+            samples.push_back(t1 - t0);
+        }
+        CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+        CUDA_CHECK(cudaGetLastError());
+        std::printf("%s host overhead per call: %.2f us (64x64x64, device pointers, median of %d)\n",
+                    lib == 0 ? "tgemm" : "cublasSgemm_v2", median(samples), OVERHEAD_CALLS);
+    }
+    if (!ctx.cb.ok)
+        std::printf("cublasSgemm_v2 host overhead per call: n/a (cuBLAS not loaded)\n");
+    CUDA_CHECK(cudaFree(A));
+    CUDA_CHECK(cudaFree(B));
+    CUDA_CHECK(cudaFree(C));
+}
+
+// ------------------------------------------------------------------ command line
+
+void usage(FILE *f)
+{
+    std::fprintf(f,
+        "usage: bench_gemm [--suite] [--squares] [--shape M N K TA TB]... [--csv PATH]\n"
+        "                  [--reps N] [--warmup N] [--seed N]\n"
+        "  --suite            the standard shape suite\n"
+        "  --squares          square NN sizes 32 ... 16384 (powers of 2)\n"
+        "  --shape M N K TA TB  one column-major shape, TA/TB = N or T (repeatable)\n"
+        "  --csv PATH         one row per shape (parent directory is created)\n"
+        "  --reps N           timed calls per library (default 30, at least 20 used)\n"
+        "  --warmup N         untimed calls per library first (default 5)\n"
+        "  --seed N           seed of the input generator (default 12345)\n");
+}
+
+long long parse_int(const char *s, const char *what, long long lo, long long hi)
+{
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+        std::fprintf(stderr, "bench_gemm: %s: '%s' is not an integer in [%lld, %lld]\n", what, s,
+                     lo, hi);
+        usage(stderr);
+        std::exit(2);
+    }
+    return v;
+}
+
+char parse_op(const char *s, const char *what)
+{
+    if ((s[0] == 'N' || s[0] == 'n') && s[1] == '\0')
+        return 'N';
+    if ((s[0] == 'T' || s[0] == 't') && s[1] == '\0')
+        return 'T';
+    std::fprintf(stderr, "bench_gemm: %s: '%s' is not N or T\n", what, s);
+    usage(stderr);
+    std::exit(2);
+}
+
+std::vector<Shape> suite_shapes()
+{
+    return {
+        {"sq8192", 8192, 8192, 8192, 'N', 'N'},
+        {"sq4096_nn", 4096, 4096, 4096, 'N', 'N'},
+        {"sq4096_nt", 4096, 4096, 4096, 'N', 'T'},
+        {"sq4096_tn", 4096, 4096, 4096, 'T', 'N'},
+        {"sq4096_tt", 4096, 4096, 4096, 'T', 'T'},
+        {"sq2048", 2048, 2048, 2048, 'N', 'N'},
+        {"sq1024", 1024, 1024, 1024, 'N', 'N'},
+        {"odd4095", 4095, 4095, 4095, 'N', 'N'},
+        {"odd1000", 1000, 1000, 1000, 'N', 'N'},
+        {"ragged", 4097, 513, 1023, 'N', 'N'},
+        {"lowk", 4096, 4096, 128, 'N', 'N'},
+        {"rank32", 8192, 8192, 32, 'N', 'N'},
+        {"skinny_m16", 16, 4096, 4096, 'N', 'N'},
+        {"skinny_n16", 4096, 16, 4096, 'N', 'N'},
+        {"gemv_m1", 1, 4096, 4096, 'N', 'N'},
+        {"gemv_n1", 4096, 1, 4096, 'N', 'N'},
+        {"bigk", 256, 256, 8192, 'N', 'N'},
+        {"small512", 512, 512, 512, 'N', 'N'},
+        {"small128", 128, 128, 128, 'N', 'N'},
+        {"tiny32", 32, 32, 32, 'N', 'N'},
+    };
+}
+
+void print_header(int w)
+{
+    std::printf("%-*s %6s %6s %6s %2s %2s %9s %9s %7s %11s %11s %10s %-7s %7s %8s  %s\n", w, "name",
+                "M", "N", "K", "ta", "tb", "tgemm_TF", "cublas_TF", "ratio", "tgemm_us",
+                "cublas_us", "floor_us", "bound", "%floor", "resid", "timing");
+}
+
+std::string fmt(const char *f, double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Ctx ctx;
+    std::vector<Shape> shapes;
+    std::string csv_path;
+    bool any = false;
+    long long reps = 30, warmup = 5;
+
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto need = [&](int count) {
+            if (i + count >= argc) {
+                std::fprintf(stderr, "bench_gemm: %s needs %d argument(s)\n", a.c_str(), count);
+                usage(stderr);
+                std::exit(2);
+            }
+        };
+        if (a == "--suite") {
+            for (const Shape &s : suite_shapes())
+                shapes.push_back(s);
+            any = true;
+        } else if (a == "--squares") {
+            for (int64_t n = 32; n <= 16384; n *= 2)
+                shapes.push_back({"sq" + std::to_string(n), n, n, n, 'N', 'N'});
+            any = true;
+        } else if (a == "--shape") {
+            need(5);
+            Shape s;
+            s.m = parse_int(argv[i + 1], "--shape M", 1, INT_MAX);
+            s.n = parse_int(argv[i + 2], "--shape N", 1, INT_MAX);
+            s.k = parse_int(argv[i + 3], "--shape K", 1, INT_MAX);
+            s.ta = parse_op(argv[i + 4], "--shape TA");
+            s.tb = parse_op(argv[i + 5], "--shape TB");
+            s.name = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                     "_" + static_cast<char>(s.ta + 32) + static_cast<char>(s.tb + 32);
+            shapes.push_back(s);
+            any = true;
+            i += 5;
+        } else if (a == "--csv") {
+            need(1);
+            csv_path = argv[++i];
+        } else if (a == "--reps") {
+            need(1);
+            reps = parse_int(argv[++i], "--reps", 1, 1000000);
+        } else if (a == "--warmup") {
+            need(1);
+            warmup = parse_int(argv[++i], "--warmup", 0, 1000000);
+        } else if (a == "--seed") {
+            need(1);
+            ctx.seed = static_cast<uint32_t>(parse_int(argv[++i], "--seed", 0, UINT32_MAX));
+        } else if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        } else {
+            std::fprintf(stderr, "bench_gemm: unknown argument '%s'\n", a.c_str());
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!any) {
+        std::fprintf(stderr, "bench_gemm: nothing to run: give --suite, --squares or --shape\n");
+        usage(stderr);
+        return 2;
+    }
+    ctx.reps = static_cast<int>(std::max<long long>(reps, 20));
+    ctx.warmup = static_cast<int>(warmup);
+
+    // The CSV file is opened first, so that a bad path fails before any work.
+    FILE *csv = nullptr;
+    if (!csv_path.empty()) {
+        std::filesystem::path p(csv_path);
+        if (p.has_parent_path()) {
+            std::error_code ec;
+            std::filesystem::create_directories(p.parent_path(), ec);
+            if (ec)
+                die("cannot create directory %s: %s", p.parent_path().c_str(), ec.message().c_str());
+        }
+        csv = std::fopen(csv_path.c_str(), "w");
+        if (!csv)
+            die("cannot open %s for writing: %s", csv_path.c_str(), std::strerror(errno));
+        std::fprintf(csv, "name,m,n,k,ta,tb,tgemm_us,cublas_us,tgemm_tflops,cublas_tflops,ratio,"
+                          "floor_us,floor_kind,pct_of_floor,timing\n");
+        std::fflush(csv);
+    }
+
+    // ---- device
+    int dev = 0, ndev = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&ndev));
+    if (ndev < 1)
+        die("no CUDA device");
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaFree(nullptr)); // create the context now
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    int sms = 0, clock_khz = 0, l2 = 0, driver = 0, runtime = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    CUDA_CHECK(cudaDriverGetVersion(&driver));
+    CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    ctx.l2_bytes = static_cast<size_t>(l2);
+    std::printf("device %d: %s, %d SMs, SM clock %.0f MHz (max), L2 %.1f MiB, memory %.1f GiB "
+                "(%.1f GiB free)\n",
+                dev, prop.name, sms, clock_khz / 1000.0, l2 / 1048576.0, total_b / 1073741824.0,
+                free_b / 1073741824.0);
+    std::printf("CUDA driver %d.%d, runtime %d.%d; tgemm %s (header %s)\n", driver / 1000,
+                (driver % 1000) / 10, runtime / 1000, (runtime % 1000) / 10,
+                tgemm_version_string(), TGEMM_VERSION_STRING);
+    std::printf("seed %u (inputs uniform in (-1,1), mt19937 seeded with {seed, shape index}); "
+                "reps %d%s, warm-up %d; alpha 1, beta 0, column-major, device pointers\n",
+                ctx.seed, ctx.reps, reps < 20 ? " (raised to the minimum of 20)" : "", ctx.warmup);
+    std::printf("floor = max(2MNK / %.1f TFLOP/s, 4(MK+KN+MN) bytes / %.2f TB/s); %%floor = "
+                "floor / tgemm time\n",
+                PEAK_FLOPS / 1e12, PEAK_BYTES / 1e12);
+    std::printf("timing: event = median of per-call CUDA events, calls alternating tgemm/cuBLAS; "
+                "per_call_wall (M*N*K <= 512^3) = wall time of %d back-to-back calls + one sync, "
+                "/ %d, median of %d\n",
+                WALL_CALLS, WALL_CALLS, WALL_ROUNDS);
+
+    CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
+    cublas_load(ctx.cb, ctx.stream);
+    host_overhead(ctx);
+    std::printf("\n");
+
+    int w = 4;
+    for (const Shape &s : shapes)
+        w = std::max(w, static_cast<int>(s.name.size()));
+    print_header(w);
+
+    std::vector<Result> results;
+    for (size_t idx = 0; idx < shapes.size(); ++idx) {
+        const Shape &s = shapes[idx];
+        std::fflush(stdout);
+        Result r = run_shape(s, idx, ctx);
+        if (r.skipped)
+            continue;
+        const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
+                             static_cast<double>(s.k);
+        const double ttf = flops / (r.t_us * 1e-6) / 1e12;
+        const bool have_c = ctx.cb.ok;
+        const double ctf = have_c ? flops / (r.c_us * 1e-6) / 1e12 : 0;
+        const double ratio = have_c ? r.c_us / r.t_us : 0;
+        const double pct = 100.0 * r.floor_us / r.t_us;
+        std::string timing = r.wall ? "per_call_wall" : "event";
+        if (r.wall)
+            timing += " (events: tgemm " + fmt("%.2f", r.t_event_us) + " us" +
+                      (have_c ? ", cuBLAS " + fmt("%.2f", r.c_event_us) + " us" : "") + ")";
+        if (r.nsets > 1)
+            timing += " [" + std::to_string(r.nsets) + " sets]";
+        std::printf("%-*s %6lld %6lld %6lld %2c %2c %9.2f %9s %7s %11.2f %11s %10.2f %-7s %6.1f%% "
+                    "%8.1e  %s\n",
+                    w, s.name.c_str(), (long long)s.m, (long long)s.n, (long long)s.k, s.ta, s.tb,
+                    ttf, have_c ? fmt("%.2f", ctf).c_str() : "n/a",
+                    have_c ? fmt("%.3f", ratio).c_str() : "n/a", r.t_us,
+                    have_c ? fmt("%.2f", r.c_us).c_str() : "n/a", r.floor_us, r.floor_kind, pct,
+                    r.worst_resid, timing.c_str());
+        if (csv) {
+            std::fprintf(csv, "%s,%lld,%lld,%lld,%c,%c,%.3f,%s,%.4f,%s,%s,%.3f,%s,%.2f,%s\n",
+                         s.name.c_str(), (long long)s.m, (long long)s.n, (long long)s.k, s.ta, s.tb,
+                         r.t_us, have_c ? fmt("%.3f", r.c_us).c_str() : "n/a", ttf,
+                         have_c ? fmt("%.4f", ctf).c_str() : "n/a",
+                         have_c ? fmt("%.4f", ratio).c_str() : "n/a", r.floor_us, r.floor_kind, pct,
+                         r.wall ? "per_call_wall" : "event");
+            std::fflush(csv);
+            if (std::ferror(csv))
+                die("writing %s failed", csv_path.c_str());
+        }
+        results.push_back(r);
+    }
+
+    std::printf("\nresid = tgemm's largest |r_i| / bound_i in validation (must be <= 1; cuBLAS "
+                "validated too)\n");
+    std::printf("all %zu measured shapes validated (tgemm%s); %zu skipped\n", results.size(),
+                ctx.cb.ok ? " and cuBLAS" : "", shapes.size() - results.size());
+    if (ctx.cb.ok && !results.empty()) {
+        double logsum = 0, minr = 0;
+        std::string minname;
+        for (const Result &r : results) {
+            const double ratio = r.c_us / r.t_us;
+            logsum += std::log(ratio);
+            if (minname.empty() || ratio < minr) {
+                minr = ratio;
+                minname = r.s.name;
+            }
+        }
+        std::printf("geometric mean of ratios (tgemm speed / cuBLAS speed): %.3f over %zu shapes\n",
+                    std::exp(logsum / static_cast<double>(results.size())), results.size());
+        std::printf("minimum ratio: %.3f (%s)\n", minr, minname.c_str());
+    } else {
+        std::printf("geometric mean of ratios: n/a (cuBLAS not loaded)\n");
+    }
+
+    if (csv) {
+        if (std::fclose(csv) != 0)
+            die("closing %s failed", csv_path.c_str());
+        std::printf("csv: %s\n", csv_path.c_str());
+    }
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    if (ctx.cb.ok)
+        cublas_check(ctx.cb.destroy(ctx.cb.handle), "cublasDestroy_v2");
+    CUDA_CHECK(cudaStreamDestroy(ctx.stream));
+    return 0;
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU, in one command, with every log kept:
+# build, the full suite (GPU cases running), the long tier, compute-sanitizer
+# memcheck and racecheck on a reduced set, and the benchmarks.
+#
+#   tests/gpu-session.sh [STEP...]     steps: info build test long sanitize bench
+#
+# Logs and CSV/PNG files go to $OUT (default build/gpu-session). Each step
+# runs even if an earlier one failed; the exit status is that of the first
+# failure, and a summary of every step's status is printed last.
+set -u
+OUT=${OUT:-build/gpu-session}
+mkdir -p "$OUT"
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(info build test long sanitize bench)
+JOBS=$(nproc)
+FC=${FC:-$(command -v gfortran || command -v gfortran-13 || command -v gfortran-12 || echo gfortran)}
+export FC
+
+declare -A status
+first_fail=0
+run_step() {
+    local name=$1
+    shift
+    local t0=$SECONDS
+    echo "=== $name: $*"
+    ( set -o pipefail; "$@" 2>&1 | tee "$OUT/$name.log" )
+    local rc=$?
+    status[$name]="rc=$rc $((SECONDS - t0))s"
+    [ $rc -eq 0 ] || [ $first_fail -ne 0 ] || first_fail=$rc
+}
+
+for step in "${steps[@]}"; do
+    case $step in
+    info)
+        run_step info sh -c 'nvidia-smi; nvcc --version; nproc; free -g' ;;
+    build)
+        run_step build make -j"$JOBS" all build/tests/test_api build/tests/test_gemm build/tests/test_env build/tests/test_long
+        cat build/obj/kernels/*.ptxas.log > "$OUT/ptxas.log" 2>/dev/null ;;
+    test)
+        run_step test make test ;;
+    long)
+        run_step long make test-long ;;
+    sanitize)
+        # Reduced sets: memcheck on every row up to 65 with the default
+        # dispatch and one forced large family; racecheck on tiny rows.
+        run_step memcheck sh -c 'TGEMM_TEST_MAX_DIM=65 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=256x128x8 TGEMM_TEST_MAX_DIM=33 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm'
+        run_step racecheck sh -c 'TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=128x128x8 TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
+    bench)
+        run_step bench make bench BENCH_OUT="$OUT" ;;
+    *)
+        echo "unknown step $step"; first_fail=2 ;;
+    esac
+done
+
+echo "=== summary"
+for k in "${!status[@]}"; do echo "$k ${status[$k]}"; done | sort
+exit $first_fail
