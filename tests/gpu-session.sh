@@ -3,7 +3,7 @@
 # build, the full suite (GPU cases running), the long tier, compute-sanitizer
 # memcheck and racecheck on a reduced set, and the benchmarks.
 #
-#   tests/gpu-session.sh [STEP...]     steps: info build test long sanitize bench
+#   tests/gpu-session.sh [STEP...]     steps: info build test long sanitize bench sweep
 #
 # Logs and CSV/PNG files go to $OUT (default build/gpu-session). Each step
 # runs even if an earlier one failed; the exit status is that of the first
@@ -50,6 +50,16 @@ for step in "${steps[@]}"; do
             TGEMM_KERNEL=128x128x8 TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
     bench)
         run_step bench make bench BENCH_OUT="$OUT" ;;
+    sweep)
+        # Each tiled family forced on the same shapes: the efficiencies in
+        # the dispatcher's cost model (src/dispatch/dispatch.cpp) come from here.
+        make -j"$JOBS" build/bench/bench_gemm >/dev/null
+        for f in 256x128x8 128x256x8 128x128x8 64x64x8 32x32x8; do
+            run_step "sweep_$f" env TGEMM_KERNEL=$f build/bench/bench_gemm --reps 20 \
+                --shape 4096 4096 4096 N N --shape 4096 4096 4096 N T --shape 4096 4096 4096 T N \
+                --shape 4096 4096 4096 T T --shape 2048 2048 2048 N N --shape 1024 1024 1024 N N \
+                --shape 512 512 512 N N --shape 256 256 8192 N N --csv "$OUT/sweep_$f.csv"
+        done ;;
     *)
         echo "unknown step $step"; first_fail=2 ;;
     esac

@@ -259,6 +259,40 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
                 rows[n++] = t;
         }
     }
+    /* Where the dispatcher switches paths (src/dispatch/dispatch.cpp): the
+     * streaming kernels for min(m, n) <= 16 in both of their access patterns
+     * (every transpose pair decides which), the tiled kernels just above,
+     * split-K for few tiles and long K, and k not a multiple of any step. */
+    static const int64_t kSwitch[][3] = {
+        {16, 3000, 1100}, {17, 3000, 1100}, {3000, 16, 1100}, {3000, 17, 1100}, {1, 4099, 2050},
+        {4099, 1, 2050},  {5, 7, 9000},     {1, 1, 5000},     {64, 64, 5001},   {130, 70, 9999},
+        {260, 250, 4097}, {33, 700, 3000},
+    };
+    for (size_t i = 0; i < sizeof kSwitch / sizeof kSwitch[0]; ++i) {
+        for (int pair = 0; pair < 4; ++pair) {
+            if (kSwitch[i][0] > sizes[nsizes - 1] * 4 && nsizes < NSIZES)
+                continue; /* a reduced run (TGEMM_TEST_MAX_DIM) keeps to small shapes */
+            const int v = (int)i * 4 + pair;
+            gemm_case_t t;
+            memset(&t, 0, sizeof t);
+            t.col_major = true;
+            t.ta = pair & 2;
+            t.tb = pair & 1;
+            t.m = kSwitch[i][0];
+            t.n = kSwitch[i][1];
+            t.k = kSwitch[i][2];
+            t.pad_a = kPads[v % 6][0];
+            t.pad_b = kPads[v % 6][1];
+            t.pad_c = kPads[v % 6][2];
+            t.alpha = kAlphaBeta[(v + 3) % 8][0];
+            t.beta = kAlphaBeta[(v + 3) % 8][1];
+            t.mem_a = t.mem_b = t.mem_c = MEM_DEVICE;
+            t.offset = v % 7 == 6 ? 1 : 0;
+            t.use_ex = v % 2 == 1;
+            if (n < cap)
+                rows[n++] = t;
+        }
+    }
     return n;
 }
 
@@ -545,7 +579,7 @@ int main(void)
     while (max_dim > 0 && nsizes > 1 && kSizes[nsizes - 1] > max_dim)
         --nsizes;
 
-    enum { kCap = 256 };
+    enum { kCap = 320 };
     static gemm_case_t rows[kCap];
     const size_t nrows = build_table(rows, kCap, kSizes, nsizes);
     struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (nrows + 16));

@@ -1,41 +1,192 @@
 #include "dispatch.hpp"
 
+#include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <string>
 
 #include "api/status.hpp"
 #include "runtime/settings.hpp"
+#include "runtime/workspace.hpp"
 
 namespace tgemm {
 namespace {
 
 using namespace kernels;
 
-const KernelFamily *const kAllFamilies[] = {
-    &tiled_32x32x8, &tiled_64x64x8, &tiled_128x128x8, &tiled_128x256x8, &tiled_256x128x8,
+// ---------------------------------------------------------------- the table
+//
+// Which kernel runs a problem, in order:
+//   1. alpha == 0 or k == 0: the scaling kernel (C := beta * C).
+//   2. min(m, n) <= kSkinnyMax: a streaming kernel (skinny.cu); these shapes
+//      are memory-bound and gain nothing from tiles.
+//   3. otherwise the tiled family and split-K factor with the lowest modelled
+//      time: whole waves of blocks, each block's FFMA work at the family's
+//      measured efficiency, plus the split-K reduction's memory traffic.
+// TGEMM_KERNEL=<family> sends every problem to that tiled family instead.
+
+constexpr int64_t kSkinnyMax = 16;
+
+struct TiledEntry {
+    const KernelFamily *family;
+    double efficiency;  // fraction of FP32 peak per SM with the SM full, measured on the H100
+    int blocks_per_sm;  // resident blocks per SM (registers, shared memory)
 };
+
+const TiledEntry kTiled[] = {
+    {&tiled_256x128x8, 0.60, 1},
+    {&tiled_128x256x8, 0.60, 1},
+    {&tiled_128x128x8, 0.61, 2},
+    {&tiled_64x64x8, 0.45, 4},
+    {&tiled_32x32x8, 0.20, 16},
+};
+
+const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+constexpr int64_t kMinSplitChunk = 128;               // K per slice, at least
+constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
+constexpr double kSmFlops = 2.0 * 128 * 1.98e9;        // FP32 FFMA rate of one H100 SM
+constexpr double kMemoryBandwidth = 2.88e12;           // bytes/s, measured (shared/PERF.md)
+constexpr double kLaunchSeconds = 3e-6;                // one more kernel launch
+
+struct Plan {
+    const KernelFamily *family = nullptr;  // tiled, or nullptr for the skinny kernels
+    SkinnyParams skinny = {};
+    int splits = 1;
+    int64_t k_chunk = 0;
+};
+
+int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
 
 int64_t tiles(const KernelFamily &f, const GemmParams &p)
 {
-    return ((p.m + f.bm - 1) / f.bm) * ((p.n + f.bn - 1) / f.bn);
+    return ceil_div(p.m, f.bm) * ceil_div(p.n, f.bn);
 }
 
-// The dispatch table. Rows are tried in order; the first whose condition
-// holds picks the family. "Enough tiles" means at least one block per SM, so
-// the larger, more efficient tile does not leave SMs idle.
-const KernelFamily *table(const GemmParams &p, const DeviceInfo &d)
+// K per slice for `splits` slices, a multiple of `step`.
+int64_t chunk_for(int64_t k, int splits, int64_t step)
 {
-    if (tiles(tiled_128x128x8, p) >= d.sm_count) return &tiled_128x128x8;
-    if (tiles(tiled_64x64x8, p) >= d.sm_count) return &tiled_64x64x8;
-    return &tiled_32x32x8;
+    return ceil_div(ceil_div(k, splits), step) * step;
+}
+
+double split_cost(const GemmParams &p, int splits)
+{
+    if (splits == 1)
+        return 0.0;
+    const double slices = static_cast<double>(splits) * p.m * p.n * 4.0;
+    const double c = (p.beta != 0.0f ? 2.0 : 1.0) * p.m * p.n * 4.0;
+    return 2.0 * slices / kMemoryBandwidth + c / kMemoryBandwidth + kLaunchSeconds;
+}
+
+// Modelled seconds for a tiled family with a split-K factor.
+double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &dev, int splits, int64_t chunk)
+{
+    const KernelFamily &f = *e.family;
+    const int64_t blocks = tiles(f, p) * splits;
+    const int64_t slots = static_cast<int64_t>(dev.sm_count) * e.blocks_per_sm;
+    const double waves = static_cast<double>(ceil_div(blocks, slots));
+    const double block_seconds =
+        2.0 * f.bm * f.bn * static_cast<double>(chunk) * e.blocks_per_sm / (e.efficiency * kSmFlops);
+    return waves * block_seconds + split_cost(p, splits);
+}
+
+bool split_fits(const GemmParams &p, int splits)
+{
+    return static_cast<double>(splits) * p.m * p.n * 4.0 <= static_cast<double>(kMaxWorkspaceBytes);
+}
+
+Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *only)
+{
+    Plan best;
+    double best_cost = INFINITY;
+    for (const TiledEntry &e : kTiled) {
+        if (only != nullptr && e.family != only)
+            continue;
+        for (int splits : kSplits) {
+            const int64_t chunk = chunk_for(p.k, splits, e.family->bk);
+            if (splits > 1 && (chunk < kMinSplitChunk || ceil_div(p.k, chunk) != splits || !split_fits(p, splits)))
+                continue;
+            const double cost = tiled_cost(e, p, dev, splits, chunk);
+            if (cost < best_cost) {
+                best_cost = cost;
+                best.family = e.family;
+                best.splits = splits;
+                best.k_chunk = chunk;
+            }
+        }
+    }
+    return best;
+}
+
+// The streaming restatement of a product whose C has <= 16 rows or columns.
+SkinnyParams skinny_params(const GemmParams &p)
+{
+    SkinnyParams s = {};
+    const bool n_small = p.n <= p.m;
+    if (n_small) {  // X = op(A) (m x k), Y(j, k) = op(B)(k, j), C(r, j) = C[r + j ldc]
+        s.x = p.a;
+        s.x_r = p.trans_a ? p.lda : 1;
+        s.x_k = p.trans_a ? 1 : p.lda;
+        s.y = p.b;
+        s.y_j = p.trans_b ? 1 : p.ldb;
+        s.y_k = p.trans_b ? p.ldb : 1;
+        s.c_r = 1;
+        s.c_j = p.ldc;
+        s.w_r = 1;
+        s.w_j = p.m;
+        s.r = p.m;
+        s.s = static_cast<int>(p.n);
+    } else {  // X(r, k) = op(B)(k, r), Y = op(A) (m x k), C(j, r) = C[j + r ldc]
+        s.x = p.b;
+        s.x_r = p.trans_b ? 1 : p.ldb;
+        s.x_k = p.trans_b ? p.ldb : 1;
+        s.y = p.a;
+        s.y_j = p.trans_a ? p.lda : 1;
+        s.y_k = p.trans_a ? 1 : p.lda;
+        s.c_r = p.ldc;
+        s.c_j = 1;
+        s.w_r = p.m;
+        s.w_j = 1;
+        s.r = p.n;
+        s.s = static_cast<int>(p.m);
+    }
+    s.c = p.c;
+    s.m = p.m;
+    s.n = p.n;
+    s.k = p.k;
+    s.alpha = p.alpha;
+    s.beta = p.beta;
+    return s;
+}
+
+Plan plan_skinny(const GemmParams &p, const DeviceInfo &dev)
+{
+    Plan plan;
+    plan.skinny = skinny_params(p);
+    // Enough blocks to keep every SM streaming: split K until there are about
+    // eight blocks per SM, keeping each slice long enough to be worth it.
+    const int64_t blocks = ceil_div(plan.skinny.r, skinny_rows_per_block(plan.skinny));
+    const int64_t step = skinny_k_step(plan.skinny);
+    const int64_t want = ceil_div(8 * static_cast<int64_t>(dev.sm_count), blocks);
+    const int64_t most = p.k / (4 * step);
+    int splits = static_cast<int>(want < most ? want : most);
+    if (splits < 1)
+        splits = 1;
+    while (splits > 1 && !split_fits(p, splits))
+        --splits;
+    plan.k_chunk = chunk_for(p.k, splits, step);
+    plan.splits = static_cast<int>(ceil_div(p.k, plan.k_chunk));
+    const bool x_vec = (reinterpret_cast<uintptr_t>(plan.skinny.x) & 15u) == 0 && plan.skinny.x_r % 4 == 0;
+    plan.skinny.vec = plan.skinny.x_k == 1 && x_vec;
+    return plan;
 }
 
 const KernelFamily *forced_family(const std::string &name)
 {
-    for (const KernelFamily *f : kAllFamilies)
-        if (name == f->name)
-            return f;
+    for (const TiledEntry &e : kTiled)
+        if (name == e.family->name)
+            return e.family;
     return nullptr;
 }
 
@@ -44,22 +195,38 @@ bool aligned16(const void *ptr)
     return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0;
 }
 
+tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cudaStream_t s)
+{
+    SplitK sk;
+    sk.splits = plan.splits;
+    sk.k_chunk = plan.k_chunk;
+    sk.work = work;
+    cudaError_t e;
+    if (plan.family != nullptr) {
+        const bool out_aligned = plan.splits > 1 ? p.m % 4 == 0 : aligned16(p.c) && p.ldc % 4 == 0;
+        const bool aligned = aligned16(p.a) && aligned16(p.b) && p.lda % 4 == 0 && p.ldb % 4 == 0 && out_aligned;
+        const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) | (aligned ? 1 : 0);
+        e = plan.family->launch[idx](p, sk, s);
+    } else {
+        e = launch_skinny(plan.skinny, sk, s);
+    }
+    if (e != cudaSuccess)
+        return fail_cuda(e, "sgemm kernel launch");
+    if (plan.splits > 1 && (e = launch_splitk_reduce(p, sk, s)) != cudaSuccess)
+        return fail_cuda(e, "split-K reduction launch");
+    return TGEMM_SUCCESS;
+}
+
 }  // namespace
 
 tgemm_status prepare_kernels(const DeviceInfo &)
 {
-    for (const KernelFamily *f : kAllFamilies) {
-        const cudaError_t e = f->prepare();
-        if (e != cudaSuccess)
-            return fail_cuda(e, f->name);
+    for (const TiledEntry &e : kTiled) {
+        const cudaError_t err = e.family->prepare();
+        if (err != cudaSuccess)
+            return fail_cuda(err, e.family->name);
     }
     return TGEMM_SUCCESS;
-}
-
-const KernelFamily *choose_family(const GemmParams &p, const DeviceInfo &dev)
-{
-    const std::string &forced = settings().kernel;
-    return forced.empty() ? table(p, dev) : forced_family(forced);
 }
 
 tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s)
@@ -68,23 +235,30 @@ tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_
         const cudaError_t e = launch_scale(p.c, p.m, p.n, p.ldc, p.beta, s);
         return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, "scale kernel launch");
     }
-    const KernelFamily *f = choose_family(p, dev);
-    if (f == nullptr) {
+    const std::string &forced = settings().kernel;
+    const KernelFamily *only = nullptr;
+    if (!forced.empty() && (only = forced_family(forced)) == nullptr) {
         std::string names;
-        for (const KernelFamily *g : kAllFamilies)
-            names += std::string(names.empty() ? "" : ", ") + g->name;
+        for (const TiledEntry &e : kTiled)
+            names += std::string(names.empty() ? "" : ", ") + e.family->name;
         return fail(TGEMM_ERROR_INVALID_SETTING, "TGEMM_KERNEL='%s' is not a kernel family; known: %s",
-                    settings().kernel.c_str(), names.c_str());
+                    forced.c_str(), names.c_str());
     }
-    const int64_t blocks = tiles(*f, p);
-    if (blocks > dev.max_grid_x)
+    Plan plan = (only == nullptr && (p.m <= kSkinnyMax || p.n <= kSkinnyMax)) ? plan_skinny(p, dev)
+                                                                               : plan_tiled(p, dev, only);
+    if (plan.family != nullptr && tiles(*plan.family, p) > dev.max_grid_x)
         return fail(TGEMM_ERROR_UNSUPPORTED, "%lld blocks of %dx%d exceed the grid limit %d",
-                    static_cast<long long>(blocks), f->bm, f->bn, dev.max_grid_x);
-    const bool aligned = aligned16(p.a) && aligned16(p.b) && aligned16(p.c) &&
-                         p.lda % 4 == 0 && p.ldb % 4 == 0 && p.ldc % 4 == 0;
-    const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) | (aligned ? 1 : 0);
-    const cudaError_t e = f->launch[idx](p, static_cast<unsigned>(blocks), s);
-    return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, "sgemm kernel launch");
+                    static_cast<long long>(tiles(*plan.family, p)), plan.family->bm, plan.family->bn,
+                    dev.max_grid_x);
+    if (plan.family == nullptr && ceil_div(plan.skinny.r, skinny_rows_per_block(plan.skinny)) > dev.max_grid_x)
+        return fail(TGEMM_ERROR_UNSUPPORTED, "%lld rows exceed the grid limit", static_cast<long long>(plan.skinny.r));
+
+    Workspace ws;
+    if (plan.splits > 1 && !ws.acquire(dev, static_cast<size_t>(plan.splits) * p.m * p.n * sizeof(float), s)) {
+        plan.splits = 1;  // no room for partial sums: the same kernel over all of K
+        plan.k_chunk = p.k;
+    }
+    return launch_plan(p, plan, ws.get(), s);
 }
 
 }  // namespace tgemm

@@ -9,9 +9,11 @@ namespace tgemm {
 namespace kernels {
 
 template <class T, bool kTA, bool kTB, bool kAligned>
-cudaError_t launch_tiled(const GemmParams &p, unsigned blocks, cudaStream_t s)
+cudaError_t launch_tiled(const GemmParams &p, const SplitK &sk, cudaStream_t s)
 {
-    sgemm_tiled<T, kTA, kTB, kAligned><<<blocks, T::kThreads, T::kSmemBytes, s>>>(p);
+    const int64_t tiles = ((p.m + T::BM - 1) / T::BM) * ((p.n + T::BN - 1) / T::BN);
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(sk.splits));
+    sgemm_tiled<T, kTA, kTB, kAligned><<<grid, T::kThreads, T::kSmemBytes, s>>>(p, sk);
     return cudaGetLastError();
 }
 

@@ -11,7 +11,7 @@
 namespace tgemm {
 
 struct KernelFamily {
-    using Launch = cudaError_t (*)(const GemmParams &, unsigned blocks, cudaStream_t);
+    using Launch = cudaError_t (*)(const GemmParams &, const SplitK &, cudaStream_t);
     const char *name;
     int bm, bn, bk, threads;
     size_t smem_bytes;
@@ -28,6 +28,31 @@ extern const KernelFamily tiled_256x128x8;
 
 // C := beta * C over the m x n matrix (beta == 0 writes zeros, reading nothing).
 cudaError_t launch_scale(float *c, int64_t m, int64_t n, int64_t ldc, float beta, cudaStream_t s);
+
+// A product whose C has at most 16 rows or columns, restated for the
+// streaming kernels (skinny.cu) as C(r, j) = alpha * sum_k X(r, k) Y(j, k)
+// + beta * C(r, j), r < r_len (long), j < s (short, 1..16).
+struct SkinnyParams {
+    const float *x;
+    int64_t x_r, x_k;  // X(r, k) = x[r * x_r + k * x_k]; x_r == 1 or x_k == 1
+    const float *y;
+    int64_t y_j, y_k;  // Y(j, k) = y[j * y_j + k * y_k]
+    float *c;
+    int64_t c_r, c_j;  // C(r, j) = c[r * c_r + j * c_j]
+    int64_t w_r, w_j;  // the same element in a split-K workspace slice (m x n, ld = m)
+    int64_t m, n;      // the original C's dimensions (workspace slice size)
+    int64_t r, k;      // long dimension and depth
+    int s;             // short dimension
+    float alpha, beta;
+    bool vec;          // with x_k == 1: x and x_r allow 16-byte loads along K
+};
+
+cudaError_t launch_skinny(const SkinnyParams &p, const SplitK &sk, cudaStream_t s);
+int64_t skinny_rows_per_block(const SkinnyParams &p);  // rows of R per block
+int64_t skinny_k_step(const SkinnyParams &p);          // split-K chunks must be multiples of this
+
+// C := alpha * (sum of the split-K slices, in slice order) + beta * C.
+cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStream_t s);
 }  // namespace kernels
 
 }  // namespace tgemm

@@ -19,4 +19,15 @@ struct GemmParams {
     bool trans_a, trans_b;
 };
 
+// Split-K: slice s of `splits` computes op(A)(:, K_s) * op(B)(K_s, :) over
+// K_s = [s * k_chunk, min(k, (s + 1) * k_chunk)) and stores the raw sums in
+// work + s * m * n (column-major, ld = m); a reduction then forms
+// C = alpha * sum_s + beta * C, adding the slices in order 0, 1, ... so the
+// result does not depend on scheduling.
+struct SplitK {
+    int splits = 1;      // 1: no split, the kernel writes C itself
+    int64_t k_chunk = 0; // multiple of the kernel's K step
+    float *work = nullptr;
+};
+
 }  // namespace tgemm

@@ -8,7 +8,9 @@
 //   - kAligned: a, b, c are 16-byte aligned and lda, ldb, ldc are multiples
 //     of 4, so every 4-element group that starts at a multiple of 4 can be
 //     moved as one 128-bit access. Without it every access is scalar.
-//   - the grid is 1-D with ceil(m/BM) * ceil(n/BN) blocks of T::kThreads.
+//   - the grid is ceil(m/BM) * ceil(n/BN) blocks of T::kThreads along x, and
+//     one slice of K per y (SplitK); with more than one slice, kAligned also
+//     promises m % 4 == 0 (the workspace has ld = m).
 //
 // What the kernel does:
 //   - each block owns a BM x BN tile of C and walks K in steps of BK;
@@ -237,12 +239,31 @@ __device__ __forceinline__ TileCoord tile_of_block(int64_t tiles_m, int64_t tile
     return {first_m + in_group % rows, in_group / rows};
 }
 
+// The part of the problem that slice blockIdx.y of a split-K launch computes:
+// a range of K, written unscaled to its own workspace slice.
+template <bool kTransA, bool kTransB>
+__device__ __forceinline__ GemmParams slice_of(GemmParams p, const SplitK &sk)
+{
+    const int64_t s = blockIdx.y;
+    const int64_t k0 = s * sk.k_chunk;
+    p.a += kTransA ? k0 : k0 * p.lda;
+    p.b += kTransB ? k0 * p.ldb : k0;
+    p.k = p.k - k0 < sk.k_chunk ? p.k - k0 : sk.k_chunk;
+    p.c = sk.work + s * p.m * p.n;
+    p.ldc = p.m;
+    p.alpha = 1.0f;
+    p.beta = 0.0f;
+    return p;
+}
+
 template <class T, bool kTransA, bool kTransB, bool kAligned>
-__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmParams p)
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmParams p, SplitK sk)
 {
     extern __shared__ float4 smem_raw[];
     float *const sa = reinterpret_cast<float *>(smem_raw);
     float *const sb = sa + 2 * T::kStageA;
+    if (sk.splits > 1)
+        p = slice_of<kTransA, kTransB>(p, sk);
 
     const int64_t tiles_m = (p.m + T::BM - 1) / T::BM;
     const int64_t tiles_n = (p.n + T::BN - 1) / T::BN;

@@ -6,6 +6,7 @@
 #include "api/status.hpp"
 #include "dispatch/dispatch.hpp"
 #include "runtime/settings.hpp"
+#include "runtime/workspace.hpp"
 
 namespace tgemm {
 namespace {
@@ -49,7 +50,8 @@ tgemm_status init_device_info(int dev, DeviceInfo *info)
         (e = cudaDeviceGetAttribute(&info->cc_minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess)
         return fail_cuda(e, "cudaDeviceGetAttribute");
     info->id = dev;
-    return prepare_kernels(*info);
+    const tgemm_status st = create_workspace_pool(dev, &info->pool);
+    return st != TGEMM_SUCCESS ? st : prepare_kernels(*info);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ struct DeviceInfo {
     int sm_count = 0;
     int max_grid_x = 0;
     int cc_major = 0, cc_minor = 0;
+    cudaMemPool_t pool = nullptr;  // workspace pool (runtime/workspace.hpp)
 };
 
 // Where a pointer's memory lives, as far as tgemm must care.

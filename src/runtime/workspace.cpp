@@ -1,0 +1,41 @@
+#include "workspace.hpp"
+
+#include <cstdint>
+
+#include "api/status.hpp"
+
+namespace tgemm {
+
+tgemm_status create_workspace_pool(int dev, cudaMemPool_t *pool)
+{
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    cudaError_t e = cudaMemPoolCreate(pool, &props);
+    if (e != cudaSuccess)
+        return fail_cuda(e, "cudaMemPoolCreate");
+    uint64_t keep = kWorkspaceKeepBytes;
+    e = cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, "cudaMemPoolSetAttribute");
+}
+
+Workspace::~Workspace()
+{
+    if (ptr_ != nullptr)
+        (void)cudaFreeAsync(ptr_, stream_);
+}
+
+bool Workspace::acquire(const DeviceInfo &dev, size_t bytes, cudaStream_t s)
+{
+    void *p = nullptr;
+    if (cudaMallocFromPoolAsync(&p, bytes, dev.pool, s) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    ptr_ = static_cast<float *>(p);
+    stream_ = s;
+    return true;
+}
+
+}  // namespace tgemm
