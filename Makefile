@@ -4,7 +4,8 @@
 #   make test            the test suite (GPU cases skip when no GPU is visible)
 #   make test-long       large and >2^31-element cases (needs a GPU)
 #   make demo            multiply on the GPU, check against OpenBLAS, time both
-#   make bench           benchmarks (needs a GPU; cuBLAS is loaded at run time)
+#   make bench           benchmarks (needs a GPU; cuBLAS is loaded at run time),
+#                        then bench-blas: cblas_sgemm plain against LD_PRELOAD=libtgemm.so
 #   make install         PREFIX=/usr/local DESTDIR= (staged installs)
 #   make docs            Doxygen HTML in docs/html, warnings are errors
 #   make deps            install the Debian/Ubuntu packages the above need
@@ -25,9 +26,10 @@ CUDA_ARCHS ?= -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,cod
 
 CC ?= cc
 CXX ?= g++
-FC ?= gfortran
-ifeq ($(origin FC),default)
-FC := gfortran
+# Fortran: FC if given, else the first of gfortran, gfortran-13, gfortran-12
+# on PATH (some systems ship only a versioned gfortran).
+ifneq ($(filter default undefined,$(origin FC)),)
+FC := $(notdir $(firstword $(foreach f,gfortran gfortran-13 gfortran-12,$(shell command -v $(f) 2>/dev/null)) gfortran))
 endif
 
 PREFIX ?= /usr/local
@@ -54,8 +56,8 @@ LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUI
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
 .PHONY: all lib test test-long test-cpu test-gpu test-kernels test-env test-headers test-symbols \
-        test-install test-docs demo bench install install-shared install-includes install-pc install-docs \
-        uninstall docs deps clean resources sass
+        test-blas test-preload test-fortran test-install test-docs demo bench bench-blas \
+        install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
 all: lib
 
@@ -100,9 +102,10 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 
 # Kernel families the dispatcher can choose; each runs the small-size rows
 # of the table on its own, so every family's edges are tested directly.
-KERNEL_FAMILIES := 32x32x8 64x64x8 128x128x8 128x256x8 256x128x8
+KERNEL_FAMILIES := 32x32x8 64x64x8 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8
 
-test: test-cpu test-gpu test-kernels test-env test-headers test-symbols test-install test-docs
+test: test-cpu test-gpu test-kernels test-env test-headers test-symbols test-install test-docs \
+      test-blas test-preload test-fortran
 	@echo "make test: all passed"
 
 test-cpu: $(BUILD)/tests/test_api
@@ -126,6 +129,59 @@ test-env: $(BUILD)/tests/test_env
 	TGEMM_KERNEL=nonsense $(BUILD)/tests/test_env bad-kernel
 	TGEMM_VERBOSE=1 $(BUILD)/tests/test_env verbose
 	$(BUILD)/tests/test_env quiet
+
+# The BLAS ABI, one scenario per process (settings are read once). Every
+# run starts from a clean TGEMM_* environment; see tests/test_blas.c.
+BLAS_ENV := env -u TGEMM_OFFLOAD -u TGEMM_OFFLOAD_MIN_FLOPS -u TGEMM_CPU_BLAS -u TGEMM_TRACE -u TGEMM_DEVICE \
+            -u TGEMM_KERNEL -u TGEMM_VERBOSE -u LD_PRELOAD
+BLAS_TRACE := $(BUILD)/tests/test_blas.trace
+test-blas: $(BUILD)/tests/test_blas
+	$(BLAS_ENV) $(BUILD)/tests/test_blas checks
+	rm -f $(BLAS_TRACE)
+	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
+	    $(BUILD)/tests/test_blas forward
+	rm -f $(BLAS_TRACE)
+	$(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) CUDA_VISIBLE_DEVICES= \
+	    $(BUILD)/tests/test_blas fallback
+	rm -f $(BLAS_TRACE)
+	$(BLAS_ENV) TGEMM_OFFLOAD_MIN_FLOPS=100000 TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
+	    $(BUILD)/tests/test_blas auto
+	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0 $(BUILD)/tests/test_blas builtin
+	$(BLAS_ENV) TGEMM_OFFLOAD=sometimes TGEMM_CPU_BLAS=libopenblas.so.0 $(BUILD)/tests/test_blas bad-setting
+	rm -f $(BLAS_TRACE)
+	$(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
+	    $(BUILD)/tests/test_blas gpu
+
+# A program linked only against OpenBLAS, run plain and under
+# LD_PRELOAD=libtgemm.so (tests/blas/preload.sh says what is checked); the
+# same source without error handlers, preloaded and linked with libtgemm,
+# checks the default xerbla messages.
+PRELOAD_CFLAGS := -std=c99 -O2 -g $(WARN) -Werror -D_GNU_SOURCE
+PRELOAD_BINS := $(BUILD)/tests/preload_prog $(BUILD)/tests/preload_prog_nohandlers \
+                $(BUILD)/tests/direct_prog_nohandlers $(BUILD)/tests/has_gpu
+
+$(BUILD)/tests/preload_prog: tests/blas/preload_prog.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -lopenblas -ldl -lm
+
+$(BUILD)/tests/preload_prog_nohandlers: tests/blas/preload_prog.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -lopenblas -ldl -lm
+
+$(BUILD)/tests/direct_prog_nohandlers: tests/blas/preload_prog.c $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
+
+$(BUILD)/tests/has_gpu: tests/blas/has_gpu.c
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR)
+
+test-preload: $(PRELOAD_BINS) $(BUILD)/lib/$(LIBNAME)
+	sh tests/blas/preload.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
+
+# Fortran programs built against the staged install of test-install.
+test-fortran: test-install $(BUILD)/tests/has_gpu
+	sh tests/check-fortran.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(FC) $(BUILD)/tests/has_gpu
 
 test-long: $(BUILD)/tests/test_long
 	$(BUILD)/tests/test_long
@@ -190,6 +246,22 @@ bench: $(BUILD)/bench/bench_gemm
 	$(BUILD)/bench/bench_gemm --suite --csv $(BENCH_OUT)/suite.csv
 	$(BUILD)/bench/bench_gemm --squares --csv $(BENCH_OUT)/squares.csv
 	python3 bench/plot.py $(BENCH_OUT)
+	$(MAKE) --no-print-directory bench-blas BENCH_OUT=$(BENCH_OUT)
+
+# The BLAS ABI against the CPU BLAS: one program linked only against
+# OpenBLAS, run plain and with libtgemm preloaded (GPU forced), side by side.
+# BENCH_BLAS_MAX caps the sizes (default 8192).
+BENCH_BLAS_MAX ?= 8192
+$(BUILD)/bench/bench_cpu_blas: bench/bench_cpu_blas.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) -D_GNU_SOURCE -o $@ $< -lopenblas -ldl -lm
+
+bench-blas: $(BUILD)/bench/bench_cpu_blas $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(BENCH_OUT)
+	$(BLAS_ENV) $(BUILD)/bench/bench_cpu_blas --max $(BENCH_BLAS_MAX) --csv $(BENCH_OUT)/blas_cpu.csv
+	$(BLAS_ENV) LD_PRELOAD=$(abspath $(LIB)) TGEMM_OFFLOAD=gpu \
+	    $(BUILD)/bench/bench_cpu_blas --max $(BENCH_BLAS_MAX) --csv $(BENCH_OUT)/blas_tgemm.csv
+	python3 bench/plot_blas.py $(BENCH_OUT)/blas_cpu.csv $(BENCH_OUT)/blas_tgemm.csv $(BENCH_OUT)
 
 # ---------------------------------------------------------------- install
 
@@ -204,6 +276,7 @@ install-shared: $(BUILD)/lib/$(LIBNAME)
 install-includes:
 	install -d $(DESTDIR)$(INCLUDEDIR)
 	install -m 644 include/tgemm.h $(DESTDIR)$(INCLUDEDIR)/tgemm.h
+	install -m 644 include/tgemm.f90 $(DESTDIR)$(INCLUDEDIR)/tgemm.f90
 
 install-pc:
 	install -d $(DESTDIR)$(PKGCONFIGDIR)
@@ -222,7 +295,7 @@ install-docs:
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(REALNAME) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(LIBNAME)
-	rm -f $(DESTDIR)$(INCLUDEDIR)/tgemm.h $(DESTDIR)$(PKGCONFIGDIR)/tgemm.pc
+	rm -f $(DESTDIR)$(INCLUDEDIR)/tgemm.h $(DESTDIR)$(INCLUDEDIR)/tgemm.f90 $(DESTDIR)$(PKGCONFIGDIR)/tgemm.pc
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 # ---------------------------------------------------------------- tools

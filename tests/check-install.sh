@@ -8,7 +8,7 @@ destdir=$1 prefix=$2 version=$3 major=$4
 root=$destdir$prefix
 fail() { echo "check-install: $*" >&2; exit 1; }
 
-for f in include/tgemm.h lib/libtgemm.so.$version lib/pkgconfig/tgemm.pc share/doc/tgemm/README.md; do
+for f in include/tgemm.h include/tgemm.f90 lib/libtgemm.so.$version lib/pkgconfig/tgemm.pc share/doc/tgemm/README.md; do
     [ -f "$root/$f" ] || fail "missing $prefix/$f"
 done
 [ "$(readlink "$root/lib/libtgemm.so.$major")" = "libtgemm.so.$version" ] || fail "bad libtgemm.so.$major link"

@@ -68,6 +68,9 @@ bool gpu_available(void)
 
 typedef void (*cblas_sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int,
                                float, float *, int);
+typedef void (*sgemm_f77_fn)(const char *, const char *, const int *, const int *, const int *, const float *,
+                             const float *, const int *, const float *, const int *, const float *, float *,
+                             const int *, size_t, size_t);
 typedef void (*cblas_dgemm_fn)(int, int, int, int, int, int, double, const double *, int, const double *,
                                int, double, double *, int);
 
@@ -103,6 +106,15 @@ void ref_sgemm(int layout, int ta, int tb, int m, int n, int k, float alpha, con
     if (!f)
         *(void **)&f = openblas_sym("cblas_sgemm");
     f(layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void ref_sgemm_f77(const char *ta, const char *tb, int m, int n, int k, float alpha, const float *A, int lda,
+                   const float *B, int ldb, float beta, float *C, int ldc)
+{
+    static sgemm_f77_fn f;
+    if (!f)
+        *(void **)&f = openblas_sym("sgemm_");
+    f(ta, tb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
 }
 
 void ref_dgemm(int layout, int ta, int tb, int m, int n, int k, double alpha, const double *A, int lda,

@@ -38,6 +38,9 @@ bool gpu_available(void);
 enum { REF_ROW_MAJOR = 101, REF_COL_MAJOR = 102, REF_N = 111, REF_T = 112 };
 void ref_sgemm(int layout, int ta, int tb, int m, int n, int k, float alpha, const float *A, int lda,
                const float *B, int ldb, float beta, float *C, int ldc);
+/* OpenBLAS's own Fortran sgemm_ (the gfortran ABI), for comparing with tgemm's sgemm_. */
+void ref_sgemm_f77(const char *ta, const char *tb, int m, int n, int k, float alpha, const float *A, int lda,
+                   const float *B, int ldb, float beta, float *C, int ldc);
 void ref_dgemm(int layout, int ta, int tb, int m, int n, int k, double alpha, const double *A, int lda,
                const double *B, int ldb, double beta, double *C, int ldc);
 

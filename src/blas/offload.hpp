@@ -1,0 +1,28 @@
+// The one core behind sgemm_ and cblas_sgemm: given a checked, column-major
+// problem that is not a quick return, decide where it runs and run it.
+//
+//   TGEMM_OFFLOAD=cpu   the CPU BLAS
+//   TGEMM_OFFLOAD=gpu   the GPU
+//   auto (default)      the GPU when 2*m*n*k >= TGEMM_OFFLOAD_MIN_FLOPS,
+//                       else the CPU BLAS
+//
+// A GPU attempt that fails for any reason leaves C unchanged and the call
+// goes to the CPU BLAS. Without a CPU BLAS the GPU is tried (unless
+// TGEMM_OFFLOAD=cpu), and failing that the built-in reference loops compute
+// C, with one warning per process. An invalid TGEMM_* setting sends every
+// call to the CPU, with one warning per process naming the variable.
+#pragma once
+
+#include "blas/trace.hpp"
+#include "kernels/gemm_params.hpp"
+
+namespace tgemm::blas {
+
+// 0 when every operand the call reads or writes is non-null, else the SGEMM
+// number of the first null one (7 A, 9 B, 12 C). Only meaningful after the
+// quick return.
+int null_operand(const GemmParams &p);
+
+void run_sgemm(const GemmParams &p, CallTrace &trace);
+
+}  // namespace tgemm::blas

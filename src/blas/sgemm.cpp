@@ -1,0 +1,129 @@
+// The BLAS ABI: sgemm_ (gfortran calling convention) and cblas_sgemm
+// (reference CBLAS), with reference BLAS semantics exactly: arguments are
+// checked in reference order and reported through xerbla_ / cblas_xerbla
+// with reference numbers, quick returns read nothing, and a row-major call
+// is the column-major call with A and B, M and N, lda and ldb and the
+// transposes swapped. Both then share one core (offload.hpp).
+#include <cstddef>
+
+#include "api/check.hpp"
+#include "blas/offload.hpp"
+#include "blas/trace.hpp"
+#include "blas/xerbla.hpp"
+#include "tgemm.h"
+
+namespace tgemm::blas {
+namespace {
+
+constexpr int kRowMajor = 101, kColMajor = 102;
+
+GemmParams column_major(Op ta, Op tb, int m, int n, int k, float alpha, const float *A, int lda, const float *B,
+                        int ldb, float beta, float *C, int ldc)
+{
+    GemmParams p;
+    p.trans_a = ta == Op::T;
+    p.trans_b = tb == Op::T;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.a = A;
+    p.lda = lda;
+    p.b = B;
+    p.ldb = ldb;
+    p.c = C;
+    p.ldc = ldc;
+    p.alpha = alpha;
+    p.beta = beta;
+    return p;
+}
+
+}  // namespace
+}  // namespace tgemm::blas
+
+extern "C" {
+
+// The hidden length arguments are never read: C callers often omit them.
+TGEMM_API void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                      const float *alpha, const float *A, const int *lda, const float *B, const int *ldb,
+                      const float *beta, float *C, const int *ldc, size_t transa_len, size_t transb_len)
+{
+    using namespace tgemm;
+    using namespace tgemm::blas;
+    (void)transa_len;
+    (void)transb_len;
+    CallTrace trace("sgemm_", false, 0, *transa, *transb, *m, *n, *k);
+    const Op ta = op_from_char(*transa), tb = op_from_char(*transb);
+    if (const int info = check_sgemm(ta, tb, *m, *n, *k, *lda, *ldb, *ldc); info != 0) {
+        trace.error(info);
+        report_sgemm_error(info);
+        return;
+    }
+    trace.scalars(*alpha, *beta);
+    if (sgemm_is_noop(*m, *n, *k, *alpha, *beta)) {
+        trace.path("quick-return");
+        return;
+    }
+    const GemmParams p = column_major(ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
+    // Reference BLAS would crash on a null operand it must use; tgemm
+    // reports it as an illegal argument instead.
+    if (const int info = null_operand(p); info != 0) {
+        trace.error(info);
+        report_sgemm_error(info);
+        return;
+    }
+    run_sgemm(p, trace);
+}
+
+TGEMM_API void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int K, float alpha, const float *A,
+                           int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    using namespace tgemm;
+    using namespace tgemm::blas;
+    CallTrace trace("cblas_sgemm", true, layout, TransA, TransB, M, N, K);
+    // Reference CBLAS: the layout, then TransA (2) and TransB (3) in both
+    // layouts, then SGEMM's own checks on the column-major call it makes.
+    if (layout != kColMajor && layout != kRowMajor) {
+        trace.error(1);
+        report_cblas_error(1, "Illegal layout setting, %d\n", layout);
+        return;
+    }
+    const Op ta = op_from_enum(TransA), tb = op_from_enum(TransB);
+    if (ta == Op::Invalid) {
+        trace.error(2);
+        report_cblas_error(2, "Illegal TransA setting, %d\n", TransA);
+        return;
+    }
+    if (tb == Op::Invalid) {
+        trace.error(3);
+        report_cblas_error(3, "Illegal TransB setting, %d\n", TransB);
+        return;
+    }
+    const bool row = layout == kRowMajor;
+    const GemmParams p = row ? column_major(tb, ta, N, M, K, alpha, B, ldb, A, lda, beta, C, ldc)
+                             : column_major(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    // SGEMM argument i is CBLAS argument i + 1 (the layout comes first). For
+    // a row-major call, i names an argument of the swapped call: reference
+    // cblas_xerbla maps it back to the caller's (4 <-> 5, 9 <-> 11), which
+    // is what sgemm_row_major_argument does for every number checked here.
+    const auto cblas_argument = [row](int i) { return (row ? sgemm_row_major_argument(i) : i) + 1; };
+    const int info = check_sgemm(p.trans_a ? Op::T : Op::N, p.trans_b ? Op::T : Op::N, p.m, p.n, p.k, p.lda,
+                                 p.ldb, p.ldc);
+    if (info != 0) {
+        trace.error(cblas_argument(info));
+        report_cblas_error(cblas_argument(info), "", 0);
+        return;
+    }
+    trace.scalars(alpha, beta);
+    if (sgemm_is_noop(p.m, p.n, p.k, alpha, beta)) {
+        trace.path("quick-return");
+        return;
+    }
+    if (const int null_arg = null_operand(p); null_arg != 0) {
+        trace.error(cblas_argument(null_arg));
+        report_cblas_error(cblas_argument(null_arg), "", 0);
+        return;
+    }
+    run_sgemm(p, trace);
+}
+
+}  // extern "C"

@@ -1,0 +1,98 @@
+#include "blas/trace.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "blas/output.hpp"
+#include "runtime/settings.hpp"
+
+namespace tgemm::blas {
+namespace {
+
+// The trace's file descriptor, opened once: stderr for "1" or "stderr",
+// else the named file in append mode (each line is one write, and appends
+// of one write are never interleaved). A file that cannot be opened is
+// reported once and the trace goes to stderr.
+int trace_fd()
+{
+    static const int fd = [] {
+        const std::string &t = settings().trace;
+        if (t == "1" || t == "stderr")
+            return STDERR_FILENO;
+        const int f = open(t.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (f >= 0)
+            return f;
+        print_line("tgemm: TGEMM_TRACE=%s cannot be opened (%s); tracing to stderr\n", t.c_str(),
+                   std::strerror(errno));
+        return STDERR_FILENO;
+    }();
+    return fd;
+}
+
+// A transpose as the caller gave it: the character for sgemm_, N/T/C for a
+// valid CBLAS value, else the number.
+void describe_op(char *out, size_t cap, bool cblas, int v)
+{
+    if (!cblas) {
+        const unsigned char c = static_cast<unsigned char>(v);
+        if (c > 32 && c < 127)
+            std::snprintf(out, cap, "%c", c);
+        else
+            std::snprintf(out, cap, "\\x%02x", c);
+    } else if (v >= 111 && v <= 113) {
+        std::snprintf(out, cap, "%c", "NTC"[v - 111]);
+    } else {
+        std::snprintf(out, cap, "%d", v);
+    }
+}
+
+}  // namespace
+
+CallTrace::CallTrace(const char *entry, bool cblas, int layout, int transa, int transb, int m, int n, int k)
+    : on_(!settings().trace.empty()),
+      entry_(entry),
+      cblas_(cblas),
+      layout_(layout),
+      transa_(transa),
+      transb_(transb),
+      m_(m),
+      n_(n),
+      k_(k)
+{
+    if (on_)
+        start_ = std::chrono::steady_clock::now();
+}
+
+CallTrace::~CallTrace()
+{
+    if (!on_)
+        return;
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
+    char ta[8], tb[8], layout[24] = "", path[96];
+    describe_op(ta, sizeof ta, cblas_, transa_);
+    describe_op(tb, sizeof tb, cblas_, transb_);
+    if (cblas_ && (layout_ == 101 || layout_ == 102))
+        std::snprintf(layout, sizeof layout, " layout=%s", layout_ == 101 ? "row" : "col");
+    else if (cblas_)
+        std::snprintf(layout, sizeof layout, " layout=%d", layout_);
+    if (info_ != 0)
+        std::snprintf(path, sizeof path, "%s%d", path_, info_);
+    else
+        std::snprintf(path, sizeof path, "%s%s", path_, detail_ != nullptr ? detail_ : "");
+    char scalars[64] = "";
+    if (have_scalars_)
+        std::snprintf(scalars, sizeof scalars, " alpha=%g beta=%g", static_cast<double>(alpha_),
+                      static_cast<double>(beta_));
+    char line[384];
+    write_text(trace_fd(), line,
+               std::snprintf(line, sizeof line,
+                             "tgemm trace: entry=%s%s transa=%s transb=%s m=%d n=%d k=%d%s path=%s time_us=%.1f\n",
+                             entry_, layout, ta, tb, m_, n_, k_, scalars, path, us),
+               sizeof line);
+}
+
+}  // namespace tgemm::blas

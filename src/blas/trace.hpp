@@ -1,0 +1,57 @@
+// TGEMM_TRACE: one line per BLAS call, for benchmarking and for finding out
+// where calls ran. Off by default, and then costs one branch per call (no
+// clock is read, nothing is formatted).
+//
+//   tgemm trace: entry=cblas_sgemm layout=row transa=N transb=T m=512 n=256 k=64 path=gpu time_us=812.4
+//
+// path is gpu, cpu, cpu-fallback:<why the GPU could not run it>, builtin,
+// quick-return or xerbla:<argument number>.
+#pragma once
+
+#include <chrono>
+
+namespace tgemm::blas {
+
+class CallTrace {
+public:
+    // sgemm_ (cblas false): layout is ignored, transa/transb are the
+    // characters passed. cblas_sgemm: the CBLAS values passed.
+    CallTrace(const char *entry, bool cblas, int layout, int transa, int transb, int m, int n, int k);
+    CallTrace(const CallTrace &) = delete;
+    CallTrace &operator=(const CallTrace &) = delete;
+    ~CallTrace();  // writes the line
+
+    // A static string, or `prefix` followed by `detail`; both must outlive the call.
+    void path(const char *p, const char *detail = nullptr)
+    {
+        path_ = p;
+        detail_ = detail;
+    }
+    // alpha and beta, once the arguments are known to be valid (reference
+    // BLAS reads them only then).
+    void scalars(float alpha, float beta)
+    {
+        alpha_ = alpha;
+        beta_ = beta;
+        have_scalars_ = true;
+    }
+    void error(int info)
+    {
+        path_ = "xerbla:";
+        info_ = info;
+    }
+
+private:
+    bool on_;
+    const char *entry_;
+    bool cblas_;
+    int layout_, transa_, transb_, m_, n_, k_;
+    const char *path_ = "unknown";
+    const char *detail_ = nullptr;
+    int info_ = 0;
+    float alpha_ = 0.0f, beta_ = 0.0f;
+    bool have_scalars_ = false;
+    std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace tgemm::blas

@@ -1,0 +1,69 @@
+#include "blas/xerbla.hpp"
+
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdio>
+
+#include "blas/cpu_blas.hpp"
+#include "blas/output.hpp"
+
+// The handlers are weak undefined references: the dynamic linker binds them
+// to the first definition in the process's global scope (the program's own
+// handler, or one in a library it loaded), and leaves them null when there is
+// none. A weak reference is allowed by -z defs and exports nothing.
+extern "C" {
+__attribute__((weak, visibility("default"))) void xerbla_(const char *srname, const int *info, size_t srname_len);
+__attribute__((weak, visibility("default"))) void cblas_xerbla(int info, const char *rout, const char *form, ...);
+}
+
+namespace tgemm::blas {
+namespace {
+
+constexpr char kSgemmName[] = "SGEMM ";  // reference passes the name padded to 6
+constexpr char kCblasName[] = "cblas_sgemm";
+
+// A handler that belongs to the CPU BLAS tgemm forwards to is that library's
+// own default, not the program's: reference CBLAS's and OpenBLAS's
+// cblas_xerbla exit the process, which tgemm never does. Only the program's
+// handlers (wherever else they are defined) are called.
+template <typename Fn>
+bool program_handler(Fn fn)
+{
+    return fn != nullptr && !defined_by_cpu_blas(reinterpret_cast<const void *>(fn));
+}
+
+}  // namespace
+
+void report_sgemm_error(int info)
+{
+    if (program_handler(&xerbla_)) {
+        xerbla_(kSgemmName, &info, sizeof kSgemmName - 1);
+        return;
+    }
+    // Reference XERBLA's text (the name trimmed, as LEN_TRIM does); it then
+    // executes STOP, tgemm returns.
+    print_line(" ** On entry to SGEMM parameter number %2d had an illegal value\n", info);
+}
+
+void report_cblas_error(int info, const char *form, int value)
+{
+    if (program_handler(&cblas_xerbla)) {
+        if (form[0] != '\0')
+            cblas_xerbla(info, kCblasName, form, value);
+        else
+            cblas_xerbla(info, kCblasName, form);
+        return;
+    }
+    // Reference cblas_xerbla's text; it then calls exit(-1), tgemm returns.
+    char line[160];
+    int len = std::snprintf(line, sizeof line, "Parameter %d to routine %s was incorrect\n", info, kCblasName);
+    if (len > 0 && static_cast<size_t>(len) < sizeof line && form[0] != '\0') {
+        const int more = std::snprintf(line + len, sizeof line - static_cast<size_t>(len), form, value);
+        if (more > 0)
+            len += more;
+    }
+    write_text(STDERR_FILENO, line, len, sizeof line);
+}
+
+}  // namespace tgemm::blas

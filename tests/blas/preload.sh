@@ -1,0 +1,66 @@
+#!/bin/sh
+# make test-preload: a program linked only against OpenBLAS, run plain and
+# with LD_PRELOAD=libtgemm.so, forwarding (TGEMM_OFFLOAD=cpu) and on the GPU
+# (TGEMM_OFFLOAD=gpu; without a GPU every call must fall back to the CPU).
+# Also the default xerbla handlers, preloaded and linked directly.
+# usage: preload.sh BUILD_TESTS_DIR LIBTGEMM
+set -eu
+dir=$1 lib=$2
+fail() { echo "test-preload: $*" >&2; exit 1; }
+unset TGEMM_OFFLOAD TGEMM_OFFLOAD_MIN_FLOPS TGEMM_CPU_BLAS TGEMM_TRACE TGEMM_DEVICE TGEMM_KERNEL TGEMM_VERBOSE LD_PRELOAD
+trace=$dir/preload.trace
+err=$dir/preload.stderr
+
+# The program uses OpenBLAS and nothing else.
+ldd "$dir/preload_prog" | grep -q libopenblas || fail "preload_prog is not linked against OpenBLAS"
+! ldd "$dir/preload_prog" | grep -q libtgemm || fail "preload_prog must not be linked against libtgemm"
+
+echo "== plain (OpenBLAS alone)"
+"$dir/preload_prog" exact
+
+# Every multiply line of the trace must show `want` ($1), and both entry
+# points must appear.
+check_trace() {
+    want=$1
+    grep -q 'entry=sgemm_ .*path=' "$trace" || fail "no sgemm_ lines in the trace"
+    grep -q 'entry=cblas_sgemm layout=col .*path=' "$trace" || fail "no column-major cblas_sgemm lines in the trace"
+    grep -q 'entry=cblas_sgemm layout=row .*path=' "$trace" || fail "no row-major cblas_sgemm lines in the trace"
+    others=$(grep -v -e 'path=xerbla:' -e "path=$want " "$trace" || true)
+    [ -z "$others" ] || fail "trace lines without path=$want: $(echo "$others" | head -3)"
+    grep -q "path=$want " "$trace" || fail "no path=$want lines in the trace"
+    echo "trace: $(grep -c "path=$want " "$trace") calls with path=$want"
+}
+
+echo "== LD_PRELOAD, TGEMM_OFFLOAD=cpu: forwarded to OpenBLAS"
+rm -f "$trace"
+LD_PRELOAD=$lib TGEMM_OFFLOAD=cpu TGEMM_TRACE=$trace "$dir/preload_prog" exact reference
+check_trace cpu
+
+echo "== LD_PRELOAD, TGEMM_OFFLOAD=gpu"
+rm -f "$trace"
+if [ "$("$dir/has_gpu")" = 1 ]; then
+    LD_PRELOAD=$lib TGEMM_OFFLOAD=gpu TGEMM_TRACE=$trace "$dir/preload_prog" bound reference
+    check_trace gpu
+else
+    LD_PRELOAD=$lib TGEMM_OFFLOAD=gpu TGEMM_TRACE=$trace "$dir/preload_prog" exact reference
+    check_trace cpu-fallback:no-device
+fi
+
+# Without handlers of the program's own: the weak xerbla_ / cblas_xerbla
+# references bind to OpenBLAS's, which tgemm does not call (OpenBLAS's
+# cblas_xerbla exits); its defaults print the reference text and return.
+check_default_messages() {
+    grep -q '^ \*\* On entry to SGEMM parameter number  3 had an illegal value$' "$err" \
+        || fail "no reference xerbla_ message: $(cat "$err")"
+    grep -q '^Parameter 1 to routine cblas_sgemm was incorrect$' "$err" || fail "no cblas layout message: $(cat "$err")"
+    grep -q '^Illegal layout setting, 7$' "$err" || fail "no 'Illegal layout setting' line: $(cat "$err")"
+    grep -q '^Parameter 5 to routine cblas_sgemm was incorrect$' "$err" || fail "no cblas N message: $(cat "$err")"
+    [ "$(wc -l < "$err")" -eq 4 ] || fail "unexpected stderr: $(cat "$err")"
+}
+echo "== LD_PRELOAD, no handlers in the program"
+LD_PRELOAD=$lib TGEMM_OFFLOAD=cpu "$dir/preload_prog_nohandlers" 2> "$err"
+check_default_messages
+echo "== linked with libtgemm, no handlers in the program"
+TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 "$dir/direct_prog_nohandlers" 2> "$err"
+check_default_messages
+echo "test-preload: OK"

@@ -1,0 +1,739 @@
+/* The BLAS ABI: sgemm_ and cblas_sgemm against reference BLAS / reference
+ * CBLAS behaviour and against OpenBLAS.
+ *
+ * Settings are read once per process, so `make test-blas` runs this program
+ * once per scenario, with the environment it needs, and names the scenario
+ * as the first argument:
+ *
+ *   checks       every bad argument reaches this program's xerbla_ /
+ *                cblas_xerbla with reference numbers; quick returns
+ *   forward      TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=F:
+ *                results bit for bit OpenBLAS's, one trace line per call,
+ *                no CUDA context created
+ *   fallback     TGEMM_OFFLOAD=gpu CUDA_VISIBLE_DEVICES= (+ CPU BLAS, trace):
+ *                the GPU path fails, the CPU BLAS gives OpenBLAS's bits
+ *   auto         TGEMM_OFFLOAD_MIN_FLOPS=100000 (+ CPU BLAS, trace): small
+ *                calls on the CPU, large ones on the GPU (or falling back)
+ *   builtin      TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=<missing>: the built-in
+ *                loops, and one warning line
+ *   bad-setting  TGEMM_OFFLOAD=sometimes (+ CPU BLAS): correct results and
+ *                one warning line naming the variable
+ *   gpu          TGEMM_OFFLOAD=gpu (+ CPU BLAS, trace): GPU results within
+ *                the dot-product bound, trace shows path=gpu; skip() without
+ *                a GPU
+ *
+ * The program defines its own xerbla_ and cblas_xerbla, which record the
+ * call instead of printing.
+ */
+#include "common.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The BLAS ABI exported by libtgemm (not declared in tgemm.h). */
+void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const float *alpha,
+            const float *A, const int *lda, const float *B, const int *ldb, const float *beta, float *C,
+            const int *ldc, size_t transa_len, size_t transb_len);
+void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int K, float alpha, const float *A, int lda,
+                 const float *B, int ldb, float beta, float *C, int ldc);
+
+/* ---------------------------------------------------------------- error handlers */
+
+typedef struct {
+    int calls;
+    int info;
+    char name[32];
+    char text[128]; /* cblas_xerbla: form formatted with its arguments */
+} handler_log_t;
+
+static handler_log_t g_xerbla, g_cblas_xerbla;
+
+void xerbla_(const char *srname, const int *info, size_t srname_len);
+void cblas_xerbla(int info, const char *rout, const char *form, ...);
+
+void xerbla_(const char *srname, const int *info, size_t srname_len)
+{
+    g_xerbla.calls++;
+    g_xerbla.info = *info;
+    const size_t n = srname_len < sizeof g_xerbla.name - 1 ? srname_len : sizeof g_xerbla.name - 1;
+    memcpy(g_xerbla.name, srname, n);
+    g_xerbla.name[n] = '\0';
+}
+
+void cblas_xerbla(int info, const char *rout, const char *form, ...)
+{
+    g_cblas_xerbla.calls++;
+    g_cblas_xerbla.info = info;
+    snprintf(g_cblas_xerbla.name, sizeof g_cblas_xerbla.name, "%s", rout);
+    va_list ap;
+    va_start(ap, form);
+    vsnprintf(g_cblas_xerbla.text, sizeof g_cblas_xerbla.text, form, ap);
+    va_end(ap);
+}
+
+static void reset_handlers(void)
+{
+    memset(&g_xerbla, 0, sizeof g_xerbla);
+    memset(&g_cblas_xerbla, 0, sizeof g_cblas_xerbla);
+}
+
+/* Calls made through the BLAS ABI in this process: the trace must have one
+ * line for each. */
+static int g_blas_calls;
+
+static void call_sgemm(const char *ta, const char *tb, int m, int n, int k, float alpha, const float *A, int lda,
+                       const float *B, int ldb, float beta, float *C, int ldc)
+{
+    g_blas_calls++;
+    sgemm_(ta, tb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+}
+
+static void call_cblas(int layout, int ta, int tb, int m, int n, int k, float alpha, const float *A, int lda,
+                       const float *B, int ldb, float beta, float *C, int ldc)
+{
+    g_blas_calls++;
+    cblas_sgemm(layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* ---------------------------------------------------------------- bad arguments */
+
+enum { kBufElems = 64 };
+
+static void poison(float *x)
+{
+    for (int i = 0; i < kBufElems; ++i)
+        x[i] = poison_c();
+}
+
+static void assert_poisoned(const float *x, const char *what)
+{
+    for (int i = 0; i < kBufElems; ++i)
+        if (!same_bits(x[i], poison_c()))
+            fail_msg("%s: C[%d] was written", what, i);
+}
+
+/* sgemm_: baseline m=4 n=3 k=2 lda=4 ldb=2 ldc=4 is valid. Rows where
+ * several arguments are bad check that the first in reference order wins.
+ * Null operands that must be used are reported as their argument (7, 9,
+ * 12), where reference BLAS would crash. */
+typedef struct {
+    const char *name;
+    char ta, tb;
+    int m, n, k, lda, ldb, ldc;
+    bool null_a, null_b, null_c;
+    int want;
+} f77_bad_t;
+
+static const f77_bad_t kF77Bad[] = {
+    {"transa_X", 'X', 'N', 4, 3, 2, 4, 2, 4, false, false, false, 1},
+    {"transa_x", 'x', 'N', 4, 3, 2, 4, 2, 4, false, false, false, 1},
+    {"transa_nul", '\0', 'N', 4, 3, 2, 4, 2, 4, false, false, false, 1},
+    {"transa_R", 'R', 'N', 4, 3, 2, 4, 2, 4, false, false, false, 1},
+    {"transb_X", 'N', 'X', 4, 3, 2, 4, 2, 4, false, false, false, 2},
+    {"transb_y", 'n', 'y', 4, 3, 2, 4, 2, 4, false, false, false, 2},
+    {"m_negative", 'N', 'N', -1, 3, 2, 4, 2, 4, false, false, false, 3},
+    {"n_negative", 'N', 'N', 4, -1, 2, 4, 2, 4, false, false, false, 4},
+    {"k_negative", 'N', 'N', 4, 3, -1, 4, 2, 4, false, false, false, 5},
+    {"lda_n", 'N', 'N', 4, 3, 2, 3, 2, 4, false, false, false, 8},
+    {"lda_t", 'T', 'N', 4, 3, 2, 1, 2, 4, false, false, false, 8},
+    {"lda_c", 'c', 'N', 4, 3, 5, 4, 5, 4, false, false, false, 8},
+    {"lda_zero_m0", 'N', 'N', 0, 3, 2, 0, 2, 1, false, false, false, 8},
+    {"ldb_n", 'N', 'N', 4, 3, 2, 4, 1, 4, false, false, false, 10},
+    {"ldb_t", 'N', 't', 4, 3, 2, 4, 2, 4, false, false, false, 10},
+    {"ldb_zero_k0", 'N', 'N', 4, 3, 0, 4, 0, 4, false, false, false, 10},
+    {"ldc", 'N', 'N', 4, 3, 2, 4, 2, 3, false, false, false, 13},
+    {"ldc_zero_m0", 'N', 'N', 0, 3, 2, 1, 2, 0, false, false, false, 13},
+    {"first_transa_before_transb", 'X', 'X', 4, 3, 2, 4, 2, 4, false, false, false, 1},
+    {"first_transb_before_k", 'N', '7', 4, 3, -5, 4, 2, 4, false, false, false, 2},
+    {"first_m_before_lda", 'N', 'N', -1, 3, 2, 0, 0, 0, false, false, false, 3},
+    {"first_n_before_k", 'N', 'N', 4, -1, -1, 4, 2, 4, false, false, false, 4},
+    {"first_k_before_lda", 'T', 'N', 4, 3, -1, 0, 2, 4, false, false, false, 5},
+    {"first_lda_before_ldb", 'N', 'N', 4, 3, 2, 1, 1, 1, false, false, false, 8},
+    {"first_ldb_before_ldc", 'N', 'N', 4, 3, 2, 4, 1, 1, false, false, false, 10},
+    {"first_ldc_before_null", 'N', 'N', 4, 3, 2, 4, 2, 1, true, true, true, 13},
+    {"null_a", 'N', 'N', 4, 3, 2, 4, 2, 4, true, false, false, 7},
+    {"null_b", 'N', 'N', 4, 3, 2, 4, 2, 4, false, true, false, 9},
+    {"null_c", 'N', 'N', 4, 3, 2, 4, 2, 4, false, false, true, 12},
+    {"null_a_before_b", 'T', 'T', 4, 3, 2, 2, 3, 4, true, true, false, 7},
+};
+
+static void test_f77_bad(void **state)
+{
+    const f77_bad_t *b = *state;
+    float a[kBufElems], bb[kBufElems], c[kBufElems];
+    for (int i = 0; i < kBufElems; ++i)
+        a[i] = bb[i] = 1.0f;
+    poison(c);
+    reset_handlers();
+    const char ta[2] = {b->ta, '\0'}, tb[2] = {b->tb, '\0'};
+    call_sgemm(ta, tb, b->m, b->n, b->k, 1.0f, b->null_a ? NULL : a, b->lda, b->null_b ? NULL : bb, b->ldb, 0.5f,
+               b->null_c ? NULL : c, b->ldc);
+    if (g_xerbla.calls != 1 || g_xerbla.info != b->want)
+        fail_msg("%s: xerbla_ called %d time(s), last with info %d; want once with %d", b->name, g_xerbla.calls,
+                 g_xerbla.info, b->want);
+    assert_string_equal(g_xerbla.name, "SGEMM ");
+    assert_int_equal(g_cblas_xerbla.calls, 0);
+    assert_poisoned(c, b->name);
+}
+
+/* cblas_sgemm. Column-major baseline M=4 N=3 K=2 lda=4 ldb=2 ldc=4;
+ * row-major baseline M=4 N=3 K=2 lda=2 ldb=3 ldc=3 (minimums on columns).
+ * Numbers are the caller's argument positions (1 layout ... 14 ldc), as
+ * reference cblas_xerbla reports them; for row-major calls reference CBLAS
+ * checks the swapped column-major call, so N is checked before M and ldb
+ * before lda (and a null B before a null A). */
+typedef struct {
+    const char *name;
+    int layout, ta, tb;
+    int m, n, k, lda, ldb, ldc;
+    bool null_a, null_b, null_c;
+    int want;
+    const char *text; /* what the form prints */
+} cblas_bad_t;
+
+static const cblas_bad_t kCblasBad[] = {
+    {"layout_7", 7, 111, 111, 4, 3, 2, 4, 2, 4, false, false, false, 1, "Illegal layout setting, 7\n"},
+    {"layout_0_before_transa", 0, 5, 111, 4, 3, 2, 4, 2, 4, false, false, false, 1, "Illegal layout setting, 0\n"},
+    {"layout_before_m", 100, 111, 111, -1, 3, 2, 4, 2, 4, false, false, false, 1, "Illegal layout setting, 100\n"},
+    {"cm_transa_110", 102, 110, 111, 4, 3, 2, 4, 2, 4, false, false, false, 2, "Illegal TransA setting, 110\n"},
+    {"cm_transa_char_N", 102, 'N', 111, 4, 3, 2, 4, 2, 4, false, false, false, 2, "Illegal TransA setting, 78\n"},
+    {"cm_transb_114", 102, 111, 114, 4, 3, 2, 4, 2, 4, false, false, false, 3, "Illegal TransB setting, 114\n"},
+    {"cm_transa_before_transb", 102, 5, 6, 4, 3, 2, 4, 2, 4, false, false, false, 2, "Illegal TransA setting, 5\n"},
+    {"cm_transb_before_m", 102, 111, 0, -1, 3, 2, 4, 2, 4, false, false, false, 3, "Illegal TransB setting, 0\n"},
+    {"cm_m", 102, 111, 111, -1, 3, 2, 4, 2, 4, false, false, false, 4, ""},
+    {"cm_n", 102, 111, 111, 4, -1, 2, 4, 2, 4, false, false, false, 5, ""},
+    {"cm_k", 102, 111, 111, 4, 3, -1, 4, 2, 4, false, false, false, 6, ""},
+    {"cm_lda_n", 102, 111, 111, 4, 3, 2, 3, 2, 4, false, false, false, 9, ""},
+    {"cm_lda_t", 102, 112, 111, 4, 3, 2, 1, 2, 4, false, false, false, 9, ""},
+    {"cm_lda_c", 102, 113, 111, 4, 3, 5, 4, 5, 4, false, false, false, 9, ""},
+    {"cm_ldb_n", 102, 111, 111, 4, 3, 2, 4, 1, 4, false, false, false, 11, ""},
+    {"cm_ldb_t", 102, 111, 112, 4, 3, 2, 4, 2, 4, false, false, false, 11, ""},
+    {"cm_ldc", 102, 111, 111, 4, 3, 2, 4, 2, 3, false, false, false, 14, ""},
+    {"cm_m_before_n", 102, 111, 111, -1, -1, 2, 4, 2, 4, false, false, false, 4, ""},
+    {"cm_lda_before_ldb", 102, 111, 111, 4, 3, 2, 1, 1, 4, false, false, false, 9, ""},
+    {"cm_ldb_before_ldc", 102, 111, 111, 4, 3, 2, 4, 1, 1, false, false, false, 11, ""},
+    {"cm_null_a", 102, 111, 111, 4, 3, 2, 4, 2, 4, true, false, false, 8, ""},
+    {"cm_null_b", 102, 111, 111, 4, 3, 2, 4, 2, 4, false, true, false, 10, ""},
+    {"cm_null_c", 102, 111, 111, 4, 3, 2, 4, 2, 4, false, false, true, 13, ""},
+    {"rm_transa_110", 101, 110, 111, 4, 3, 2, 2, 3, 3, false, false, false, 2, "Illegal TransA setting, 110\n"},
+    {"rm_transb_114", 101, 111, 114, 4, 3, 2, 2, 3, 3, false, false, false, 3, "Illegal TransB setting, 114\n"},
+    {"rm_transa_before_transb", 101, 5, 6, 4, 3, 2, 2, 3, 3, false, false, false, 2, "Illegal TransA setting, 5\n"},
+    {"rm_transb_before_n", 101, 112, -3, 4, -1, 2, 4, 3, 3, false, false, false, 3, "Illegal TransB setting, -3\n"},
+    {"rm_m", 101, 111, 111, -1, 3, 2, 2, 3, 3, false, false, false, 4, ""},
+    {"rm_n", 101, 111, 111, 4, -1, 2, 2, 3, 3, false, false, false, 5, ""},
+    {"rm_k", 101, 111, 111, 4, 3, -1, 2, 3, 3, false, false, false, 6, ""},
+    {"rm_lda_n", 101, 111, 111, 4, 3, 2, 1, 3, 3, false, false, false, 9, ""},
+    {"rm_lda_t", 101, 112, 111, 4, 3, 2, 3, 3, 3, false, false, false, 9, ""},
+    {"rm_ldb_n", 101, 111, 111, 4, 3, 2, 2, 2, 3, false, false, false, 11, ""},
+    {"rm_ldb_t", 101, 111, 113, 4, 3, 2, 2, 1, 3, false, false, false, 11, ""},
+    {"rm_ldc", 101, 111, 111, 4, 3, 2, 2, 3, 2, false, false, false, 14, ""},
+    {"rm_n_before_m", 101, 111, 111, -1, -1, 2, 2, 3, 3, false, false, false, 5, ""},
+    {"rm_n_before_k", 101, 111, 111, 4, -1, -1, 2, 3, 3, false, false, false, 5, ""},
+    {"rm_m_before_k", 101, 111, 111, -1, 3, -1, 2, 3, 3, false, false, false, 4, ""},
+    {"rm_m_before_lda", 101, 111, 111, -1, 3, 2, 0, 3, 3, false, false, false, 4, ""},
+    {"rm_ldb_before_lda", 101, 111, 111, 4, 3, 2, 1, 1, 3, false, false, false, 11, ""},
+    {"rm_lda_before_ldc", 101, 111, 111, 4, 3, 2, 1, 3, 1, false, false, false, 9, ""},
+    {"rm_null_a", 101, 111, 111, 4, 3, 2, 2, 3, 3, true, false, false, 8, ""},
+    {"rm_null_b", 101, 111, 111, 4, 3, 2, 2, 3, 3, false, true, false, 10, ""},
+    {"rm_null_c", 101, 111, 111, 4, 3, 2, 2, 3, 3, false, false, true, 13, ""},
+    {"rm_null_b_before_a", 101, 111, 111, 4, 3, 2, 2, 3, 3, true, true, false, 10, ""},
+};
+
+static void test_cblas_bad(void **state)
+{
+    const cblas_bad_t *b = *state;
+    float a[kBufElems], bb[kBufElems], c[kBufElems];
+    for (int i = 0; i < kBufElems; ++i)
+        a[i] = bb[i] = 1.0f;
+    poison(c);
+    reset_handlers();
+    call_cblas(b->layout, b->ta, b->tb, b->m, b->n, b->k, 1.0f, b->null_a ? NULL : a, b->lda, b->null_b ? NULL : bb,
+               b->ldb, 0.5f, b->null_c ? NULL : c, b->ldc);
+    if (g_cblas_xerbla.calls != 1 || g_cblas_xerbla.info != b->want)
+        fail_msg("%s: cblas_xerbla called %d time(s), last with info %d; want once with %d", b->name,
+                 g_cblas_xerbla.calls, g_cblas_xerbla.info, b->want);
+    assert_string_equal(g_cblas_xerbla.name, "cblas_sgemm");
+    assert_string_equal(g_cblas_xerbla.text, b->text);
+    assert_int_equal(g_xerbla.calls, 0);
+    assert_poisoned(c, b->name);
+}
+
+/* Quick returns read nothing, touch nothing and report nothing: every
+ * pointer may be NULL when m == 0 or n == 0; A and B may be NULL, and C is
+ * left alone, when (alpha == 0 or k == 0) and beta == 1. */
+static void test_quick_returns(void **state)
+{
+    (void)state;
+    float c[kBufElems];
+    const float nan = NAN;
+    reset_handlers();
+    call_sgemm("N", "N", 0, 5, 5, 1.0f, NULL, 1, NULL, 5, 0.0f, NULL, 1);
+    call_sgemm("t", "c", 5, 0, 5, 1.0f, NULL, 5, NULL, 1, 0.0f, NULL, 5);
+    call_sgemm("N", "N", 0, 0, 0, nan, NULL, 1, NULL, 1, nan, NULL, 1);
+    call_cblas(102, 111, 111, 0, 5, 5, 1.0f, NULL, 1, NULL, 5, 0.0f, NULL, 1);
+    call_cblas(101, 111, 111, 0, 3, 2, 1.0f, NULL, 2, NULL, 3, 0.0f, NULL, 3);
+    call_cblas(101, 112, 113, 4, 0, 2, 1.0f, NULL, 4, NULL, 2, 0.0f, NULL, 1);
+    poison(c);
+    call_sgemm("N", "N", 4, 3, 2, 0.0f, NULL, 4, NULL, 2, 1.0f, c, 4);
+    call_sgemm("T", "N", 4, 3, 2, -0.0f, NULL, 2, NULL, 2, 1.0f, c, 4);
+    call_sgemm("N", "T", 4, 3, 0, 2.0f, NULL, 4, NULL, 3, 1.0f, c, 4);
+    call_cblas(102, 111, 111, 4, 3, 2, 0.0f, NULL, 4, NULL, 2, 1.0f, c, 4);
+    call_cblas(101, 111, 111, 4, 3, 0, nan, NULL, 1, NULL, 3, 1.0f, c, 3);
+    call_cblas(101, 112, 112, 4, 3, 2, 0.0f, NULL, 4, NULL, 2, 1.0f, c, 3);
+    assert_poisoned(c, "quick return");
+    assert_int_equal(g_xerbla.calls, 0);
+    assert_int_equal(g_cblas_xerbla.calls, 0);
+}
+
+/* ---------------------------------------------------------------- computing cases */
+
+typedef enum { ENTRY_F77, ENTRY_CBLAS_COL, ENTRY_CBLAS_ROW } entry_t;
+typedef enum { CHECK_BITWISE, CHECK_BOUND } check_t;
+
+typedef struct {
+    entry_t entry;
+    char ta, tb; /* sgemm_ characters; for CBLAS: N -> 111, T -> 112, C -> 113 */
+    int m, n, k;
+    int pad_a, pad_b, pad_c;
+    float alpha, beta;
+    bool nan_ab;  /* alpha == 0 rows: A and B hold NaN ... */
+    bool null_ab; /* ... or are NULL */
+    uint64_t index;
+} blas_case_t;
+
+static check_t g_check;
+
+static bool char_trans(char c)
+{
+    return c != 'N' && c != 'n';
+}
+
+static int cblas_op(char c)
+{
+    return c == 'N' || c == 'n' ? 111 : c == 'T' || c == 't' ? 112 : 113;
+}
+
+static void run_blas_case(const blas_case_t *t, bool exact)
+{
+    const uint64_t seed = test_seed_for(t->index * 2 + (exact ? 1 : 0));
+    rng_t rng = {seed};
+    const bool col = t->entry != ENTRY_CBLAS_ROW;
+    const bool ta = char_trans(t->ta), tb = char_trans(t->tb);
+    const shape_t sa = shape_of_a(col, ta, t->m, t->k, 0);
+    const shape_t sb = shape_of_b(col, tb, t->k, t->n, 0);
+    const shape_t sc = shape_of_c(col, t->m, t->n, 0);
+    const shape_t SA = {sa.inner, sa.outer, (sa.inner > 1 ? sa.inner : 1) + t->pad_a};
+    const shape_t SB = {sb.inner, sb.outer, (sb.inner > 1 ? sb.inner : 1) + t->pad_b};
+    const shape_t SC = {sc.inner, sc.outer, (sc.inner > 1 ? sc.inner : 1) + t->pad_c};
+    float *A = xmalloc(shape_elems(SA) * sizeof(float));
+    float *B = xmalloc(shape_elems(SB) * sizeof(float));
+    float *C0 = xmalloc(shape_elems(SC) * sizeof(float));
+    float *ref = xmalloc(shape_elems(SC) * sizeof(float));
+    float *got = xmalloc(shape_elems(SC) * sizeof(float));
+    if (t->nan_ab) {
+        fill_constant(A, SA, NAN);
+        fill_constant(B, SB, NAN);
+    } else {
+        fill_matrix(A, SA, &rng, exact);
+        fill_matrix(B, SB, &rng, exact);
+    }
+    if (t->beta != 0.0f)
+        fill_matrix(C0, SC, &rng, exact);
+    else
+        fill_constant(C0, SC, poison_c()); /* beta == 0: C must not be read */
+
+    /* OpenBLAS through the same kind of entry point. For the bound check
+     * its C starts at 0 when beta == 0, so the NaN never reaches it. */
+    if (t->beta != 0.0f || g_check == CHECK_BITWISE)
+        memcpy(ref, C0, shape_elems(SC) * sizeof(float));
+    else
+        fill_constant(ref, SC, 0.0f);
+    const float *rA = t->null_ab ? NULL : A, *rB = t->null_ab ? NULL : B;
+    const char tas[2] = {t->ta, '\0'}, tbs[2] = {t->tb, '\0'};
+    if (t->alpha == 0.0f) {
+        /* Reference BLAS: C := beta * C, A and B unread (zeros for beta == 0).
+         * Computed here, exactly: OpenBLAS 0.3.26 (Ubuntu 24.04) reads A and B
+         * even when alpha == 0, so NaN there reaches its result and NULL
+         * crashes it; it cannot be the reference for this rule. */
+        for (int64_t o = 0; o < SC.outer; ++o)
+            for (int64_t i = 0; i < SC.inner; ++i)
+                ref[o * SC.ld + i] = t->beta == 0.0f ? 0.0f : t->beta * C0[o * SC.ld + i];
+    } else if (t->entry == ENTRY_F77) {
+        ref_sgemm_f77(tas, tbs, t->m, t->n, t->k, t->alpha, rA, (int)SA.ld, rB, (int)SB.ld, t->beta, ref, (int)SC.ld);
+    } else {
+        ref_sgemm(col ? REF_COL_MAJOR : REF_ROW_MAJOR, cblas_op(t->ta), cblas_op(t->tb), t->m, t->n, t->k, t->alpha,
+                  rA, (int)SA.ld, rB, (int)SB.ld, t->beta, ref, (int)SC.ld);
+    }
+
+    memcpy(got, C0, shape_elems(SC) * sizeof(float));
+    reset_handlers();
+    if (t->entry == ENTRY_F77)
+        call_sgemm(tas, tbs, t->m, t->n, t->k, t->alpha, rA, (int)SA.ld, rB, (int)SB.ld, t->beta, got, (int)SC.ld);
+    else
+        call_cblas(col ? 102 : 101, cblas_op(t->ta), cblas_op(t->tb), t->m, t->n, t->k, t->alpha, rA, (int)SA.ld, rB,
+                   (int)SB.ld, t->beta, got, (int)SC.ld);
+    assert_int_equal(g_xerbla.calls + g_cblas_xerbla.calls, 0);
+
+    if (g_check == CHECK_BITWISE) {
+        for (size_t i = 0; i < shape_elems(SC); ++i)
+            if (!same_bits(got[i], ref[i]))
+                fail_msg("element %zu = %.9g, OpenBLAS %.9g: not the same bits (seed 0x%016llx)", i, (double)got[i],
+                         (double)ref[i], (unsigned long long)seed);
+    } else {
+        double *bound = (exact || t->nan_ab) ? NULL
+                                             : error_bound(col, ta, tb, t->m, t->n, t->k, t->alpha, A, SA, B, SB,
+                                                           t->beta, C0, SC);
+        check_c(exact ? "exact" : "random", got, ref, bound, SC, t->k, exact || t->nan_ab, seed);
+        free(bound);
+    }
+    free(A);
+    free(B);
+    free(C0);
+    free(ref);
+    free(got);
+}
+
+static bool g_require_gpu;
+
+static void test_blas_case(void **state)
+{
+    if (g_require_gpu)
+        REQUIRE_GPU();
+    const blas_case_t *t = *state;
+    run_blas_case(t, true);
+    if (!t->nan_ab)
+        run_blas_case(t, false);
+}
+
+static const char *const kEntryTag[] = {"sgemm", "cblas_col", "cblas_row"};
+
+static char *blas_case_name(const blas_case_t *t)
+{
+    return xstrdup_printf("%s_%c%c_%dx%dx%d_pad%d%d%d_a%g_b%g%s%s", kEntryTag[t->entry], t->ta, t->tb, t->m, t->n, t->k,
+                          t->pad_a, t->pad_b, t->pad_c, (double)t->alpha, (double)t->beta,
+                          t->nan_ab ? "_nan_ab" : "", t->null_ab ? "_null_ab" : "");
+}
+
+/* Every entry point x transpose pair (upper- and lowercase characters and
+ * CBLAS's ConjTrans in turn) x shape, with ld padding and alpha/beta varying
+ * from row to row; then alpha == 0 rows whose A and B are NaN or NULL, and
+ * beta == 0 rows (every table row with beta == 0 starts with NaN in C). */
+static size_t build_cases(blas_case_t *rows, size_t cap, int max_dim)
+{
+    static const int kShapes[][3] = {{1, 1, 1},   {2, 3, 4},   {7, 5, 3},      {16, 16, 16},
+                                     {33, 17, 65}, {65, 33, 1}, {127, 129, 63}, {200, 100, 300}};
+    static const char kTrans[][6] = {{'N', 'n', 'N', 'n', 'N', 'n'}, {'T', 't', 'C', 'c', 'T', 'c'}};
+    static const float kAlphaBeta[][2] = {{1.0f, 0.0f}, {1.0f, 1.0f}, {-1.0f, 0.5f}, {0.5f, -2.0f}, {2.0f, 0.0f}, {0.0f, 3.0f}};
+    static const int kPads[][3] = {{0, 0, 0}, {1, 3, 2}, {3, 1, 0}, {0, 4, 5}};
+    size_t n = 0;
+    uint64_t index = 0;
+    for (int e = ENTRY_F77; e <= ENTRY_CBLAS_ROW; ++e) {
+        for (int pair = 0; pair < 4; ++pair) {
+            for (size_t s = 0; s < sizeof kShapes / sizeof kShapes[0]; ++s) {
+                const int v = (int)(e * 32 + pair * 8 + (int)s);
+                blas_case_t t;
+                memset(&t, 0, sizeof t);
+                t.entry = (entry_t)e;
+                t.ta = kTrans[(pair >> 1) & 1][((int)s + e) % 6];
+                t.tb = kTrans[pair & 1][((int)s + 2 * e + pair) % 6];
+                t.m = kShapes[s][0];
+                t.n = kShapes[s][1];
+                t.k = kShapes[s][2];
+                if (t.m > max_dim || t.n > max_dim || t.k > max_dim)
+                    continue;
+                t.pad_a = kPads[v % 4][0];
+                t.pad_b = kPads[v % 4][1];
+                t.pad_c = kPads[v % 4][2];
+                t.alpha = kAlphaBeta[v % 6][0];
+                t.beta = kAlphaBeta[v % 6][1];
+                t.index = index++;
+                if (n < cap)
+                    rows[n++] = t;
+            }
+        }
+    }
+    /* alpha == 0: A and B never read, C := beta * C (beta == 0: exact zeros). */
+    static const float kBetas[] = {0.0f, -2.0f};
+    for (int e = ENTRY_F77; e <= ENTRY_CBLAS_ROW; ++e) {
+        for (int nul = 0; nul <= 1; ++nul) {
+            for (size_t bi = 0; bi < 2; ++bi) {
+                blas_case_t t;
+                memset(&t, 0, sizeof t);
+                t.entry = (entry_t)e;
+                t.ta = e == ENTRY_F77 ? 't' : 'N';
+                t.tb = 'N';
+                t.m = 67;
+                t.n = 33;
+                t.k = 19;
+                t.pad_c = 2;
+                t.alpha = 0.0f;
+                t.beta = kBetas[bi];
+                t.nan_ab = !nul;
+                t.null_ab = nul;
+                t.index = index++;
+                if (n < cap)
+                    rows[n++] = t;
+            }
+        }
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------- trace, stderr, CUDA */
+
+static char *read_file_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return xstrdup_printf("%s", "");
+    fseek(f, 0, SEEK_END);
+    const long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = xmalloc((size_t)len + 1);
+    const size_t got = fread(s, 1, (size_t)len, f);
+    s[got] = '\0';
+    fclose(f);
+    return s;
+}
+
+static int count_lines_with(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        const size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *hit = strstr(line, needle);
+        if (hit && hit < line + len)
+            n++;
+        line += len + (end ? 1 : 0);
+    }
+    return n;
+}
+
+/* What each trace line's path must be, from the line's m, n, k and beta. */
+typedef const char *(*expected_path_fn)(double m, double n, double k, double beta);
+
+static const char *path_cpu(double m, double n, double k, double beta)
+{
+    (void)m, (void)n, (void)k, (void)beta;
+    return "path=cpu ";
+}
+
+static const char *path_fallback(double m, double n, double k, double beta)
+{
+    (void)m, (void)n, (void)k, (void)beta;
+    return "path=cpu-fallback:no-device ";
+}
+
+static const char *path_gpu(double m, double n, double k, double beta)
+{
+    (void)m, (void)n, (void)k, (void)beta;
+    return "path=gpu ";
+}
+
+/* The automatic policy (src/blas/offload.cpp): the GPU when the work reaches
+ * TGEMM_OFFLOAD_MIN_FLOPS and there are at least 200 flops per byte that the
+ * PCIe link must carry. */
+static const char *path_auto(double m, double n, double k, double beta)
+{
+    const char *e = getenv("TGEMM_OFFLOAD_MIN_FLOPS");
+    const double threshold = e ? strtod(e, NULL) : 0.0;
+    const double flops = 2.0 * m * n * k;
+    const double link_bytes = 4.0 * (m * k + k * n + m * n * (beta != 0.0 ? 2.0 : 1.0));
+    if (flops < threshold || flops < 200.0 * link_bytes)
+        return "path=cpu ";
+    return gpu_available() ? "path=gpu " : "path=cpu-fallback:no-device ";
+}
+
+static expected_path_fn g_expected_path;
+
+/* Every BLAS call made so far has one trace line, and each line that ran
+ * a multiply names the path the scenario implies. */
+static void test_trace(void **state)
+{
+    (void)state;
+    if (g_require_gpu)
+        REQUIRE_GPU();
+    const char *path = getenv("TGEMM_TRACE");
+    if (!path || !*path)
+        fail_msg("this scenario needs TGEMM_TRACE=FILE");
+    char *text = read_file_text(path);
+    const int lines = count_lines_with(text, "tgemm trace: ");
+    if (lines != g_blas_calls)
+        fail_msg("%s has %d trace lines, %d BLAS calls were made", path, lines, g_blas_calls);
+    assert_true(count_lines_with(text, "entry=sgemm_ ") > 0);
+    assert_true(count_lines_with(text, "entry=cblas_sgemm layout=col ") > 0);
+    assert_true(count_lines_with(text, "entry=cblas_sgemm layout=row ") > 0);
+    assert_true(count_lines_with(text, "transa=t ") > 0); /* sgemm_ characters are shown as passed */
+    assert_true(count_lines_with(text, "transb=C ") > 0);
+    int checked = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        int m = 0, n = 0, k = 0;
+        const char *dims = strstr(line, " m=");
+        if (!dims || sscanf(dims, " m=%d n=%d k=%d", &m, &n, &k) != 3)
+            fail_msg("malformed trace line: %s", line);
+        if (!strstr(line, " time_us="))
+            fail_msg("no time in trace line: %s", line);
+        if (strstr(line, "path=quick-return") || strstr(line, "path=xerbla:"))
+            continue;
+        /* alpha == 0 or k == 0 never reaches a multiply: C := beta * C on the
+         * host, unless the scenario sends everything to the GPU. */
+        if (strstr(line, "path=scale ")) {
+            const char *a = strstr(line, " alpha=");
+            if (!a || (k != 0 && strtod(a + 7, NULL) != 0.0))
+                fail_msg("path=scale for a call that reads A and B: %s", line);
+            continue;
+        }
+        const char *b = strstr(line, " beta=");
+        if (!b)
+            fail_msg("no beta in trace line: %s", line);
+        const char *want = g_expected_path(m, n, k, strtod(b + 6, NULL));
+        if (!strstr(line, want))
+            fail_msg("trace line lacks '%s': %s", want, line);
+        checked++;
+    }
+    assert_true(checked > 0);
+    free(text);
+}
+
+/* Forwarding to the CPU BLAS never initialises CUDA: no device's primary
+ * context (the one the CUDA runtime, and so tgemm, would use) is active.
+ * Asked of the driver directly; without a driver there is nothing tgemm
+ * could have initialised. */
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_count_fn)(int *);
+typedef int (*cu_get_fn)(int *, int);
+typedef int (*cu_state_fn)(int, unsigned *, int *);
+
+static void test_cuda_untouched(void **state)
+{
+    (void)state;
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda) {
+        printf("[ cuda     ] no CUDA driver here: nothing can have been initialised\n");
+        return;
+    }
+    cu_init_fn init;
+    cu_count_fn count;
+    cu_get_fn get;
+    cu_state_fn ctx_state;
+    *(void **)&init = dlsym(cuda, "cuInit");
+    *(void **)&count = dlsym(cuda, "cuDeviceGetCount");
+    *(void **)&get = dlsym(cuda, "cuDeviceGet");
+    *(void **)&ctx_state = dlsym(cuda, "cuDevicePrimaryCtxGetState");
+    assert_true(init && count && get && ctx_state);
+    int n = 0;
+    if (init(0) != 0 || count(&n) != 0)
+        n = 0;
+    for (int i = 0; i < n; ++i) {
+        int dev = 0, active = 0;
+        unsigned flags = 0;
+        assert_int_equal(get(&dev, i), 0);
+        assert_int_equal(ctx_state(dev, &flags, &active), 0);
+        if (active)
+            fail_msg("device %d has an active primary context after calls that only forwarded to the CPU BLAS", i);
+    }
+    printf("[ cuda     ] %d device(s), no primary context active\n", n);
+}
+
+/* stderr goes to a file for the whole scenario; this last test puts it
+ * back, shows what was written, and checks that `needle` appeared on
+ * exactly one line. */
+static int g_saved_stderr = -1;
+static char g_stderr_path[] = "/tmp/tgemm-test-blas-XXXXXX";
+static const char *g_warning_needle;
+
+static void capture_stderr(void)
+{
+    fflush(stderr);
+    const int fd = mkstemp(g_stderr_path);
+    if (fd < 0 || (g_saved_stderr = dup(2)) < 0 || dup2(fd, 2) < 0) {
+        perror("test_blas: capturing stderr");
+        exit(1);
+    }
+    close(fd);
+}
+
+static void test_one_warning(void **state)
+{
+    (void)state;
+    fflush(stderr);
+    dup2(g_saved_stderr, 2);
+    char *text = read_file_text(g_stderr_path);
+    unlink(g_stderr_path);
+    printf("[ stderr   ] %s", *text ? text : "(empty)\n");
+    const int hits = count_lines_with(text, g_warning_needle);
+    if (hits != 1)
+        fail_msg("stderr has %d lines with '%s', want exactly 1", hits, g_warning_needle);
+    free(text);
+}
+
+/* ---------------------------------------------------------------- scenarios */
+
+enum { kMaxTests = 512 };
+static struct CMUnitTest g_tests[kMaxTests];
+static size_t g_ntests;
+static blas_case_t g_cases[kMaxTests];
+
+static void add_test(const char *name, CMUnitTestFunction fn, void *state)
+{
+    if (g_ntests < kMaxTests)
+        g_tests[g_ntests++] = (struct CMUnitTest){name, fn, NULL, NULL, state};
+}
+
+static void add_cases(int max_dim)
+{
+    const size_t n = build_cases(g_cases, kMaxTests, max_dim);
+    for (size_t i = 0; i < n; ++i)
+        add_test(blas_case_name(&g_cases[i]), test_blas_case, &g_cases[i]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s SCENARIO (see the comment at the top of tests/test_blas.c)\n", argv[0]);
+        return 2;
+    }
+    const char *sc = argv[1];
+    if (strcmp(sc, "checks") == 0) {
+        for (size_t i = 0; i < sizeof kF77Bad / sizeof kF77Bad[0]; ++i)
+            add_test(xstrdup_printf("sgemm_bad_%s", kF77Bad[i].name), test_f77_bad, (void *)&kF77Bad[i]);
+        for (size_t i = 0; i < sizeof kCblasBad / sizeof kCblasBad[0]; ++i)
+            add_test(xstrdup_printf("cblas_bad_%s", kCblasBad[i].name), test_cblas_bad, (void *)&kCblasBad[i]);
+        add_test("quick_returns", test_quick_returns, NULL);
+    } else if (strcmp(sc, "forward") == 0 || strcmp(sc, "fallback") == 0) {
+        g_check = CHECK_BITWISE;
+        g_expected_path = strcmp(sc, "forward") == 0 ? path_cpu : path_fallback;
+        add_cases(1 << 30);
+        add_test("trace", test_trace, NULL);
+        if (strcmp(sc, "forward") == 0)
+            add_test("cuda_untouched", test_cuda_untouched, NULL);
+    } else if (strcmp(sc, "auto") == 0) {
+        g_check = CHECK_BOUND;
+        g_expected_path = path_auto;
+        add_cases(1 << 30);
+        add_test("trace", test_trace, NULL);
+    } else if (strcmp(sc, "builtin") == 0 || strcmp(sc, "bad-setting") == 0) {
+        const bool builtin = strcmp(sc, "builtin") == 0;
+        g_check = builtin ? CHECK_BOUND : CHECK_BITWISE;
+        g_warning_needle = builtin ? "TGEMM_CPU_BLAS" : "TGEMM_OFFLOAD";
+        capture_stderr();
+        add_cases(builtin ? 130 : 1 << 30);
+        add_test("one_warning", test_one_warning, NULL);
+    } else if (strcmp(sc, "gpu") == 0) {
+        g_check = CHECK_BOUND;
+        g_require_gpu = true;
+        g_expected_path = path_gpu;
+        add_cases(1 << 30);
+        add_test("trace", test_trace, NULL);
+    } else {
+        fprintf(stderr, "unknown scenario '%s'\n", sc);
+        return 2;
+    }
+    const char *group = xstrdup_printf("tgemm_blas_%s", sc);
+    return run_group(group, g_tests, g_ntests) ? 1 : 0;
+}
