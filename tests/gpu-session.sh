@@ -3,14 +3,16 @@
 # build, the full suite (GPU cases running), the long tier, compute-sanitizer
 # memcheck and racecheck on a reduced set, and the benchmarks.
 #
-#   tests/gpu-session.sh [STEP...]     steps: info build test long sanitize bench sweep
+#   tests/gpu-session.sh [STEP...]   steps: info build test long sanitize bench sweep profile
 #
-# Logs and CSV/PNG files go to $OUT (default build/gpu-session). Each step
-# runs even if an earlier one failed; the exit status is that of the first
-# failure, and a summary of every step's status is printed last.
+# Logs, CSV and PNG files are written to a work folder and packed into
+# $OUT/session.tar.gz at the end (the device tool returns few files), with
+# the summary also in $OUT/summary.txt. Each step runs even if an earlier one
+# failed; the exit status is that of the first failure.
 set -u
-OUT=${OUT:-build/gpu-session}
-mkdir -p "$OUT"
+FINAL=${OUT:-build/gpu-session}
+OUT=$(mktemp -d)
+mkdir -p "$FINAL"
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(info build test long sanitize bench)
 JOBS=$(nproc)
@@ -54,17 +56,29 @@ for step in "${steps[@]}"; do
         # Each tiled family forced on the same shapes: the efficiencies in
         # the dispatcher's cost model (src/dispatch/dispatch.cpp) come from here.
         make -j"$JOBS" build/bench/bench_gemm >/dev/null
-        for f in 256x128x8 128x256x8 128x128x8 64x64x8 32x32x8; do
+        for f in 256x128x8 128x256x8 128x128x8 128x128x16 128x64x8 64x128x8 64x64x8 32x32x8; do
             run_step "sweep_$f" env TGEMM_KERNEL=$f build/bench/bench_gemm --reps 20 \
                 --shape 4096 4096 4096 N N --shape 4096 4096 4096 N T --shape 4096 4096 4096 T N \
                 --shape 4096 4096 4096 T T --shape 2048 2048 2048 N N --shape 1024 1024 1024 N N \
                 --shape 512 512 512 N N --shape 256 256 8192 N N --csv "$OUT/sweep_$f.csv"
         done ;;
+    profile)
+        # Where the main kernel's issue slots go, and its SASS, for 4096^3 NN.
+        make -j"$JOBS" build/bench/bench_gemm >/dev/null
+        run_step profile ncu --clock-control none --section SchedulerStats --section WarpStateStats \
+            --section ComputeWorkloadAnalysis --section Occupancy --section InstructionStats \
+            --kernel-name-base demangled -k "regex:TileShape<128, 128, 8," -c 1 \
+            build/bench/bench_gemm --reps 20 --shape 4096 4096 4096 N N
+        cuobjdump --dump-sass build/obj/kernels/tiled_128x128x8.o > "$OUT/sass_128x128x8.txt" 2>&1
+        cuobjdump --dump-sass build/obj/kernels/skinny.o > "$OUT/sass_skinny.txt" 2>&1 ;;
     *)
         echo "unknown step $step"; first_fail=2 ;;
     esac
 done
 
 echo "=== summary"
-for k in "${!status[@]}"; do echo "$k ${status[$k]}"; done | sort
+for k in "${!status[@]}"; do echo "$k ${status[$k]}"; done | sort | tee "$OUT/summary.txt"
+cp "$OUT/summary.txt" "$FINAL/summary.txt"
+for f in suite.csv squares.csv; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/$f"; done
+tar czf "$FINAL/session.tar.gz" -C "$OUT" .
 exit $first_fail

@@ -1,5 +1,6 @@
 #include "dispatch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -32,20 +33,28 @@ struct TiledEntry {
     int blocks_per_sm;  // resident blocks per SM (registers, shared memory)
 };
 
+// Efficiencies: 4096^3 median over the four transpose pairs, each family
+// forced (tests/gpu-session.sh sweep), H100, 2026-11-22.
 const TiledEntry kTiled[] = {
     {&tiled_256x128x8, 0.60, 1},
-    {&tiled_128x256x8, 0.60, 1},
-    {&tiled_128x128x8, 0.61, 2},
-    {&tiled_64x64x8, 0.45, 4},
-    {&tiled_32x32x8, 0.20, 16},
+    {&tiled_128x256x8, 0.63, 1},
+    {&tiled_128x128x8, 0.64, 2},
+    {&tiled_128x128x16, 0.60, 1},
+    {&tiled_128x64x8, 0.55, 4},
+    {&tiled_64x128x8, 0.55, 4},
+    {&tiled_64x64x8, 0.48, 4},
+    {&tiled_32x32x8, 0.43, 16},
 };
 
 const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
-constexpr int64_t kMinSplitChunk = 128;               // K per slice, at least
+constexpr int64_t kMinSplitSteps = 2;                  // K steps per slice, at least
 constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
 constexpr double kSmFlops = 2.0 * 128 * 1.98e9;        // FP32 FFMA rate of one H100 SM
+constexpr double kWarpFlops = 0.5 * 2.0 * 32 * 1.98e9; // one warp alone: half its scheduler's issue rate
+constexpr double kStepSeconds = 0.8e-6;                // a K step's latency floor: global load, barrier, FFMA
+                                                       // chain (128^3 on 32x32 tiles: 16 steps in ~13 us)
 constexpr double kMemoryBandwidth = 2.88e12;           // bytes/s, measured (shared/PERF.md)
-constexpr double kLaunchSeconds = 3e-6;                // one more kernel launch
+constexpr double kLaunchSeconds = 3e-6;                // one more kernel on the stream
 
 struct Plan {
     const KernelFamily *family = nullptr;  // tiled, or nullptr for the skinny kernels
@@ -76,19 +85,26 @@ double split_cost(const GemmParams &p, int splits)
         return 0.0;
     const double slices = static_cast<double>(splits) * p.m * p.n * 4.0;
     const double c = (p.beta != 0.0f ? 2.0 : 1.0) * p.m * p.n * 4.0;
-    return 2.0 * slices / kMemoryBandwidth + c / kMemoryBandwidth + kLaunchSeconds;
+    return (2.0 * slices + c) / kMemoryBandwidth + kLaunchSeconds;
 }
 
-// Modelled seconds for a tiled family with a split-K factor.
+// Modelled seconds for a tiled family with a split-K factor: whole waves of
+// blocks; each block walks its K steps (plus the prologue's) at the slower of
+// the step latency and its share of the SM's FFMA rate, a share that grows
+// when fewer blocks than the SM could hold are resident, up to what its own
+// warps can issue.
 double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &dev, int splits, int64_t chunk)
 {
     const KernelFamily &f = *e.family;
     const int64_t blocks = tiles(f, p) * splits;
     const int64_t slots = static_cast<int64_t>(dev.sm_count) * e.blocks_per_sm;
     const double waves = static_cast<double>(ceil_div(blocks, slots));
-    const double block_seconds =
-        2.0 * f.bm * f.bn * static_cast<double>(chunk) * e.blocks_per_sm / (e.efficiency * kSmFlops);
-    return waves * block_seconds + split_cost(p, splits);
+    const int64_t resident = std::min<int64_t>(e.blocks_per_sm, ceil_div(blocks, dev.sm_count));
+    const double rate = std::min(e.efficiency * kSmFlops / static_cast<double>(resident),
+                                 f.threads / 32 * kWarpFlops);
+    const double step_seconds = std::max(kStepSeconds, 2.0 * f.bm * f.bn * f.bk / rate);
+    const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
+    return waves * steps * step_seconds + split_cost(p, splits);
 }
 
 bool split_fits(const GemmParams &p, int splits)
@@ -105,7 +121,8 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
             continue;
         for (int splits : kSplits) {
             const int64_t chunk = chunk_for(p.k, splits, e.family->bk);
-            if (splits > 1 && (chunk < kMinSplitChunk || ceil_div(p.k, chunk) != splits || !split_fits(p, splits)))
+            if (splits > 1 &&
+                (chunk < kMinSplitSteps * e.family->bk || ceil_div(p.k, chunk) != splits || !split_fits(p, splits)))
                 continue;
             const double cost = tiled_cost(e, p, dev, splits, chunk);
             if (cost < best_cost) {
@@ -164,21 +181,14 @@ Plan plan_skinny(const GemmParams &p, const DeviceInfo &dev)
 {
     Plan plan;
     plan.skinny = skinny_params(p);
-    // Enough blocks to keep every SM streaming: split K until there are about
-    // eight blocks per SM, keeping each slice long enough to be worth it.
-    const int64_t blocks = ceil_div(plan.skinny.r, skinny_rows_per_block(plan.skinny));
-    const int64_t step = skinny_k_step(plan.skinny);
-    const int64_t want = ceil_div(8 * static_cast<int64_t>(dev.sm_count), blocks);
-    const int64_t most = p.k / (4 * step);
-    int splits = static_cast<int>(want < most ? want : most);
-    if (splits < 1)
-        splits = 1;
-    while (splits > 1 && !split_fits(p, splits))
-        --splits;
-    plan.k_chunk = chunk_for(p.k, splits, step);
-    plan.splits = static_cast<int>(ceil_div(p.k, plan.k_chunk));
-    const bool x_vec = (reinterpret_cast<uintptr_t>(plan.skinny.x) & 15u) == 0 && plan.skinny.x_r % 4 == 0;
-    plan.skinny.vec = plan.skinny.x_k == 1 && x_vec;
+    const SkinnyParams &s = plan.skinny;
+    const int64_t stride = s.x_r == 1 ? s.x_k : s.x_r;
+    plan.skinny.vec = (reinterpret_cast<uintptr_t>(s.x) & 15u) == 0 && stride % 4 == 0;
+    const SplitK sk = skinny_split(plan.skinny, dev.sm_count);
+    if (sk.splits > 1 && split_fits(p, sk.splits)) {
+        plan.splits = sk.splits;
+        plan.k_chunk = sk.k_chunk;
+    }
     return plan;
 }
 
@@ -226,7 +236,8 @@ tgemm_status prepare_kernels(const DeviceInfo &)
         if (err != cudaSuccess)
             return fail_cuda(err, e.family->name);
     }
-    return TGEMM_SUCCESS;
+    const cudaError_t err = prepare_skinny();
+    return err == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(err, "skinny kernels");
 }
 
 tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s)

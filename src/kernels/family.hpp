@@ -23,6 +23,9 @@ namespace kernels {
 extern const KernelFamily tiled_32x32x8;
 extern const KernelFamily tiled_64x64x8;
 extern const KernelFamily tiled_128x128x8;
+extern const KernelFamily tiled_128x128x16;
+extern const KernelFamily tiled_128x64x8;
+extern const KernelFamily tiled_64x128x8;
 extern const KernelFamily tiled_128x256x8;
 extern const KernelFamily tiled_256x128x8;
 
@@ -44,12 +47,13 @@ struct SkinnyParams {
     int64_t r, k;      // long dimension and depth
     int s;             // short dimension
     float alpha, beta;
-    bool vec;          // with x_k == 1: x and x_r allow 16-byte loads along K
+    bool vec;          // x is 16-byte aligned and its non-unit stride is a multiple of 4
 };
 
 cudaError_t launch_skinny(const SkinnyParams &p, const SplitK &sk, cudaStream_t s);
-int64_t skinny_rows_per_block(const SkinnyParams &p);  // rows of R per block
-int64_t skinny_k_step(const SkinnyParams &p);          // split-K chunks must be multiples of this
+cudaError_t prepare_skinny();                           // per device, before the first launch
+SplitK skinny_split(const SkinnyParams &p, int sm_count);  // splits and k_chunk; work unset
+int64_t skinny_rows_per_block(const SkinnyParams &p);   // values of r per block
 
 // C := alpha * (sum of the split-K slices, in slice order) + beta * C.
 cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStream_t s);

@@ -1,0 +1,7 @@
+#include "family.cuh"
+
+namespace tgemm {
+namespace kernels {
+const KernelFamily tiled_64x128x8 = make_tiled_family<TileShape<64,128,8,64,32,4>>("64x128x8");
+}
+}  // namespace tgemm
