@@ -56,7 +56,7 @@ for step in "${steps[@]}"; do
         # Each tiled family forced on the same shapes: the efficiencies in
         # the dispatcher's cost model (src/dispatch/dispatch.cpp) come from here.
         make -j"$JOBS" build/bench/bench_gemm >/dev/null
-        for f in 256x128x8 128x256x8 128x128x8 128x128x16 128x64x8 64x128x8 64x64x8 32x32x8; do
+        for f in ${SWEEP_FAMILIES:-256x128x8 128x256x8 128x128x8 128x128x16 128x64x8 64x128x8 64x64x8 32x32x8}; do
             run_step "sweep_$f" env TGEMM_KERNEL=$f build/bench/bench_gemm --reps 20 \
                 --shape 4096 4096 4096 N N --shape 4096 4096 4096 N T --shape 4096 4096 4096 T N \
                 --shape 4096 4096 4096 T T --shape 2048 2048 2048 N N --shape 1024 1024 1024 N N \
@@ -65,10 +65,12 @@ for step in "${steps[@]}"; do
     profile)
         # Where the main kernel's issue slots go, and its SASS, for 4096^3 NN.
         make -j"$JOBS" build/bench/bench_gemm >/dev/null
-        run_step profile ncu --clock-control none --section SchedulerStats --section WarpStateStats \
-            --section ComputeWorkloadAnalysis --section Occupancy --section InstructionStats \
-            --kernel-name-base demangled -k "regex:TileShape<128, 128, 8," -c 1 \
-            build/bench/bench_gemm --reps 20 --shape 4096 4096 4096 N N
+        # ncu prints template arguments as (int)128.
+        run_step profile env TGEMM_KERNEL=128x128x8 ncu --clock-control none --section SchedulerStats \
+            --section WarpStateStats --section ComputeWorkloadAnalysis --section Occupancy \
+            --section InstructionStats --kernel-name-base demangled \
+            -k "regex:\(int\)128, \(int\)128, \(int\)8, \(int\)64, \(int\)32, \(int\)2>, \(bool\)0, \(bool\)1" \
+            -c 1 build/bench/bench_gemm --reps 20 --shape 4096 4096 4096 N T
         cuobjdump --dump-sass build/obj/kernels/tiled_128x128x8.o > "$OUT/sass_128x128x8.txt" 2>&1
         cuobjdump --dump-sass build/obj/kernels/skinny.o > "$OUT/sass_skinny.txt" 2>&1 ;;
     *)
