@@ -65,6 +65,10 @@ extern "C" {
  * indexed exactly. A C or Fortran caller with 32-bit integers converts
  * implicitly (C) or passes `integer(c_int64_t)` (Fortran). The BLAS entry
  * points `sgemm_` and `cblas_sgemm` keep their standard 32-bit `int`.
+ *
+ * @code
+ * tgemm_int m = 50000, n = 50000;   // C has 2.5e9 elements: fine
+ * @endcode
  */
 typedef int64_t tgemm_int;
 
@@ -73,17 +77,37 @@ typedef int64_t tgemm_int;
  *
  * Pass a stream created by the CUDA runtime or driver API, `NULL` for the
  * legacy default stream, or `cudaStreamPerThread`.
+ *
+ * @code
+ * cudaStream_t s;
+ * cudaStreamCreate(&s);
+ * tgemm_stream ts = s;   // the same pointer type
+ * @endcode
  */
 typedef struct CUstream_st *tgemm_stream;
 
-/** @brief What to apply to an input matrix. Values equal CBLAS's CBLAS_TRANSPOSE. */
+/**
+ * @brief What to apply to an input matrix. Values equal CBLAS's CBLAS_TRANSPOSE.
+ *
+ * @code
+ * tgemm_sgemm(TGEMM_OP_T, TGEMM_OP_N, m, n, k, 1.0f, A, k, B, k, 0.0f, C, m); // C = A^T B
+ * @endcode
+ */
 typedef enum tgemm_operation {
     TGEMM_OP_N = 111, /**< op(X) = X. */
     TGEMM_OP_T = 112, /**< op(X) = X^T. */
     TGEMM_OP_C = 113  /**< op(X) = X^H, which for real data is X^T. */
 } tgemm_operation;
 
-/** @brief Storage order of all three matrices. Values equal CBLAS's CBLAS_LAYOUT. */
+/**
+ * @brief Storage order of all three matrices. Values equal CBLAS's CBLAS_LAYOUT.
+ *
+ * @code
+ * // C[i][j] = sum_l A[i][l] * B[l][j] with C arrays in row-major order:
+ * tgemm_sgemm_ex(TGEMM_LAYOUT_ROW_MAJOR, TGEMM_OP_N, TGEMM_OP_N, m, n, k,
+ *                1.0f, &A[0][0], k, &B[0][0], n, 0.0f, &C[0][0], n, NULL);
+ * @endcode
+ */
 typedef enum tgemm_layout {
     TGEMM_LAYOUT_ROW_MAJOR = 101, /**< Element (i, j) at X[i * ldx + j]. */
     TGEMM_LAYOUT_COL_MAJOR = 102  /**< Element (i, j) at X[i + j * ldx] (Fortran, BLAS; the default). */
@@ -96,6 +120,14 @@ typedef enum tgemm_layout {
  * position of that argument in tgemm_sgemm(), which is also its number in
  * reference BLAS SGEMM (tgemm_status_argument() computes it). On any error
  * status, C is unchanged.
+ *
+ * @code
+ * tgemm_status s = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+ * if (s == TGEMM_ERROR_NO_DEVICE)
+ *     cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+ * else if (s != TGEMM_SUCCESS)
+ *     fprintf(stderr, "%s: %s\n", tgemm_status_string(s), tgemm_last_error_detail());
+ * @endcode
  */
 typedef enum tgemm_status {
     TGEMM_SUCCESS = 0,                 /**< C holds the result. */
