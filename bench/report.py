@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Regenerate the measured part of docs/performance.md from a benchmark run.
+
+    python3 bench/report.py RUN_DIR [--date YYYY-MM-DD] [--device TEXT]
+
+RUN_DIR is what `tests/gpu-session.sh bench sweep` leaves (unpacked from
+session.tar.gz): suite.csv, squares.csv, blas_compare.csv, host.csv,
+sweep_*.csv and the PNG plots; whichever are present are reported. The
+tables above the marker line in docs/performance.md are replaced; the
+analysis below it is kept. Plots are copied to docs/performance/.
+"""
+import argparse
+import csv
+import math
+import os
+import shutil
+import sys
+
+DOC = os.path.join(os.path.dirname(__file__), "..", "docs", "performance.md")
+PLOTS = os.path.join(os.path.dirname(__file__), "..", "docs", "performance")
+MARKER = "<!-- end of generated tables: the analysis below is written by hand -->"
+
+LARGE_SQUARES = {"sq8192", "sq4096_nn", "sq4096_nt", "sq4096_tn", "sq4096_tt"}
+MEMORY_BOUND = {"skinny_m16", "skinny_n16", "gemv_m1", "gemv_n1"}
+SMALL = {"small512", "small128", "tiny32"}
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def num(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def suite_section(path):
+    data = rows(path)
+    out = ["## tgemm against cuBLAS, device pointers (the issue 4 suite)", ""]
+    out.append("| shape | M | N | K | op | tgemm TFLOP/s | cuBLAS TFLOP/s | tgemm / cuBLAS | tgemm us | cuBLAS us"
+               " | floor us (kind) | tgemm time / floor | timing |")
+    out.append("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    ratios = []
+    for r in data:
+        ratio = num(r["ratio"])
+        if ratio:
+            ratios.append((ratio, r["name"]))
+        t, fl = num(r["tgemm_us"]), num(r["floor_us"])
+        over = f"{t / fl:.2f}x" if t and fl else "n/a"
+        out.append(f"| {r['name']} | {r['m']} | {r['n']} | {r['k']} | {r['ta']}{r['tb']} | {num(r['tgemm_tflops']):.2f}"
+                   f" | {r['cublas_tflops']} | {r['ratio']} | {num(r['tgemm_us']):.1f} | {r['cublas_us']}"
+                   f" | {num(r['floor_us']):.1f} ({r['floor_kind']}) | {over} | {r['timing']} |")
+    out.append("")
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x, _ in ratios) / len(ratios))
+        worst = min(ratios)
+        by = {r["name"]: r for r in data}
+        large = [num(by[n]["ratio"]) for n in LARGE_SQUARES if n in by]
+        mem = [(num(by[n]["tgemm_us"]) / num(by[n]["floor_us"]), n) for n in MEMORY_BOUND if n in by]
+        small = [num(by[n]["ratio"]) for n in SMALL if n in by]
+        out.append("Against the issue 4 targets, from this run:")
+        out.append("")
+        out.append("| target | wanted | measured | met |")
+        out.append("|---|---|---|---|")
+        out.append(f"| geometric mean of tgemm/cuBLAS | >= 1.05 | {geo:.3f} over {len(ratios)} shapes"
+                   f" | {'yes' if geo >= 1.05 else 'no'} |")
+        out.append(f"| every shape | >= 0.90 | min {worst[0]:.3f} ({worst[1]}) | {'yes' if worst[0] >= 0.9 else 'no'} |")
+        if large:
+            out.append(f"| large squares | >= 1.0 | {min(large):.3f} to {max(large):.3f} | {'yes' if min(large) >= 1 else 'no'} |")
+        if mem:
+            w = max(mem)
+            out.append(f"| memory-bound shapes, time / memory floor | <= 1.3 | up to {w[0]:.2f} ({w[1]})"
+                       f" | {'yes' if w[0] <= 1.3 else 'no'} |")
+        if small:
+            out.append(f"| small problems, time per call vs cuBLAS | ratio >= 1.0 | {min(small):.3f} to {max(small):.3f}"
+                       f" | {'yes' if min(small) >= 1 else 'no'} |")
+        out.append("")
+    return out
+
+
+def squares_section(path):
+    data = rows(path)
+    out = ["## Square sizes, NN", "", "![TFLOP/s against size](performance/squares.png)", "",
+           "| n | tgemm TFLOP/s | cuBLAS TFLOP/s | tgemm / cuBLAS | tgemm us | cuBLAS us |",
+           "|---:|---:|---:|---:|---:|---:|"]
+    for r in data:
+        out.append(f"| {r['m']} | {num(r['tgemm_tflops']):.2f} | {r['cublas_tflops']} | {r['ratio']}"
+                   f" | {num(r['tgemm_us']):.1f} | {r['cublas_us']} |")
+    out.append("")
+    return out
+
+
+def blas_section(path):
+    data = rows(path)
+    out = ["## BLAS ABI on host memory: the CPU BLAS against LD_PRELOAD=libtgemm.so", "",
+           "![CPU BLAS and tgemm times](performance/blas_compare.png)", "",
+           "Host operands, `cblas_sgemm` from a program linked only against OpenBLAS, run plain and under "
+           "`LD_PRELOAD=libtgemm.so TGEMM_OFFLOAD=gpu` (median of up to 7 calls).", "",
+           "| shape | layout | op | M | N | K | CPU BLAS ms | tgemm ms | speedup |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in data:
+        out.append(f"| {r['shape']} | {r['layout']} | {r['transa']}{r['transb']} | {r['m']} | {r['n']} | {r['k']}"
+                   f" | {1e3 * num(r['cpu_blas_s']):.3f} | {1e3 * num(r['tgemm_s']):.3f} | {num(r['speedup']):.2f} |")
+    out.append("")
+    return out
+
+
+def host_section(path):
+    data = rows(path)
+    if not data:
+        return []
+    cols = list(data[0].keys())
+    out = ["## Host-memory operands (issue 5)", "", "| " + " | ".join(cols) + " |",
+           "|" + "---|" * len(cols)]
+    for r in data:
+        out.append("| " + " | ".join(r[c] for c in cols) + " |")
+    out.append("")
+    return out
+
+
+def sweep_section(run):
+    files = sorted(f for f in os.listdir(run) if f.startswith("sweep_") and f.endswith(".csv"))
+    if not files:
+        return []
+    shapes = None
+    table = []
+    for f in files:
+        data = rows(os.path.join(run, f))
+        if shapes is None:
+            shapes = [r["name"] for r in data]
+        by = {r["name"]: r for r in data}
+        table.append((f[len("sweep_"):-4], [by.get(s, {}).get("tgemm_tflops", "") for s in shapes]))
+    out = ["## Each tiled family forced (TGEMM_KERNEL), TFLOP/s", "",
+           "The dispatcher's efficiencies (src/dispatch/dispatch.cpp) come from this table.", "",
+           "| family | " + " | ".join(shapes) + " |", "|---|" + "---:|" * len(shapes)]
+    for fam, vals in table:
+        out.append(f"| {fam} | " + " | ".join(f"{num(v):.1f}" if num(v) else "" for v in vals) + " |")
+    out.append("")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run")
+    ap.add_argument("--date", required=True)
+    ap.add_argument("--device", default="NVIDIA H100 80GB HBM3 (132 SMs), driver 580.159, CUDA 13.0")
+    args = ap.parse_args()
+    run = args.run
+    out = ["# tgemm performance", "",
+           f"Measured on {args.device}, {args.date}, by `tests/gpu-session.sh bench sweep` "
+           "(which runs `make bench`); regenerate this part with "
+           "`python3 bench/report.py RUN_DIR --date DATE`. tgemm and cuBLAS (cublasSgemm, default math mode: "
+           "pure FP32) run in the same process on the same inputs, alternating call by call, every output "
+           "validated first; median of at least 20 calls with CUDA events, or for M*N*K <= 512^3 the wall time "
+           "per call of 200 back-to-back calls (host overhead included). Inputs rotate through several sets "
+           "when they would fit in L2. Floors: 2MNK / 66.9 TFLOP/s and 4(MK+KN+MN) bytes / 2.88 TB/s.", ""]
+    sections = [("suite.csv", suite_section), ("squares.csv", squares_section),
+                ("blas_compare.csv", blas_section), ("host.csv", host_section)]
+    for name, fn in sections:
+        p = os.path.join(run, name)
+        if os.path.exists(p):
+            out += fn(p)
+    out += sweep_section(run)
+    os.makedirs(PLOTS, exist_ok=True)
+    for png in ("squares.png", "suite_ratio.png", "blas_compare.png", "host.png"):
+        p = os.path.join(run, png)
+        if os.path.exists(p):
+            shutil.copy(p, os.path.join(PLOTS, png))
+    if os.path.exists(os.path.join(run, "suite_ratio.png")):
+        out.insert(out.index("## tgemm against cuBLAS, device pointers (the issue 4 suite)") + 2,
+                   "![tgemm / cuBLAS per suite shape](performance/suite_ratio.png)\n")
+    kept = ""
+    if os.path.exists(DOC):
+        text = open(DOC).read()
+        if MARKER in text:
+            kept = text.split(MARKER, 1)[1]
+    with open(DOC, "w") as f:
+        f.write("\n".join(out) + "\n" + MARKER + kept)
+    print(f"report: wrote {os.path.normpath(DOC)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
