@@ -55,8 +55,8 @@ LIB_CU_SRC := $(wildcard src/kernels/*.cu)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib test test-long test-cpu test-gpu test-kernels test-env test-headers test-symbols \
-        test-blas test-preload test-fortran test-install test-docs demo bench bench-blas \
+.PHONY: all lib test test-long test-cpu test-gpu test-host test-host-plan test-host-mock test-kernels test-env \
+        test-headers test-symbols test-blas test-preload test-fortran test-install test-docs demo bench bench-blas \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
 all: lib
@@ -94,7 +94,8 @@ TEST_CFLAGS := -std=c99 -O2 -g $(WARN) -Werror -Iinclude -Itests -isystem $(CUDA
 TEST_LIBS := -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) \
              -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -lcmocka -ldl -lm -lpthread
 TEST_COMMON := tests/common.c
-TEST_BINS := $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env $(BUILD)/tests/test_long
+TEST_BINS := $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env $(BUILD)/tests/test_long \
+             $(BUILD)/tests/test_host
 
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
@@ -104,8 +105,8 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 # of the table on its own, so every family's edges are tested directly.
 KERNEL_FAMILIES := 32x32x8 64x64x8 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8
 
-test: test-cpu test-gpu test-kernels test-env test-headers test-symbols test-install test-docs \
-      test-blas test-preload test-fortran
+test: test-cpu test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
+      test-install test-docs test-blas test-preload test-fortran
 	@echo "make test: all passed"
 
 test-cpu: $(BUILD)/tests/test_api
@@ -113,6 +114,39 @@ test-cpu: $(BUILD)/tests/test_api
 
 test-gpu: $(BUILD)/tests/test_gemm
 	$(BUILD)/tests/test_gemm
+
+# The host-operand path's planner, its parallel host copy and the parser of
+# TGEMM_DEVICE_MEMORY_LIMIT are plain C++; their unit test links the
+# library's own objects and needs no GPU.
+HOST_PLAN_OBJ := $(BUILD)/obj/runtime/host_plan.o $(BUILD)/obj/runtime/host_copy.o $(BUILD)/obj/runtime/settings.o
+$(BUILD)/tests/test_host_plan: tests/test_host_plan.cpp $(HOST_PLAN_OBJ)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< $(HOST_PLAN_OBJ) -lcmocka -lpthread
+
+test-host-plan: $(BUILD)/tests/test_host_plan
+	$(BUILD)/tests/test_host_plan
+
+# The host-operand executor on a mock CUDA runtime that runs copies and
+# kernels late and in random order, so missing waits and misplaced copies
+# show up as wrong results without a GPU (tests/test_host_mock.cpp); with
+# AddressSanitizer for copies past a buffer's end.
+HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/runtime/host_pipeline.o $(BUILD)/obj/runtime/workspace.o \
+                 $(BUILD)/obj/api/status.o
+$(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp $(HOST_MOCK_OBJ)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARN) -Werror -Iinclude -Isrc \
+	    -isystem $(CUDA_HOME)/include -o $@ $< $(HOST_MOCK_OBJ) -lcmocka -lpthread
+
+test-host-mock: $(BUILD)/tests/test_host_mock
+	$(BUILD)/tests/test_host_mock
+
+# Host operands on the GPU (cases skip without one): the default plans, then
+# out of core under device memory limits of 1 MiB and 8 MiB, with every
+# call's plan checked against the limit (tests/test_host.c).
+test-host: $(BUILD)/tests/test_host
+	$(BUILD)/tests/test_host
+	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
+	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
 
 test-kernels: $(BUILD)/tests/test_gemm
 	@for f in $(KERNEL_FAMILIES); do \
@@ -129,11 +163,16 @@ test-env: $(BUILD)/tests/test_env
 	TGEMM_KERNEL=nonsense $(BUILD)/tests/test_env bad-kernel
 	TGEMM_VERBOSE=1 $(BUILD)/tests/test_env verbose
 	$(BUILD)/tests/test_env quiet
+	for v in abc 0 0K -5M 12Q 1.5G 4KB 99999999999999999999 16777216T; do \
+	    echo "== TGEMM_DEVICE_MEMORY_LIMIT=$$v"; \
+	    TGEMM_DEVICE_MEMORY_LIMIT=$$v $(BUILD)/tests/test_env bad-memory-limit || exit 1; \
+	done
+	TGEMM_DEVICE_MEMORY_LIMIT=100 $(BUILD)/tests/test_env tiny-memory-limit
 
 # The BLAS ABI, one scenario per process (settings are read once). Every
 # run starts from a clean TGEMM_* environment; see tests/test_blas.c.
 BLAS_ENV := env -u TGEMM_OFFLOAD -u TGEMM_OFFLOAD_MIN_FLOPS -u TGEMM_CPU_BLAS -u TGEMM_TRACE -u TGEMM_DEVICE \
-            -u TGEMM_KERNEL -u TGEMM_VERBOSE -u LD_PRELOAD
+            -u TGEMM_KERNEL -u TGEMM_VERBOSE -u TGEMM_DEVICE_MEMORY_LIMIT -u LD_PRELOAD
 BLAS_TRACE := $(BUILD)/tests/test_blas.trace
 test-blas: $(BUILD)/tests/test_blas
 	$(BLAS_ENV) $(BUILD)/tests/test_blas checks

@@ -94,6 +94,13 @@ module tgemm
             integer(c_int) :: status
         end function tgemm_sgemm_ex
 
+        ! Frees the streams, pinned staging and device tile buffers that
+        ! calls on host operands keep. See tgemm_release_resources() in tgemm.h.
+        function tgemm_release_resources() bind(c, name='tgemm_release_resources') result(status)
+            import :: c_int
+            integer(c_int) :: status
+        end function tgemm_release_resources
+
         ! A static C string describing a status; tgemm_status_message()
         ! returns it as a Fortran string.
         function tgemm_status_string(status) bind(c, name='tgemm_status_string') result(text)

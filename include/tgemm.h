@@ -119,7 +119,9 @@ typedef enum tgemm_layout {
  * Values 101 to 113 report an invalid argument; the value minus 100 is the
  * position of that argument in tgemm_sgemm(), which is also its number in
  * reference BLAS SGEMM (tgemm_status_argument() computes it). On any error
- * status, C is unchanged.
+ * status, C is unchanged, with one exception: a CUDA failure in the middle
+ * of a call on host operands (such as a kernel fault, which breaks the CUDA
+ * context) can leave the tiles of C finished before it written.
  *
  * @code
  * tgemm_status s = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
@@ -187,6 +189,27 @@ typedef enum tgemm_status {
  * is the calling thread's current CUDA device, or the one named by the
  * environment variable `TGEMM_DEVICE`. Calls from many host threads at once
  * are safe.
+ *
+ * When any operand is in host memory, the product runs in tiles: tiles of C
+ * and chunks of K cross the PCIe link on copy streams of their own while
+ * the kernels of earlier tiles run, so transfers overlap the arithmetic.
+ * Pinned memory is copied by DMA directly; pageable memory passes through
+ * pinned staging buffers that several host threads fill and empty. Device
+ * and managed operands are used where they are. Where the device has room,
+ * A and B each cross the link once (a panel of one stays on the device
+ * while it is reused, all of the other likewise) and C crosses once each
+ * way (in only when beta != 0). Products larger than the device's memory
+ * work too, with smaller tiles and operands crossing more than once. The
+ * environment variable `TGEMM_DEVICE_MEMORY_LIMIT` (bytes, or with a K, M,
+ * G or T suffix: `512M`) caps the device memory this takes; by default it
+ * is the free memory less 256 MiB. A call that cannot fit even the smallest
+ * tiles returns ::TGEMM_ERROR_OUT_OF_MEMORY. Such calls keep staging and
+ * tile buffers for the next call; tgemm_release_resources() frees them.
+ *
+ * K is cut into chunks of up to 2048 for host operands, so their results
+ * may differ by rounding from the same product on device pointers; they
+ * are the same bit for bit from run to run as long as the device memory
+ * available to the call allows the same tiling.
  * @{
  */
 
@@ -276,6 +299,44 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
                                       const float *B, tgemm_int ldb,
                                       float beta, float *C, tgemm_int ldc,
                                       tgemm_stream stream);
+
+/** @} */
+
+/**
+ * @defgroup resources Resources
+ * @brief What tgemm keeps between calls, and giving it back.
+ * @{
+ */
+
+/**
+ * @brief Frees the memory that calls on host operands keep for later calls.
+ *
+ * Calls with an operand in host memory keep, per device, up to two
+ * pipelines (three CUDA streams with their events, and 128 MiB of pinned
+ * staging buffers once a pageable operand needed them) and up to 512 MiB
+ * of device memory for tile buffers, so that the next call starts at once.
+ * Threads calling at once each lease a whole pipeline for the duration of a
+ * call (further callers wait for one), so they never share staging
+ * buffers. This function frees all of it; the next such call allocates
+ * again. The small workspace pool of calls on device pointers (split-K
+ * partial sums, at most 64 MiB kept) is not affected.
+ *
+ * Call it when no tgemm call is in flight in any thread. (Resources that a
+ * call in flight is using are left alone, so such a call is not harmed, but
+ * they are not freed.) tgemm does not free them at process exit, because
+ * the CUDA runtime linked into it may already be shut down when exit
+ * handlers run; the operating system and the driver reclaim them when the
+ * process ends.
+ *
+ * @return TGEMM_SUCCESS, or the status of a CUDA call that failed. Without
+ * any earlier call on host operands it touches no GPU and succeeds.
+ *
+ * @code
+ * tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m);
+ * tgemm_release_resources(); // pinned and device memory go back now
+ * @endcode
+ */
+TGEMM_API tgemm_status tgemm_release_resources(void);
 
 /** @} */
 

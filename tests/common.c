@@ -243,6 +243,50 @@ void check_c(const char *what, const float *c, const float *ref, const double *b
     }
 }
 
+/* ---------------------------------------------------------------- buffers */
+
+const char *const mem_tag = "hpdm";
+
+static void check_cuda(cudaError_t e, const char *what)
+{
+    if (e != cudaSuccess)
+        fail_msg("%s failed: %s", what, cudaGetErrorString(e));
+}
+
+buf_t buf_make(mem_t kind, const float *src, size_t elems, int offset)
+{
+    buf_t b = {kind, NULL, NULL, elems};
+    const size_t bytes = (elems + (size_t)offset) * sizeof(float);
+    switch (kind) {
+    case MEM_HOST: b.base = xmalloc(bytes); break;
+    case MEM_PINNED: check_cuda(cudaMallocHost((void **)&b.base, bytes), "cudaMallocHost"); break;
+    case MEM_DEVICE: check_cuda(cudaMalloc((void **)&b.base, bytes), "cudaMalloc"); break;
+    case MEM_MANAGED:
+        check_cuda(cudaMallocManaged((void **)&b.base, bytes, cudaMemAttachGlobal), "cudaMallocManaged");
+        break;
+    }
+    b.ptr = b.base + offset;
+    if (src)
+        check_cuda(cudaMemcpy(b.ptr, src, elems * sizeof(float), cudaMemcpyDefault), "cudaMemcpy");
+    return b;
+}
+
+void buf_read(const buf_t *b, float *dst)
+{
+    check_cuda(cudaMemcpy(dst, b->ptr, b->elems * sizeof(float), cudaMemcpyDefault), "cudaMemcpy");
+}
+
+void buf_free(buf_t *b)
+{
+    switch (b->kind) {
+    case MEM_HOST: free(b->base); break;
+    case MEM_PINNED: cudaFreeHost(b->base); break;
+    case MEM_DEVICE:
+    case MEM_MANAGED: cudaFree(b->base); break;
+    }
+    b->base = b->ptr = NULL;
+}
+
 int run_group(const char *name, struct CMUnitTest *tests, size_t count)
 {
     return _cmocka_run_group_tests(name, tests, count, NULL, NULL);

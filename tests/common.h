@@ -82,6 +82,23 @@ double *error_bound(bool col_major, bool ta, bool tb, int64_t m, int64_t n, int6
                     const float *A, shape_t sa, const float *B, shape_t sb, float beta, const float *C0,
                     shape_t sc);
 
+/* ---- operands in each kind of memory tgemm accepts. A CUDA failure fails
+ * the running test through fail_msg. */
+typedef enum { MEM_HOST, MEM_PINNED, MEM_DEVICE, MEM_MANAGED } mem_t;
+extern const char *const mem_tag; /* "hpdm": host (pageable), pinned, device, managed */
+
+typedef struct {
+    mem_t kind;
+    float *base;  /* what was allocated */
+    float *ptr;   /* what tgemm sees: base + offset */
+    size_t elems; /* elements after ptr */
+} buf_t;
+
+/* elems elements (plus offset before them) of `kind`, copied from src if not NULL. */
+buf_t buf_make(mem_t kind, const float *src, size_t elems, int offset);
+void buf_read(const buf_t *b, float *dst);
+void buf_free(buf_t *b);
+
 /* Registers and runs a dynamic CMocka group. */
 int run_group(const char *name, struct CMUnitTest *tests, size_t count);
 

@@ -8,6 +8,11 @@
  *   bad-kernel   TGEMM_KERNEL=nonsense      -> INVALID_SETTING (NO_DEVICE without a GPU)
  *   verbose      TGEMM_VERBOSE=1            -> errors are logged to stderr
  *   quiet        (nothing set)              -> nothing is ever printed
+ *   bad-memory-limit   TGEMM_DEVICE_MEMORY_LIMIT=12Q (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
+ *   tiny-memory-limit  TGEMM_DEVICE_MEMORY_LIMIT=100
+ *                                           -> OUT_OF_MEMORY naming the variable
+ *                                              (NO_DEVICE without a GPU), C unchanged
  */
 #include "common.h"
 
@@ -89,6 +94,31 @@ static void test_bad_kernel(void **state)
     assert_c_untouched(c);
 }
 
+static void test_bad_memory_limit(void **state)
+{
+    (void)state;
+    float c[kN * kN];
+    assert_int_equal(real_call(c), TGEMM_ERROR_INVALID_SETTING);
+    assert_c_untouched(c);
+    assert_non_null(strstr(tgemm_last_error_detail(), "TGEMM_DEVICE_MEMORY_LIMIT"));
+    assert_quick_return_ok();
+}
+
+/* 100 bytes cannot hold even the smallest tiles of an 8 x 8 x 8 product. */
+static void test_tiny_memory_limit(void **state)
+{
+    (void)state;
+    float c[kN * kN];
+    const tgemm_status s = real_call(c);
+    if (gpu_available()) {
+        assert_int_equal(s, TGEMM_ERROR_OUT_OF_MEMORY);
+        assert_non_null(strstr(tgemm_last_error_detail(), "TGEMM_DEVICE_MEMORY_LIMIT"));
+    } else {
+        assert_int_equal(s, TGEMM_ERROR_NO_DEVICE);
+    }
+    assert_c_untouched(c);
+}
+
 /* Runs fn with stdout and stderr captured into a file; returns its bytes. */
 static size_t captured_output(void (*fn)(void), char *buf, size_t cap)
 {
@@ -162,6 +192,8 @@ int main(int argc, char **argv)
         {"bad-kernel", cmocka_unit_test(test_bad_kernel)},
         {"verbose", cmocka_unit_test(test_verbose_logs_errors)},
         {"quiet", cmocka_unit_test(test_quiet_by_default)},
+        {"bad-memory-limit", cmocka_unit_test(test_bad_memory_limit)},
+        {"tiny-memory-limit", cmocka_unit_test(test_tiny_memory_limit)},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: %s SCENARIO (see the comment at the top of tests/test_env.c)\n", argv[0]);

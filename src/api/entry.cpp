@@ -1,8 +1,10 @@
 // The native C entry points: check in reference order, return early when
-// there is nothing to do, then hand a column-major problem to the runtime.
+// there is nothing to do, then hand a column-major problem to the runtime;
+// and the release of what the runtime keeps between calls.
 #include "api/check.hpp"
 #include "api/status.hpp"
 #include "runtime/execute.hpp"
+#include "runtime/host_pipeline.hpp"
 
 namespace tgemm {
 namespace {
@@ -78,6 +80,12 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout, tgemm_operation trans
 {
     return tgemm::sgemm_any(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
                             reinterpret_cast<cudaStream_t>(stream), false);
+}
+
+TGEMM_API tgemm_status tgemm_release_resources(void)
+{
+    tgemm::clear_error_detail();
+    return tgemm::release_host_resources();
 }
 
 }  // extern "C"

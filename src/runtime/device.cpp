@@ -11,8 +11,6 @@
 namespace tgemm {
 namespace {
 
-constexpr int kMaxDevices = 64;
-
 struct DeviceCount {
     int count = 0;
     cudaError_t error = cudaSuccess;

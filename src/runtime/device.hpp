@@ -16,6 +16,9 @@ struct DeviceInfo {
     cudaMemPool_t pool = nullptr;  // workspace pool (runtime/workspace.hpp)
 };
 
+// Device numbers device_info() accepts are 0 to kMaxDevices - 1.
+constexpr int kMaxDevices = 64;
+
 // Where a pointer's memory lives, as far as tgemm must care.
 enum class MemKind { Unused, Pageable, Pinned, Device, Managed };
 

@@ -35,6 +35,35 @@ bool parse_double(const char *s, double *out)
     return true;
 }
 
+}  // namespace
+
+bool parse_bytes(const char *s, uint64_t *out)
+{
+    if (s == nullptr || *s < '0' || *s > '9')
+        return false;
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; ++s)
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, static_cast<uint64_t>(*s - '0'), &v))
+            return false;
+    int shift = 0;
+    switch (*s) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    default: return false;
+    }
+    if (*s != '\0' && s[1] != '\0')
+        return false;
+    if (v == 0 || v > (UINT64_MAX >> shift))
+        return false;
+    *out = v << shift;
+    return true;
+}
+
+namespace {
+
 void invalid(Settings &st, const char *name, const char *value, const char *expected)
 {
     if (st.error.empty())
@@ -56,10 +85,15 @@ Settings read_settings()
         if (parse_long(e, 0, 9, &v))
             st.verbose = static_cast<int>(v);
         else
-            invalid(st, "TGEMM_VERBOSE", e, "0 or 1");
+            invalid(st, "TGEMM_VERBOSE", e, "0, 1 or 2");
     }
     if (const char *e = std::getenv("TGEMM_KERNEL"); e && *e)
         st.kernel = e;  // validated by the dispatcher, which knows the names
+    if (const char *e = std::getenv("TGEMM_DEVICE_MEMORY_LIMIT"); e && *e) {
+        if (!parse_bytes(e, &st.device_memory_limit))
+            invalid(st, "TGEMM_DEVICE_MEMORY_LIMIT", e,
+                    "a positive number of bytes, optionally with a K, M, G or T suffix (powers of 1024), such as 512M");
+    }
     if (const char *e = std::getenv("TGEMM_OFFLOAD"); e && *e) {
         if (std::strcmp(e, "auto") == 0)
             st.offload = Offload::Auto;

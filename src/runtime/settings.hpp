@@ -3,6 +3,7 @@
 // TGEMM_ERROR_INVALID_SETTING with a message naming the variable.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace tgemm {
@@ -11,8 +12,10 @@ enum class Offload { Auto, Always, Never };
 
 struct Settings {
     int device = -1;        // TGEMM_DEVICE: CUDA device number; -1 = the thread's current device
-    int verbose = 0;        // TGEMM_VERBOSE: 1 logs every error status to stderr
+    int verbose = 0;        // TGEMM_VERBOSE: 1 logs every error status to stderr, 2 also each host-operand plan
     std::string kernel;     // TGEMM_KERNEL: force one kernel family by name (tuning, tests)
+    uint64_t device_memory_limit = 0;  // TGEMM_DEVICE_MEMORY_LIMIT: bytes the host-operand path may
+                                       // take on the device; 0 = no limit but free memory
 
     // BLAS ABI (sgemm_, cblas_sgemm) only.
     Offload offload = Offload::Auto;  // TGEMM_OFFLOAD: auto | gpu | cpu
@@ -24,5 +27,10 @@ struct Settings {
 };
 
 const Settings &settings();
+
+// Parses a positive byte count: decimal digits, optionally followed by one of
+// K, M, G, T (either case; powers of 1024). False on anything else, on zero
+// and on overflow.
+bool parse_bytes(const char *s, uint64_t *out);
 
 }  // namespace tgemm

@@ -6,7 +6,7 @@
 
 namespace tgemm {
 
-tgemm_status create_workspace_pool(int dev, cudaMemPool_t *pool)
+tgemm_status create_workspace_pool(int dev, cudaMemPool_t *pool, uint64_t keep_bytes)
 {
     cudaMemPoolProps props = {};
     props.allocType = cudaMemAllocationTypePinned;
@@ -15,8 +15,7 @@ tgemm_status create_workspace_pool(int dev, cudaMemPool_t *pool)
     cudaError_t e = cudaMemPoolCreate(pool, &props);
     if (e != cudaSuccess)
         return fail_cuda(e, "cudaMemPoolCreate");
-    uint64_t keep = kWorkspaceKeepBytes;
-    e = cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    e = cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold, &keep_bytes);
     return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, "cudaMemPoolSetAttribute");
 }
 

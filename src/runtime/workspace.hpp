@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include <cuda_runtime_api.h>
 
@@ -14,8 +15,10 @@ namespace tgemm {
 
 // Creates the pool for a device (once, from device_info). The pool keeps up
 // to kWorkspaceKeepBytes cached between calls; more is returned to the driver.
+// The host-operand path creates a second pool the same way for its tile
+// buffers, with its own `keep_bytes`.
 constexpr size_t kWorkspaceKeepBytes = size_t{64} << 20;
-tgemm_status create_workspace_pool(int dev, cudaMemPool_t *pool);
+tgemm_status create_workspace_pool(int dev, cudaMemPool_t *pool, uint64_t keep_bytes = kWorkspaceKeepBytes);
 
 class Workspace {
 public:

@@ -1,0 +1,138 @@
+#include "runtime/host_copy.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+namespace tgemm {
+namespace {
+
+constexpr int64_t kParallelMinElems = int64_t{1} << 18;  // 1 MiB: below it, threads cost more than they save
+constexpr int64_t kTaskMinElems = int64_t{1} << 16;      // 256 KiB per task at least
+
+// A fixed set of worker threads serving a queue of jobs. A job is a number
+// of independent tasks; the thread that posts it takes tasks too, so every
+// job finishes even while all workers are busy with other jobs.
+class CopyPool {
+public:
+    static CopyPool &instance()
+    {
+        // Never destroyed: workers may still wait on the queue while the
+        // process exits, and a destructor would have to join them.
+        static CopyPool *pool = new CopyPool();
+        return *pool;
+    }
+
+    int threads() const { return workers_ + 1; }
+
+    void run(int64_t tasks, const std::function<void(int64_t)> &fn)
+    {
+        Job job{&fn, tasks};
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            queue_.push_back(&job);
+        }
+        work_cv_.notify_all();
+        for (;;) {
+            int64_t i;
+            {
+                std::lock_guard<std::mutex> lk(mu_);
+                if (job.next == job.tasks)
+                    break;
+                i = claim(job);
+            }
+            fn(i);
+            std::lock_guard<std::mutex> lk(mu_);
+            ++job.done;
+        }
+        // A worker touches the job only between claiming a task and
+        // counting it done, both under the lock.
+        std::unique_lock<std::mutex> lk(mu_);
+        done_cv_.wait(lk, [&] { return job.done == job.tasks; });
+    }
+
+private:
+    struct Job {
+        const std::function<void(int64_t)> *fn;
+        int64_t tasks;
+        int64_t next = 0;  // first unclaimed task; the job is queued while next < tasks
+        int64_t done = 0;
+    };
+
+    CopyPool()
+    {
+        const int hw = static_cast<int>(std::thread::hardware_concurrency());
+        const int want = std::max(0, std::min(kCopyThreads, hw) - 1);
+        try {
+            for (; workers_ < want; ++workers_)
+                std::thread([this] { work(); }).detach();
+        } catch (const std::system_error &) {
+            // Fewer workers: every job still completes on its own thread.
+        }
+    }
+
+    // Claims the next task of a job that has one left (lock held).
+    int64_t claim(Job &job)
+    {
+        const int64_t i = job.next++;
+        if (job.next == job.tasks)
+            queue_.erase(std::find(queue_.begin(), queue_.end(), &job));
+        return i;
+    }
+
+    void work()
+    {
+        std::unique_lock<std::mutex> lk(mu_);
+        for (;;) {
+            work_cv_.wait(lk, [&] { return !queue_.empty(); });
+            Job &job = *queue_.front();
+            const int64_t i = claim(job);
+            lk.unlock();
+            (*job.fn)(i);
+            lk.lock();
+            if (++job.done == job.tasks)
+                done_cv_.notify_all();
+        }
+    }
+
+    int workers_ = 0;
+    std::mutex mu_;
+    std::condition_variable work_cv_, done_cv_;
+    std::deque<Job *> queue_;
+};
+
+// Copies elements [begin, end) of the block, counted down its columns.
+void copy_range(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t begin, int64_t end)
+{
+    int64_t col = begin / rows, row = begin % rows;
+    for (int64_t at = begin; at < end; ++col, row = 0) {
+        const int64_t len = std::min(rows - row, end - at);
+        std::memcpy(dst + col * dld + row, src + col * sld + row, static_cast<size_t>(len) * sizeof(float));
+        at += len;
+    }
+}
+
+}  // namespace
+
+void host_copy(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols)
+{
+    const int64_t total = rows * cols;
+    if (total <= 0)
+        return;
+    if (total < kParallelMinElems) {
+        copy_range(dst, dld, src, sld, rows, 0, total);
+        return;
+    }
+    CopyPool &pool = CopyPool::instance();
+    const int64_t tasks = std::min<int64_t>(pool.threads(), total / kTaskMinElems);
+    pool.run(tasks, [&](int64_t i) {
+        copy_range(dst, dld, src, sld, rows, total * i / tasks, total * (i + 1) / tasks);
+    });
+}
+
+}  // namespace tgemm

@@ -1,0 +1,642 @@
+#include "runtime/host_pipeline.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "api/check.hpp"
+#include "api/status.hpp"
+#include "dispatch/dispatch.hpp"
+#include "runtime/host_copy.hpp"
+#include "runtime/host_plan.hpp"
+#include "runtime/settings.hpp"
+#include "runtime/workspace.hpp"
+
+namespace tgemm {
+namespace {
+
+// Pinned staging for pageable operands, per pipeline. 16 MiB holds one
+// 2048 x 2048 tile or K chunk, the piece the planner prefers, so one buffer
+// carries one transfer; eight let the host pack and unpack up to eight
+// pieces ahead of the link (2.4 ms of transfers at 55 GB/s), which hides
+// the waits for each piece's copy to finish. 128 MiB per pipeline.
+constexpr size_t kStagingBytes = size_t{16} << 20;
+constexpr int kStagingBuffers = 8;
+constexpr int64_t kStagingElems = static_cast<int64_t>(kStagingBytes / sizeof(float));
+
+// Pipelines per device. One call already keeps the link and the GPU busy;
+// a second lets a new call prepare while another drains. Further callers
+// wait. Bounds pinned staging at 256 MiB per device.
+constexpr int kPipelinesPerDevice = 2;
+
+// Device memory left free for everything else unless
+// TGEMM_DEVICE_MEMORY_LIMIT asks for less: the CUDA runtime's own needs,
+// the dispatcher's split-K workspace (at most 256 MiB, and optional), other
+// users of the GPU.
+constexpr uint64_t kDeviceReserve = uint64_t{256} << 20;
+
+// Tile-pool memory kept between calls: the 416 MiB of an 8192^3 plan stay
+// allocated for the next call; bigger plans give the rest back at the end.
+constexpr uint64_t kTileKeepBytes = uint64_t{512} << 20;
+
+struct Staging {
+    float *ptr = nullptr;
+    cudaEvent_t done = nullptr;  // recorded after each copy from or to the buffer
+    // A piece of C waiting here for the host copy to its place in C.
+    float *out = nullptr;
+    int64_t out_ld = 0, rows = 0, cols = 0;
+};
+
+struct Pipeline {
+    cudaStream_t in = nullptr, comp = nullptr, out = nullptr;
+    cudaEvent_t start = nullptr, ready = nullptr, loaded = nullptr, computed = nullptr;
+    cudaEvent_t in_done = nullptr, out_done = nullptr, end = nullptr;
+    cudaEvent_t free_a[2] = {}, free_b[2] = {}, free_c[2] = {};  // a slot's last reader (A, B) or copy out (C)
+    Staging staging[kStagingBuffers];
+    int next_staging = 0;
+    int64_t max_pitch = 0;  // bytes; cudaMemcpy2D takes no larger pitch
+
+    std::vector<cudaEvent_t *> events()
+    {
+        std::vector<cudaEvent_t *> v = {&start, &ready, &loaded, &computed, &in_done, &out_done, &end};
+        for (int i = 0; i < 2; ++i) {
+            v.push_back(&free_a[i]);
+            v.push_back(&free_b[i]);
+            v.push_back(&free_c[i]);
+        }
+        for (Staging &b : staging)
+            v.push_back(&b.done);
+        return v;
+    }
+};
+
+tgemm_status check(cudaError_t e, const char *what)
+{
+    return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, what);
+}
+
+// Frees everything the pipeline holds; the first error, if any.
+cudaError_t destroy_pipeline(Pipeline *pl)
+{
+    cudaError_t first = cudaSuccess;
+    const auto note = [&first](cudaError_t e) {
+        if (first == cudaSuccess)
+            first = e;
+    };
+    for (cudaStream_t s : {pl->in, pl->comp, pl->out})
+        if (s != nullptr)
+            note(cudaStreamDestroy(s));
+    for (cudaEvent_t *ev : pl->events())
+        if (*ev != nullptr)
+            note(cudaEventDestroy(*ev));
+    for (Staging &b : pl->staging)
+        if (b.ptr != nullptr)
+            note(cudaFreeHost(b.ptr));
+    delete pl;
+    return first;
+}
+
+tgemm_status create_pipeline(int dev, Pipeline **out)
+{
+    Pipeline *pl = new (std::nothrow) Pipeline();
+    if (pl == nullptr)
+        return fail(TGEMM_ERROR_OUT_OF_MEMORY, "no host memory for a host-operand pipeline");
+    int pitch = 0;
+    cudaError_t e = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, dev);
+    pl->max_pitch = pitch;
+    for (cudaStream_t *s : {&pl->in, &pl->comp, &pl->out})
+        if (e == cudaSuccess)
+            e = cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
+    for (cudaEvent_t *ev : pl->events())
+        if (e == cudaSuccess)
+            e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+        const tgemm_status st = fail_cuda(e, "creating the streams and events of a host-operand pipeline");
+        (void)destroy_pipeline(pl);
+        return st;
+    }
+    *out = pl;
+    return TGEMM_SUCCESS;
+}
+
+struct DeviceState {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<Pipeline *> idle;
+    int count = 0;                 // pipelines in existence, leased or idle
+    cudaMemPool_t pool = nullptr;  // tile buffers
+};
+
+DeviceState &device_state(int dev)
+{
+    // Never destroyed, like the pipelines (see host_pipeline.hpp).
+    static DeviceState *states = new DeviceState[kMaxDevices];
+    return states[dev];
+}
+
+// A pipeline held for the duration of one call.
+class Lease {
+public:
+    Lease() = default;
+    Lease(const Lease &) = delete;
+    Lease &operator=(const Lease &) = delete;
+    ~Lease()
+    {
+        if (pl_ == nullptr)
+            return;
+        DeviceState &st = device_state(dev_);
+        {
+            std::lock_guard<std::mutex> lk(st.mu);
+            st.idle.push_back(pl_);
+        }
+        st.cv.notify_one();
+    }
+
+    tgemm_status acquire(int dev)
+    {
+        DeviceState &st = device_state(dev);
+        std::unique_lock<std::mutex> lk(st.mu);
+        if (st.pool == nullptr) {
+            const tgemm_status s = create_workspace_pool(dev, &st.pool, kTileKeepBytes);
+            if (s != TGEMM_SUCCESS)
+                return s;
+        }
+        pool_ = st.pool;
+        st.cv.wait(lk, [&] { return !st.idle.empty() || st.count < kPipelinesPerDevice; });
+        if (!st.idle.empty()) {
+            pl_ = st.idle.back();
+            st.idle.pop_back();
+            dev_ = dev;
+            return TGEMM_SUCCESS;
+        }
+        ++st.count;
+        lk.unlock();
+        Pipeline *pl = nullptr;
+        const tgemm_status s = create_pipeline(dev, &pl);
+        if (s != TGEMM_SUCCESS) {
+            lk.lock();
+            --st.count;
+            lk.unlock();
+            st.cv.notify_one();
+            return s;
+        }
+        pl_ = pl;
+        dev_ = dev;
+        return TGEMM_SUCCESS;
+    }
+
+    Pipeline &pipeline() const { return *pl_; }
+    cudaMemPool_t pool() const { return pool_; }
+
+private:
+    Pipeline *pl_ = nullptr;
+    cudaMemPool_t pool_ = nullptr;
+    int dev_ = -1;
+};
+
+const char *kind_name(MemKind k)
+{
+    switch (k) {
+    case MemKind::Unused: return "unused";
+    case MemKind::Pageable: return "pageable";
+    case MemKind::Pinned: return "pinned";
+    case MemKind::Device: return "device";
+    case MemKind::Managed: return "managed";
+    }
+    return "?";
+}
+
+const char *cache_name(Cache c)
+{
+    switch (c) {
+    case Cache::InPlace: return "in-place";
+    case Cache::Panel: return "panel";
+    case Cache::Whole: return "whole";
+    case Cache::Chunk: return "chunk";
+    case Cache::Tile: return "tile";
+    }
+    return "?";
+}
+
+// One call: plans, allocates the tile buffers, runs every task of the plan,
+// and waits for the end.
+class HostRun {
+public:
+    HostRun(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev, Pipeline &pl,
+            cudaMemPool_t pool)
+        : p_(p), ka_(ka), kb_(kb), kc_(kc), dev_(dev), pl_(pl), pool_(pool)
+    {
+        reads_ab_ = sgemm_reads_ab(p.k, p.alpha);
+        req_.m = p.m;
+        req_.n = p.n;
+        req_.k = reads_ab_ ? p.k : 0;
+        req_.trans_a = p.trans_a;
+        req_.trans_b = p.trans_b;
+        req_.a_host = is_host(ka);
+        req_.b_host = is_host(kb);
+        req_.c_host = is_host(kc);
+        req_.c_in = req_.c_host && p.beta != 0.0f;
+        pageable_ = kc == MemKind::Pageable || (reads_ab_ && (ka == MemKind::Pageable || kb == MemKind::Pageable));
+    }
+
+    tgemm_status run(cudaStream_t caller)
+    {
+        tgemm_status st;
+        if ((st = allocate_staging()) != TGEMM_SUCCESS ||
+            (st = check(cudaEventRecord(pl_.start, caller), "cudaEventRecord (caller's stream)")) != TGEMM_SUCCESS ||
+            (st = wait(pl_.comp, pl_.start)) != TGEMM_SUCCESS)
+            return st;
+        // Host threads read and write pageable operands themselves, so they
+        // start only after the work queued on the caller's stream, which
+        // may write those operands (host functions), is done.
+        if (pageable_ && (st = check(cudaEventSynchronize(pl_.start), "cudaEventSynchronize (caller's stream)")) !=
+                             TGEMM_SUCCESS)
+            return st;
+        if ((st = plan_and_allocate()) != TGEMM_SUCCESS)
+            return st;
+        // The arena is stream-ordered on the compute stream; the copy
+        // streams may use it once they wait for this point.
+        if ((st = record_wait(pl_.ready, pl_.comp, pl_.in)) == TGEMM_SUCCESS)
+            st = wait(pl_.out, pl_.ready);
+        for (int64_t t = 0; t < task_count(plan_) && st == TGEMM_SUCCESS; ++t)
+            st = run_task(host_task(plan_, req_, t));
+        return finish(caller, st);
+    }
+
+private:
+    tgemm_status wait(cudaStream_t s, cudaEvent_t ev)
+    {
+        return check(cudaStreamWaitEvent(s, ev, 0), "cudaStreamWaitEvent");
+    }
+
+    tgemm_status record(cudaEvent_t ev, cudaStream_t s)
+    {
+        return check(cudaEventRecord(ev, s), "cudaEventRecord");
+    }
+
+    // Stream `waiter` waits for what is enqueued on `s` so far.
+    tgemm_status record_wait(cudaEvent_t ev, cudaStream_t s, cudaStream_t waiter)
+    {
+        const tgemm_status st = record(ev, s);
+        return st != TGEMM_SUCCESS ? st : wait(waiter, ev);
+    }
+
+    // All staging buffers exist before any work is enqueued, so a call that
+    // fails for lack of pinned memory has not touched C.
+    tgemm_status allocate_staging()
+    {
+        if (!pageable_)
+            return TGEMM_SUCCESS;
+        for (Staging &b : pl_.staging) {
+            if (b.ptr != nullptr)
+                continue;
+            const cudaError_t e = cudaHostAlloc(reinterpret_cast<void **>(&b.ptr), kStagingBytes, cudaHostAllocPortable);
+            if (e != cudaSuccess) {
+                b.ptr = nullptr;
+                return fail_cuda(e, "cudaHostAlloc (staging buffer)");
+            }
+        }
+        return TGEMM_SUCCESS;
+    }
+
+    // Device memory this call may use: free memory plus what the tile pool
+    // holds unused, less the reserve, and at most the setting.
+    tgemm_status budget(uint64_t *bytes, bool *by_setting)
+    {
+        size_t free_b = 0, total_b = 0;
+        uint64_t reserved = 0, used = 0;
+        tgemm_status st;
+        if ((st = check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo")) != TGEMM_SUCCESS ||
+            (st = check(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved),
+                        "cudaMemPoolGetAttribute")) != TGEMM_SUCCESS ||
+            (st = check(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used),
+                        "cudaMemPoolGetAttribute")) != TGEMM_SUCCESS)
+            return st;
+        const uint64_t avail = free_b + (reserved - used);
+        *bytes = avail > kDeviceReserve ? avail - kDeviceReserve : 0;
+        const uint64_t limit = settings().device_memory_limit;
+        *by_setting = limit != 0 && limit < *bytes;
+        if (*by_setting)
+            *bytes = limit;
+        return TGEMM_SUCCESS;
+    }
+
+    // Plans within the budget and allocates the arena; when the allocation
+    // fails anyway (other allocations since the budget was read), plans
+    // again within half the failed size.
+    tgemm_status plan_and_allocate()
+    {
+        bool by_setting = false;
+        tgemm_status st = budget(&req_.budget, &by_setting);
+        if (st != TGEMM_SUCCESS)
+            return st;
+        for (;;) {
+            uint64_t need = 0;
+            if (!plan_host(req_, &plan_, &need))
+                return fail(TGEMM_ERROR_OUT_OF_MEMORY,
+                            "host operands need at least %llu bytes of device memory (with the smallest tiles); %llu "
+                            "are available (%s)",
+                            static_cast<unsigned long long>(need), static_cast<unsigned long long>(req_.budget),
+                            by_setting ? "TGEMM_DEVICE_MEMORY_LIMIT"
+                                       : "free device memory less a reserve of 256 MiB");
+            void *arena = nullptr;
+            const cudaError_t e = cudaMallocFromPoolAsync(&arena, arena_bytes(plan_), pool_, pl_.comp);
+            if (e == cudaSuccess) {
+                arena_ = static_cast<float *>(arena);
+                break;
+            }
+            if (e != cudaErrorMemoryAllocation)
+                return fail_cuda(e, "cudaMallocFromPoolAsync (tile buffers)");
+            (void)cudaGetLastError();
+            req_.budget = arena_bytes(plan_) / 2;
+        }
+        if (settings().verbose >= 2)
+            log_plan();
+        return TGEMM_SUCCESS;
+    }
+
+    void log_plan() const
+    {
+        std::fprintf(stderr,
+                     "tgemm: host plan m=%lld n=%lld k=%lld A=%s B=%s C=%s tile=%lldx%lldx%lld "
+                     "blocks=%lldx%lldx%lld order=%s cache_a=%s cache_b=%s device_bytes=%llu budget=%llu "
+                     "link_mib=%.1f\n",
+                     static_cast<long long>(p_.m), static_cast<long long>(p_.n), static_cast<long long>(p_.k),
+                     kind_name(ka_), kind_name(kb_), kind_name(kc_), static_cast<long long>(plan_.mt),
+                     static_cast<long long>(plan_.nt), static_cast<long long>(plan_.kt),
+                     static_cast<long long>(plan_.mb), static_cast<long long>(plan_.nb),
+                     static_cast<long long>(plan_.kb), plan_.rows_outer ? "rows" : "columns",
+                     cache_name(plan_.a.cache), cache_name(plan_.b.cache),
+                     static_cast<unsigned long long>(arena_bytes(plan_)),
+                     static_cast<unsigned long long>(req_.budget), plan_.link_bytes / 1048576.0);
+    }
+
+    // A 2D copy; where a pitch is beyond what cudaMemcpy2D takes (huge
+    // leading dimensions), one copy per column.
+    tgemm_status copy_async(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols,
+                            cudaMemcpyKind kind, cudaStream_t s)
+    {
+        const size_t width = static_cast<size_t>(rows) * sizeof(float);
+        const char *what = kind == cudaMemcpyHostToDevice ? "cudaMemcpy2DAsync (host to device)"
+                                                          : "cudaMemcpy2DAsync (device to host)";
+        if (cols > 1 && dld * 4 <= pl_.max_pitch && sld * 4 <= pl_.max_pitch)
+            return check(cudaMemcpy2DAsync(dst, dld * sizeof(float), src, sld * sizeof(float), width,
+                                           static_cast<size_t>(cols), kind, s),
+                         what);
+        for (int64_t j = 0; j < cols; ++j) {
+            const tgemm_status st = check(cudaMemcpyAsync(dst + j * dld, src + j * sld, width, kind, s), what);
+            if (st != TGEMM_SUCCESS)
+                return st;
+        }
+        return TGEMM_SUCCESS;
+    }
+
+    // The next staging buffer, once the copy that last used it is done and
+    // any piece of C waiting in it has reached C.
+    tgemm_status acquire(Staging **buf)
+    {
+        Staging &b = pl_.staging[pl_.next_staging];
+        pl_.next_staging = (pl_.next_staging + 1) % kStagingBuffers;
+        const tgemm_status st = b.out != nullptr ? drain(b)
+                                                 : check(cudaEventSynchronize(b.done), "cudaEventSynchronize (staging)");
+        *buf = &b;
+        return st;
+    }
+
+    tgemm_status drain(Staging &b)
+    {
+        const tgemm_status st = check(cudaEventSynchronize(b.done), "cudaEventSynchronize (copy out)");
+        if (st == TGEMM_SUCCESS)
+            host_copy(b.out, b.out_ld, b.ptr, b.rows, b.rows, b.cols);
+        b.out = nullptr;
+        return st;
+    }
+
+    // Calls fn(r0, c0, rows, cols) for the pieces of a rows x cols block
+    // that each fit in one staging buffer, down the columns.
+    template <typename Fn>
+    tgemm_status for_each_piece(int64_t rows, int64_t cols, Fn fn)
+    {
+        const int64_t pr = std::min(rows, kStagingElems);
+        const int64_t pc = std::min(cols, kStagingElems / pr);
+        for (int64_t c0 = 0; c0 < cols; c0 += pc)
+            for (int64_t r0 = 0; r0 < rows; r0 += pr) {
+                const tgemm_status st = fn(r0, c0, std::min(pr, rows - r0), std::min(pc, cols - c0));
+                if (st != TGEMM_SUCCESS)
+                    return st;
+            }
+        return TGEMM_SUCCESS;
+    }
+
+    // Copies the part r of a host operand (src, ld) to the device at dst (dld).
+    tgemm_status load(const Rect &r, const float *src, int64_t ld, MemKind kind, float *dst, int64_t dld)
+    {
+        const float *from = src + r.row + r.col * ld;
+        if (kind == MemKind::Pinned)
+            return copy_async(dst, dld, from, ld, r.rows, r.cols, cudaMemcpyHostToDevice, pl_.in);
+        return for_each_piece(r.rows, r.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
+            Staging *b = nullptr;
+            tgemm_status st = acquire(&b);
+            if (st != TGEMM_SUCCESS)
+                return st;
+            host_copy(b->ptr, pr, from + r0 + c0 * ld, ld, pr, pc);
+            if ((st = copy_async(dst + r0 + c0 * dld, dld, b->ptr, pr, pr, pc, cudaMemcpyHostToDevice, pl_.in)) !=
+                TGEMM_SUCCESS)
+                return st;
+            return record(b->done, pl_.in);
+        });
+    }
+
+    // Copies a finished tile of C from the device (src, dld) to host C. A
+    // pageable C receives it later, when its staging buffer is reused or
+    // the call ends.
+    tgemm_status store(const Rect &r, const float *src, int64_t dld)
+    {
+        float *to = p_.c + r.row + r.col * p_.ldc;
+        if (kc_ == MemKind::Pinned)
+            return copy_async(to, p_.ldc, src, dld, r.rows, r.cols, cudaMemcpyDeviceToHost, pl_.out);
+        return for_each_piece(r.rows, r.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
+            Staging *b = nullptr;
+            tgemm_status st = acquire(&b);
+            if (st != TGEMM_SUCCESS)
+                return st;
+            if ((st = copy_async(b->ptr, pr, src + r0 + c0 * dld, dld, pr, pc, cudaMemcpyDeviceToHost, pl_.out)) !=
+                    TGEMM_SUCCESS ||
+                (st = record(b->done, pl_.out)) != TGEMM_SUCCESS)
+                return st;
+            b->out = to + r0 + c0 * p_.ldc;
+            b->out_ld = p_.ldc;
+            b->rows = pr;
+            b->cols = pc;
+            return TGEMM_SUCCESS;
+        });
+    }
+
+    // Copies in one operand's part of task x when the plan says so.
+    tgemm_status load_operand(const OperandStep &s, const Slots &slots, cudaEvent_t *free, const float *src,
+                              int64_t ld, MemKind kind, bool *loaded)
+    {
+        if (!s.load)
+            return TGEMM_SUCCESS;
+        tgemm_status st;
+        if (s.reuse && (st = wait(pl_.in, free[s.slot])) != TGEMM_SUCCESS)
+            return st;
+        *loaded = true;
+        return load(s.rect, src, ld, kind, arena_ + s.offset, slots.ld);
+    }
+
+    // The kernel's view of A or B: its slot, or the operand in place.
+    const float *operand(const OperandStep &s, const Slots &slots, const float *src, int64_t ld, int64_t *out_ld) const
+    {
+        if (slots.cache == Cache::InPlace) {
+            *out_ld = ld;
+            return src + s.rect.row + s.rect.col * ld;
+        }
+        *out_ld = slots.ld;
+        return arena_ + s.offset;
+    }
+
+    tgemm_status run_task(const Task &x)
+    {
+        tgemm_status st;
+        bool loaded = false;
+        const bool c_host = plan_.c.cache == Cache::Tile;
+        if ((st = load_operand(x.a, plan_.a, pl_.free_a, p_.a, p_.lda, ka_, &loaded)) != TGEMM_SUCCESS ||
+            (st = load_operand(x.b, plan_.b, pl_.free_b, p_.b, p_.ldb, kb_, &loaded)) != TGEMM_SUCCESS)
+            return st;
+        // A slot of C is written (by the copy in, else by the kernel) only
+        // after the tile it held before has left for the host.
+        if (c_host && x.c.reuse && (st = wait(x.c.load ? pl_.in : pl_.comp, pl_.free_c[x.c.slot])) != TGEMM_SUCCESS)
+            return st;
+        if (x.c.load) {
+            loaded = true;
+            if ((st = load(x.c.rect, p_.c, p_.ldc, kc_, arena_ + x.c.offset, plan_.c.ld)) != TGEMM_SUCCESS)
+                return st;
+        }
+        if (loaded && (st = record_wait(pl_.loaded, pl_.in, pl_.comp)) != TGEMM_SUCCESS)
+            return st;
+
+        GemmParams d = p_;
+        d.m = x.rows;
+        d.n = x.cols;
+        d.k = x.depth;
+        if (reads_ab_) {
+            d.a = operand(x.a, plan_.a, p_.a, p_.lda, &d.lda);
+            d.b = operand(x.b, plan_.b, p_.b, p_.ldb, &d.ldb);
+        }
+        d.c = c_host ? arena_ + x.c.offset : p_.c + x.i0 + x.j0 * p_.ldc;
+        d.ldc = c_host ? plan_.c.ld : p_.ldc;
+        d.beta = x.first ? p_.beta : 1.0f;
+        if ((st = launch_gemm(d, dev_, pl_.comp)) != TGEMM_SUCCESS)
+            return st;
+        const auto slotted = [](Cache c) { return c == Cache::Panel || c == Cache::Chunk; };
+        if (slotted(plan_.a.cache) && (st = record(pl_.free_a[x.a.slot], pl_.comp)) != TGEMM_SUCCESS)
+            return st;
+        if (slotted(plan_.b.cache) && (st = record(pl_.free_b[x.b.slot], pl_.comp)) != TGEMM_SUCCESS)
+            return st;
+        if (!c_host || !x.last)
+            return TGEMM_SUCCESS;
+        if ((st = record_wait(pl_.computed, pl_.comp, pl_.out)) != TGEMM_SUCCESS ||
+            (st = store(x.c.rect, arena_ + x.c.offset, plan_.c.ld)) != TGEMM_SUCCESS)
+            return st;
+        return record(pl_.free_c[x.c.slot], pl_.out);
+    }
+
+    // Joins the copy streams into the compute stream, frees the arena there,
+    // makes the caller's stream wait, and waits for all of it; then moves the
+    // last pieces of a pageable C into place. Runs after errors too, so the
+    // pipeline goes back idle.
+    tgemm_status finish(cudaStream_t caller, tgemm_status st)
+    {
+        cudaError_t e = cudaEventRecord(pl_.in_done, pl_.in);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(pl_.out_done, pl_.out);
+        if (e == cudaSuccess)
+            e = cudaStreamWaitEvent(pl_.comp, pl_.in_done, 0);
+        if (e == cudaSuccess)
+            e = cudaStreamWaitEvent(pl_.comp, pl_.out_done, 0);
+        if (e == cudaSuccess && arena_ != nullptr)
+            e = cudaFreeAsync(arena_, pl_.comp);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(pl_.end, pl_.comp);
+        if (e == cudaSuccess)
+            e = cudaStreamWaitEvent(caller, pl_.end, 0);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(pl_.end);
+        if (e != cudaSuccess) {
+            for (cudaStream_t s : {pl_.in, pl_.comp, pl_.out})
+                (void)cudaStreamSynchronize(s);
+            if (st == TGEMM_SUCCESS)
+                st = fail_cuda(e, "finishing a call on host operands");
+        }
+        for (int i = 0; i < kStagingBuffers; ++i) {
+            Staging &b = pl_.staging[(pl_.next_staging + i) % kStagingBuffers];
+            if (b.out == nullptr)
+                continue;
+            if (st == TGEMM_SUCCESS)
+                st = drain(b);
+            b.out = nullptr;
+        }
+        return st;
+    }
+
+    const GemmParams &p_;
+    const MemKind ka_, kb_, kc_;
+    const DeviceInfo &dev_;
+    Pipeline &pl_;
+    const cudaMemPool_t pool_;
+    bool reads_ab_ = false;
+    bool pageable_ = false;  // some operand the call reads or writes is pageable host memory
+    PlanRequest req_;
+    HostPlan plan_;
+    float *arena_ = nullptr;
+};
+
+}  // namespace
+
+tgemm_status run_host_operands(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev,
+                               cudaStream_t s)
+{
+    Lease lease;
+    const tgemm_status st = lease.acquire(dev.id);
+    if (st != TGEMM_SUCCESS)
+        return st;
+    HostRun run(p, ka, kb, kc, dev, lease.pipeline(), lease.pool());
+    return run.run(s);
+}
+
+tgemm_status release_host_resources()
+{
+    tgemm_status result = TGEMM_SUCCESS;
+    for (int dev = 0; dev < kMaxDevices; ++dev) {
+        DeviceState &st = device_state(dev);
+        std::lock_guard<std::mutex> lk(st.mu);
+        if (st.idle.empty() && st.pool == nullptr)
+            continue;
+        DeviceGuard guard;
+        tgemm_status s = guard.enter(dev);
+        if (s != TGEMM_SUCCESS) {
+            if (result == TGEMM_SUCCESS)
+                result = s;
+            continue;
+        }
+        for (Pipeline *pl : st.idle) {
+            const cudaError_t e = destroy_pipeline(pl);
+            if (e != cudaSuccess && s == TGEMM_SUCCESS)
+                s = fail_cuda(e, "freeing a host-operand pipeline");
+            --st.count;
+        }
+        st.idle.clear();
+        if (st.pool != nullptr && s == TGEMM_SUCCESS)
+            s = check(cudaMemPoolTrimTo(st.pool, 0), "cudaMemPoolTrimTo");
+        st.cv.notify_all();
+        if (result == TGEMM_SUCCESS)
+            result = s;
+    }
+    return result;
+}
+
+}  // namespace tgemm

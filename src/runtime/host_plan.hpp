@@ -1,0 +1,125 @@
+// How a product with host operands is cut into pieces that stream over the
+// link: the sizes of the C tiles and K chunks, the loop order, which operand
+// stays on the device while it is reused, and the device buffers all of this
+// takes. Pure arithmetic, no CUDA: host_pipeline.cpp runs a plan, and
+// tests/test_host_plan.cpp checks every plan it can think of.
+//
+// The schedule. C is cut into tiles of mt x nt, K into chunks of kt. Tiles are
+// visited in an outer loop over blocks of one dimension and an inner loop over
+// the other; each tile runs one kernel per K chunk (beta for the first chunk,
+// 1 after it), and a tile of host C leaves the device after its last chunk.
+// With rows_outer the outer loop walks row blocks: the A panel (mt rows, all
+// of K) is the "outer operand", used by every tile of its row; B is the
+// "inner operand", whose column panels change from tile to tile. Otherwise
+// the roles of A and B swap.
+//
+// A host operand's device copy is kept as one of:
+//   Panel  (outer operand) the panel of the current outer block, all of K,
+//          loaded chunk by chunk while the first tile of the block runs and
+//          reused by the rest; two slots, so the next panel can load while
+//          this one is in use. The operand crosses the link once.
+//   Whole  (inner operand) all of it, loaded chunk by chunk during the first
+//          pass of the outer loop and reused by every later pass. Once.
+//   Chunk  only the chunk the current kernel reads, two slots (double
+//          buffering). The operand crosses once per tile that reads it.
+// Host C has two tile slots: one is computed while the other drains.
+// Device and managed operands (and A, B when they are not read) are used in
+// place. Every device buffer is a column-major copy of a part of the operand
+// as stored (transposed operands stay transposed), with a leading dimension
+// rounded up to kLdAlign.
+#pragma once
+
+#include <cstdint>
+
+namespace tgemm {
+
+// Preferred C tile side: a 2048 x 2048 tile is 256 blocks of 128 x 128,
+// about one full wave of the tiled kernels on a 132-SM H100. Its 2048-deep
+// K step multiplies in about 0.4 ms, and one 2048 x 2048 chunk (16 MiB)
+// crosses the link in 0.3 ms at 55 GB/s, so once a panel is cached the
+// copies hide behind the kernels.
+constexpr int64_t kTileSide = 2048;
+// A tile keeps about this many elements when m or n is smaller than a side
+// (the other side grows), so skinny products still launch full waves.
+constexpr int64_t kTileElems = kTileSide * kTileSide;
+// Preferred K chunk: the first kernel waits for one chunk of A and of B
+// (2 x 16 MiB, 0.6 ms from pinned memory), not for whole panels.
+constexpr int64_t kChunkDepth = 2048;
+// When memory is short, K chunks shrink to this before tiles shrink: a short
+// chunk costs one more kernel per tile, a small tile costs idle SMs.
+constexpr int64_t kChunkFloor = 256;
+// Tile sides and chunk depths below the full dimension are multiples of
+// this, and never smaller: the smallest plan has 32 x 32 tiles, 32-deep.
+constexpr int64_t kTileQuantum = 32;
+// Leading dimensions of device buffers are multiples of 4 floats, so every
+// column starts 16-byte aligned and the vectorised kernels apply.
+constexpr int64_t kLdAlign = 4;
+// Slots start 64 floats (256 bytes) apart at least.
+constexpr int64_t kSlotAlign = 64;
+
+enum class Cache : unsigned char { InPlace, Panel, Whole, Chunk, Tile };
+
+struct PlanRequest {
+    int64_t m = 0, n = 0, k = 0;  // k = 0 when A and B are not read (alpha == 0 or k == 0)
+    bool trans_a = false, trans_b = false;
+    bool a_host = false, b_host = false, c_host = false;  // operands that cross the link
+    bool c_in = false;                                    // host C is read (beta != 0)
+    uint64_t budget = 0;                                  // bytes the device buffers may take
+};
+
+// One operand's device buffers: `count` slots of ld x cols, `stride` floats
+// apart, the first at `offset` floats from the start of the arena.
+struct Slots {
+    Cache cache = Cache::InPlace;
+    int count = 0;
+    int64_t ld = 0;
+    int64_t stride = 0;
+    int64_t offset = 0;
+};
+
+struct HostPlan {
+    int64_t mt = 0, nt = 0, kt = 0;  // tile sides and chunk depth (kt = 0 when k = 0)
+    int64_t mb = 0, nb = 0, kb = 0;  // row blocks, column blocks, K chunks (kb >= 1)
+    bool rows_outer = true;
+    Slots a, b, c;
+    int64_t arena_elems = 0;         // floats of device memory all slots take
+    double link_bytes = 0;           // bytes the plan moves over the link
+};
+
+// Picks the plan: the preferred sizes if some plan at those sizes fits the
+// budget (the one that moves the fewest bytes, then the one that takes the
+// least memory), else smaller ones, K chunks first. Returns false when even
+// 32 x 32 x 32 pieces do not fit; *need_bytes then holds what they take.
+bool plan_host(const PlanRequest &r, HostPlan *plan, uint64_t *need_bytes);
+
+inline uint64_t arena_bytes(const HostPlan &p) { return static_cast<uint64_t>(p.arena_elems) * sizeof(float); }
+inline int64_t task_count(const HostPlan &p) { return p.mb * p.nb * p.kb; }
+
+// A part of a matrix as stored: rows x cols from (row, col).
+struct Rect {
+    int64_t row = 0, col = 0, rows = 0, cols = 0;
+};
+
+// What one kernel of the schedule reads or writes from one operand.
+struct OperandStep {
+    Rect rect;           // the part of the stored operand
+    bool load = false;   // copy it to the device before the kernel
+    bool reuse = false;  // the copy (for C: the kernel's first write) lands in a slot that earlier
+                         // tasks used; wait until their kernels (for C: its copy out) are done
+    int slot = 0;
+    int64_t offset = 0;  // floats from the arena start to the rect's first element
+};
+
+// Task t of the schedule (0 <= t < task_count): one kernel on a K chunk of
+// one C tile. c.rect leaves the device after the kernel when `last` and C
+// is a host operand. Steps of in-place operands only carry the rect.
+struct Task {
+    int64_t i0 = 0, j0 = 0, k0 = 0;          // C tile origin, K chunk start
+    int64_t rows = 0, cols = 0, depth = 0;   // its extent (depth 0 when k = 0)
+    bool first = false, last = false;        // first / last K chunk of the tile
+    OperandStep a, b, c;
+};
+
+Task host_task(const HostPlan &plan, const PlanRequest &r, int64_t t);
+
+}  // namespace tgemm

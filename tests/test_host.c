@@ -1,0 +1,554 @@
+/* Operands in host memory, on the GPU, against OpenBLAS (make test-host;
+ * every case skips without a GPU).
+ *
+ * Calls with an operand in host memory run in tiles of C and chunks of K
+ * that stream over the link (src/runtime/host_pipeline.cpp, planned by
+ * src/runtime/host_plan.cpp). The table crosses the tile and chunk edges of
+ * the default plan (2048 x 2048 tiles, 2048-deep chunks) on both sides,
+ * with pageable, pinned, device and managed operands mixed, padding on
+ * every leading dimension (the padding of C must come back bit for bit; A
+ * and B must come back unchanged), beta == 0 on a NaN-filled C, alpha == 0
+ * on NaN-filled A and B, k == 0, row-major and misaligned operands. Each row
+ * runs with small-integer inputs (results must equal OpenBLAS's exactly) or
+ * uniform ones (within the dot-product bound of common.h). Then: the
+ * caller's stream is respected, a dozen threads call at once, and
+ * tgemm_release_resources() between calls.
+ *
+ * make test-host runs the program twice:
+ *   test_host              the default plans;
+ *   test_host out-of-core  with TGEMM_DEVICE_MEMORY_LIMIT=<bytes> and
+ *                          TGEMM_VERBOSE=2: the same cases on tiles of tens
+ *                          to hundreds, operands crossing the link many
+ *                          times. Every call's plan line is captured from
+ *                          stderr and checked: within the limit, and cut
+ *                          into several tasks when the operands exceed it.
+ */
+#include "common.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#define CK(call)                                                                      \
+    do {                                                                              \
+        cudaError_t e_ = (call);                                                      \
+        if (e_ != cudaSuccess)                                                        \
+            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                 \
+    } while (0)
+
+static bool g_out_of_core;  /* the out-of-core scenario */
+static uint64_t g_limit;    /* its TGEMM_DEVICE_MEMORY_LIMIT */
+
+/* ---------------------------------------------------------------- plan lines */
+
+/* stderr redirected to a file while tgemm runs, to read TGEMM_VERBOSE=2's plan lines. */
+typedef struct {
+    int saved, fd;
+    char path[32];
+} capture_t;
+
+static void capture_begin(capture_t *c)
+{
+    fflush(stderr);
+    strcpy(c->path, "/tmp/tgemm-host-XXXXXX");
+    c->fd = mkstemp(c->path);
+    c->saved = dup(2);
+    if (c->fd < 0 || c->saved < 0 || dup2(c->fd, 2) < 0)
+        fail_msg("cannot redirect stderr to %s", c->path);
+}
+
+/* Restores stderr; returns what was written meanwhile (malloc'ed). */
+static char *capture_end(capture_t *c)
+{
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    const off_t len = lseek(c->fd, 0, SEEK_END);
+    char *text = xmalloc((size_t)(len > 0 ? len : 0) + 1);
+    size_t got = 0;
+    if (len > 0 && lseek(c->fd, 0, SEEK_SET) == 0) {
+        const ssize_t r = read(c->fd, text, (size_t)len);
+        got = r > 0 ? (size_t)r : 0;
+    }
+    text[got] = '\0';
+    close(c->fd);
+    unlink(c->path);
+    return text;
+}
+
+/* Checks every plan line of `log` against the limit, passes other lines on
+ * to stderr; returns the number of plan lines, and in *max_tasks the most
+ * tasks (tiles x K chunks) a plan had. */
+static int check_plans(const char *log, long long *max_tasks)
+{
+    int lines = 0;
+    *max_tasks = 0;
+    for (const char *line = log; *line;) {
+        const char *eol = strchr(line, '\n');
+        const size_t len = eol ? (size_t)(eol - line) + 1 : strlen(line);
+        if (strncmp(line, "tgemm: host plan ", 17) == 0) {
+            const char *b = strstr(line, " blocks="), *d = strstr(line, " device_bytes=");
+            long long mb = 0, nb = 0, kb = 0;
+            unsigned long long bytes = 0;
+            if (!b || !d || sscanf(b, " blocks=%lldx%lldx%lld", &mb, &nb, &kb) != 3 ||
+                sscanf(d, " device_bytes=%llu", &bytes) != 1)
+                fail_msg("unreadable plan line: %.*s", (int)len, line);
+            if (bytes > g_limit)
+                fail_msg("plan takes %llu bytes of device memory, limit %llu: %.*s", bytes,
+                         (unsigned long long)g_limit, (int)len, line);
+            if (mb * nb * kb > *max_tasks)
+                *max_tasks = mb * nb * kb;
+            ++lines;
+        } else {
+            fwrite(line, 1, len, stderr);
+        }
+        line += len;
+    }
+    return lines;
+}
+
+/* ---------------------------------------------------------------- one call */
+
+typedef struct {
+    const char *name;
+    bool row_major, ta, tb;
+    int64_t m, n, k;
+    int64_t pad_a, pad_b, pad_c; /* ld = rows (row-major: columns) as stored + pad */
+    float alpha, beta;
+    mem_t mem_a, mem_b, mem_c;
+    int offset; /* added to every pointer: 1 misaligns them */
+    bool use_ex; /* tgemm_sgemm_ex on a created stream, else tgemm_sgemm */
+} host_case_t;
+
+typedef struct {
+    shape_t SA, SB, SC;
+} shapes_t;
+
+static shapes_t shapes_of(const host_case_t *t)
+{
+    const bool col = !t->row_major;
+    const shape_t sa = shape_of_a(col, t->ta, t->m, t->k, 0), sb = shape_of_b(col, t->tb, t->k, t->n, 0);
+    const shape_t sc = shape_of_c(col, t->m, t->n, 0);
+    shapes_t s = {{sa.inner, sa.outer, (sa.inner > 1 ? sa.inner : 1) + t->pad_a},
+                  {sb.inner, sb.outer, (sb.inner > 1 ? sb.inner : 1) + t->pad_b},
+                  {sc.inner, sc.outer, (sc.inner > 1 ? sc.inner : 1) + t->pad_c}};
+    return s;
+}
+
+/* The call itself, on `stream` when use_ex; k == 0 passes NULL for A and B. */
+static tgemm_status gemm(const host_case_t *t, const shapes_t *s, const float *a, const float *b, float *c,
+                         cudaStream_t stream)
+{
+    const tgemm_operation ta = t->ta ? TGEMM_OP_T : TGEMM_OP_N, tb = t->tb ? TGEMM_OP_T : TGEMM_OP_N;
+    if (t->k == 0)
+        a = b = NULL;
+    if (t->use_ex || t->row_major)
+        return tgemm_sgemm_ex(t->row_major ? TGEMM_LAYOUT_ROW_MAJOR : TGEMM_LAYOUT_COL_MAJOR, ta, tb, t->m, t->n,
+                              t->k, t->alpha, a, s->SA.ld, b, s->SB.ld, t->beta, c, s->SC.ld, stream);
+    return tgemm_sgemm(ta, tb, t->m, t->n, t->k, t->alpha, a, s->SA.ld, b, s->SB.ld, t->beta, c, s->SC.ld);
+}
+
+/* The same, with its plan line checked in the out-of-core scenario. */
+static tgemm_status gemm_checked(const host_case_t *t, const shapes_t *s, const float *a, const float *b, float *c,
+                                 cudaStream_t stream)
+{
+    if (!g_out_of_core)
+        return gemm(t, s, a, b, c, stream);
+    capture_t cap;
+    capture_begin(&cap);
+    const tgemm_status st = gemm(t, s, a, b, c, stream);
+    char *log = capture_end(&cap);
+    long long tasks = 0;
+    const int lines = check_plans(log, &tasks);
+    free(log);
+    if (st != TGEMM_SUCCESS)
+        return st;
+    if (lines != 1)
+        fail_msg("%s: %d plan lines for one call", t->name, lines);
+    const double bytes = 4.0 * ((double)t->m * t->k + (double)t->k * t->n + (double)t->m * t->n);
+    if (bytes > 2.0 * (double)g_limit && tasks < 2)
+        fail_msg("%s: %.0f bytes of operands ran as one task under a limit of %llu bytes", t->name, bytes,
+                 (unsigned long long)g_limit);
+    return st;
+}
+
+/* What OpenBLAS computes; for alpha == 0 or k == 0 it is beta * C by hand,
+ * since OpenBLAS reads A and B even then. */
+static void reference(const host_case_t *t, const shapes_t *s, const float *A, const float *B, const float *C0,
+                      float *ref)
+{
+    const size_t nc = shape_elems(s->SC);
+    if (t->alpha == 0.0f || t->k == 0) {
+        for (int64_t o = 0; o < s->SC.outer; ++o)
+            for (int64_t i = 0; i < s->SC.ld; ++i) {
+                const size_t at = (size_t)(o * s->SC.ld + i);
+                ref[at] = i >= s->SC.inner ? poison_pad() : t->beta == 0.0f ? 0.0f : t->beta * C0[at];
+            }
+        return;
+    }
+    if (t->beta != 0.0f)
+        memcpy(ref, C0, nc * sizeof(float));
+    else
+        fill_constant(ref, s->SC, 0.0f);
+    ref_sgemm(t->row_major ? REF_ROW_MAJOR : REF_COL_MAJOR, t->ta ? REF_T : REF_N, t->tb ? REF_T : REF_N, (int)t->m,
+              (int)t->n, (int)t->k, t->alpha, A, (int)s->SA.ld, B, (int)s->SB.ld, t->beta, ref, (int)s->SC.ld);
+}
+
+static void run_case(const host_case_t *t, uint64_t index, bool exact)
+{
+    const uint64_t seed = test_seed_for(index * 2 + (exact ? 1 : 0));
+    rng_t rng = {seed};
+    const shapes_t s = shapes_of(t);
+    const size_t na = shape_elems(s.SA), nb = shape_elems(s.SB), nc = shape_elems(s.SC);
+    float *A = xmalloc(na * sizeof(float)), *B = xmalloc(nb * sizeof(float));
+    float *C0 = xmalloc(nc * sizeof(float)), *ref = xmalloc(nc * sizeof(float)), *got = xmalloc(nc * sizeof(float));
+    if (t->alpha == 0.0f) { /* never read: NaN would show */
+        fill_constant(A, s.SA, NAN);
+        fill_constant(B, s.SB, NAN);
+    } else {
+        fill_matrix(A, s.SA, &rng, exact);
+        fill_matrix(B, s.SB, &rng, exact);
+    }
+    if (t->beta != 0.0f)
+        fill_matrix(C0, s.SC, &rng, exact);
+    else
+        fill_constant(C0, s.SC, poison_c()); /* never read */
+    reference(t, &s, A, B, C0, ref);
+    double *bound = exact ? NULL
+                          : error_bound(!t->row_major, t->ta, t->tb, t->m, t->n, t->k, t->alpha, A, s.SA, B, s.SB,
+                                        t->beta, C0, s.SC);
+
+    buf_t a = buf_make(t->mem_a, A, na, t->offset);
+    buf_t b = buf_make(t->mem_b, B, nb, t->offset);
+    buf_t c = buf_make(t->mem_c, C0, nc, t->offset);
+    cudaStream_t stream = NULL;
+    if (t->use_ex)
+        CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const tgemm_status st = gemm_checked(t, &s, a.ptr, b.ptr, c.ptr, stream);
+    if (stream) {
+        CK(cudaStreamSynchronize(stream));
+        CK(cudaStreamDestroy(stream));
+    }
+    if (st != TGEMM_SUCCESS)
+        fail_msg("%s: tgemm returned %d (%s): %s (seed 0x%016llx)", t->name, (int)st, tgemm_status_string(st),
+                 tgemm_last_error_detail(), (unsigned long long)seed);
+
+    buf_read(&c, got);
+    check_c(t->name, got, ref, bound, s.SC, t->k, exact, seed);
+    float *back = xmalloc((na > nb ? na : nb) * sizeof(float));
+    buf_read(&a, back);
+    assert_memory_equal(back, A, na * sizeof(float));
+    buf_read(&b, back);
+    assert_memory_equal(back, B, nb * sizeof(float));
+
+    free(back);
+    buf_free(&a);
+    buf_free(&b);
+    buf_free(&c);
+    free(A), free(B), free(C0), free(ref), free(got), free(bound);
+}
+
+/* ---------------------------------------------------------------- the table */
+
+#define H MEM_HOST
+#define P MEM_PINNED
+#define D MEM_DEVICE
+#define M MEM_MANAGED
+
+/* name, row_major, ta, tb, m, n, k, pad_a, pad_b, pad_c, alpha, beta, A, B, C, offset, use_ex */
+static const host_case_t kCases[] = {
+    {"nn_2100x2300x2500_hhh", false, false, false, 2100, 2300, 2500, 1, 3, 2, 1.0f, 0.0f, H, H, H, 0, false},
+    {"nt_4096x2048x4096_ppp_whole_tiles", false, false, true, 4096, 2048, 4096, 0, 0, 0, 1.0f, 1.0f, P, P, P, 0, false},
+    {"tn_2049x2047x2049_hpd", false, true, false, 2049, 2047, 2049, 2, 0, 1, -1.0f, 0.5f, H, P, D, 0, true},
+    {"tt_3000x1500x2100_dph", false, true, true, 3000, 1500, 2100, 0, 5, 3, 0.5f, -2.0f, D, P, H, 0, false},
+    {"nn_2050x4100x300_ddh_c_only", false, false, false, 2050, 4100, 300, 0, 0, 4, 1.0f, 2.0f, D, D, H, 0, true},
+    {"nn_300x2050x4500_hhd", false, false, false, 300, 2050, 4500, 3, 1, 0, 1.0f, 0.0f, H, H, D, 0, false},
+    {"nn_2100x2100x2100_hhm_managed_c", false, false, false, 2100, 2100, 2100, 0, 0, 2, 2.0f, 0.25f, H, H, M, 0, false},
+    {"nt_1x5000x3000_hhh", false, false, true, 1, 5000, 3000, 0, 2, 0, 1.0f, 1.0f, H, H, H, 0, false},
+    {"tn_5000x1x3000_ppp", false, true, false, 5000, 1, 3000, 1, 0, 3, 1.0f, 0.0f, P, P, P, 0, true},
+    {"nn_4100x30x5000_hmh", false, false, false, 4100, 30, 5000, 0, 0, 1, -0.25f, 1.0f, H, M, H, 0, false},
+    {"nn_2500x2100x100_alpha0_hhh", false, false, false, 2500, 2100, 100, 2, 2, 2, 0.0f, 3.0f, H, H, H, 0, false},
+    {"nn_2100x2200x0_k0_pageable_c", false, false, false, 2100, 2200, 0, 0, 0, 3, 2.0f, -1.0f, H, H, H, 0, false},
+    {"nn_2100x2200x0_k0_beta0_pinned_c", false, false, false, 2100, 2200, 0, 0, 0, 1, 2.0f, 0.0f, P, P, P, 0, true},
+    {"rowmajor_nt_2100x1900x2200_hhh", true, false, true, 2100, 1900, 2200, 1, 2, 3, 1.0f, 0.5f, H, H, H, 0, true},
+    {"rowmajor_tn_2300x2049x1000_phd", true, true, false, 2300, 2049, 1000, 0, 0, 0, -1.0f, 0.0f, P, H, D, 0, true},
+    {"nn_2300x2200x2100_beta0_ppp_padc5", false, false, false, 2300, 2200, 2100, 0, 0, 5, 1.0f, 0.0f, P, P, P, 0, false},
+    {"tt_2100x2100x2100_pads100_hhh", false, true, true, 2100, 2100, 2100, 100, 100, 100, 1.0f, -1.0f, H, H, H, 0, false},
+    {"nn_2100x2050x2060_misaligned_hph", false, false, false, 2100, 2050, 2060, 1, 1, 1, 1.0f, 1.0f, H, P, H, 1, false},
+    {"nt_2100x2050x2060_misaligned_pdp", false, false, true, 2100, 2050, 2060, 3, 0, 2, 1.0f, 0.0f, P, D, P, 1, true},
+    {"nn_4500x2100x2100_hhh_panel_reuse", false, false, false, 4500, 2100, 2100, 0, 1, 0, 1.0f, 0.5f, H, H, H, 0, false},
+    {"tn_4500x2100x2100_ppp_panel_reuse", false, true, false, 4500, 2100, 2100, 2, 0, 1, 1.0f, 0.0f, P, P, P, 0, true},
+    {"nn_2048x2048x2048_hhh_one_tile", false, false, false, 2048, 2048, 2048, 0, 0, 0, 1.0f, 0.0f, H, H, H, 0, false},
+    {"tn_2049x2049x4097_pph", false, true, false, 2049, 2049, 4097, 0, 0, 0, 1.0f, 1.0f, P, P, H, 0, false},
+    {"nn_7x9x5_hhh", false, false, false, 7, 9, 5, 1, 0, 2, 1.0f, 0.5f, H, H, H, 0, false},
+    {"tt_64x64x64_hph", false, true, true, 64, 64, 64, 0, 0, 0, 1.0f, 0.0f, H, P, H, 0, true},
+};
+
+static void test_case_exact(void **state)
+{
+    REQUIRE_GPU();
+    const host_case_t *t = *state;
+    run_case(t, (uint64_t)(t - kCases), true);
+}
+
+static void test_case_random(void **state)
+{
+    REQUIRE_GPU();
+    const host_case_t *t = *state;
+    run_case(t, (uint64_t)(t - kCases), false);
+}
+
+/* ---------------------------------------------------------------- the caller's stream */
+
+static void CUDART_CB sleep_on_stream(void *ms)
+{
+    usleep((useconds_t)(uintptr_t)ms * 1000u);
+}
+
+typedef struct {
+    float *dst;
+    const float *src;
+    size_t bytes;
+} host_fill_t;
+
+/* Sleeps 200 ms, then fills pageable memory: work on the caller's stream
+ * that writes a host operand. */
+static void CUDART_CB fill_on_stream(void *arg)
+{
+    const host_fill_t *f = arg;
+    usleep(200000);
+    memcpy(f->dst, f->src, f->bytes);
+}
+
+/* Work already queued on the caller's stream runs first: A (device memory)
+ * is filled by a copy queued behind a 200 ms sleep on that stream, so a
+ * call that did not wait for the stream would read the NaN A holds before;
+ * likewise pageable B, filled by a host function on the stream. Work
+ * queued after the call sees C written. */
+static void test_caller_stream_order(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    const host_case_t t = {"stream_order", false, false, false, 700, 600, 500, 0, 0, 0, 1.0f, 0.0f, D, H, H, 0, true};
+    const shapes_t s = shapes_of(&t);
+    const size_t na = shape_elems(s.SA), nb = shape_elems(s.SB), nc = shape_elems(s.SC);
+    rng_t rng = {test_seed_for(9001)};
+    float *A = xmalloc(na * 4), *B = xmalloc(nb * 4), *C = xmalloc(nc * 4), *ref = xmalloc(nc * 4);
+    fill_matrix(A, s.SA, &rng, true);
+    fill_matrix(B, s.SB, &rng, true);
+    fill_constant(C, s.SC, poison_c());
+    reference(&t, &s, A, B, C, ref);
+    buf_t pa = buf_make(MEM_PINNED, A, na, 0), da = buf_make(MEM_DEVICE, NULL, na, 0);
+    buf_t dc = buf_make(MEM_DEVICE, NULL, nc, 0), back = buf_make(MEM_PINNED, NULL, nc, 0);
+    CK(cudaMemset(da.ptr, 0xFF, na * 4));
+    cudaStream_t stream;
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    /* Host C. */
+    CK(cudaLaunchHostFunc(stream, sleep_on_stream, (void *)(uintptr_t)200));
+    CK(cudaMemcpyAsync(da.ptr, pa.ptr, na * 4, cudaMemcpyHostToDevice, stream));
+    assert_int_equal(gemm_checked(&t, &s, da.ptr, B, C, stream), TGEMM_SUCCESS);
+    check_c("stream_order host C", C, ref, NULL, s.SC, t.k, true, 0);
+
+    /* Device C: read back on the same stream after the call. */
+    CK(cudaStreamSynchronize(stream));
+    CK(cudaMemset(da.ptr, 0xFF, na * 4));
+    CK(cudaLaunchHostFunc(stream, sleep_on_stream, (void *)(uintptr_t)200));
+    CK(cudaMemcpyAsync(da.ptr, pa.ptr, na * 4, cudaMemcpyHostToDevice, stream));
+    host_case_t t2 = t;
+    t2.mem_c = D;
+    assert_int_equal(gemm_checked(&t2, &s, da.ptr, B, dc.ptr, stream), TGEMM_SUCCESS);
+    CK(cudaMemcpyAsync(back.ptr, dc.ptr, nc * 4, cudaMemcpyDeviceToHost, stream));
+    CK(cudaStreamSynchronize(stream));
+    check_c("stream_order device C", back.ptr, ref, NULL, s.SC, t.k, true, 0);
+
+    /* Pageable B written by the stream's own host function. */
+    float *hb = xmalloc(nb * 4);
+    fill_constant(hb, s.SB, NAN);
+    host_fill_t fill = {hb, B, nb * 4};
+    fill_constant(C, s.SC, poison_c());
+    CK(cudaLaunchHostFunc(stream, fill_on_stream, &fill));
+    assert_int_equal(gemm_checked(&t, &s, da.ptr, hb, C, stream), TGEMM_SUCCESS);
+    check_c("stream_order pageable B", C, ref, NULL, s.SC, t.k, true, 0);
+    CK(cudaStreamSynchronize(stream));
+    free(hb);
+
+    /* The legacy default stream. */
+    fill_constant(C, s.SC, poison_c());
+    assert_int_equal(gemm_checked(&t, &s, da.ptr, B, C, NULL), TGEMM_SUCCESS);
+    check_c("stream_order legacy stream", C, ref, NULL, s.SC, t.k, true, 0);
+
+    CK(cudaStreamDestroy(stream));
+    buf_free(&pa), buf_free(&da), buf_free(&dc), buf_free(&back);
+    free(A), free(B), free(C), free(ref);
+}
+
+/* ---------------------------------------------------------------- threads */
+
+enum { kThreads = 12, kJobsPerThread = 2 };
+
+typedef struct {
+    host_case_t t;
+    shapes_t s;
+    float *A, *B, *C0, *ref;
+    buf_t a, b, c;
+    tgemm_status status;
+    char detail[256];
+} job_t;
+
+static void *thread_main(void *arg)
+{
+    job_t *jobs = arg;
+    for (int i = 0; i < kJobsPerThread; ++i) {
+        job_t *j = &jobs[i];
+        j->status = gemm(&j->t, &j->s, j->a.ptr, j->b.ptr, j->c.ptr, NULL);
+        snprintf(j->detail, sizeof j->detail, "%s", tgemm_last_error_detail());
+    }
+    return NULL;
+}
+
+/* A dozen threads at once on host operands (more than there are pipelines,
+ * so some wait for one), each result exact. Buffers are made and checked
+ * on the main thread; the threads only call tgemm. */
+static void test_concurrent_threads(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    static const mem_t kinds[][3] = {{H, H, H}, {P, P, P}, {H, P, D}, {D, H, P}, {H, H, D}, {P, H, H}};
+    rng_t rng = {test_seed_for(9002)};
+    job_t *jobs = xmalloc(sizeof(job_t) * kThreads * kJobsPerThread);
+    for (int i = 0; i < kThreads * kJobsPerThread; ++i) {
+        job_t *j = &jobs[i];
+        memset(j, 0, sizeof *j);
+        host_case_t *t = &j->t;
+        t->name = "thread";
+        t->ta = rng_next(&rng) & 1;
+        t->tb = rng_next(&rng) & 1;
+        const bool large = i % kJobsPerThread == 1; /* several tiles in the default plan */
+        t->m = large ? 2100 : 1 + (int64_t)(rng_next(&rng) % 600);
+        t->n = large ? 1100 : 1 + (int64_t)(rng_next(&rng) % 600);
+        t->k = large ? 2200 : 1 + (int64_t)(rng_next(&rng) % 600);
+        t->pad_a = 1;
+        t->pad_c = 2;
+        t->alpha = 1.0f;
+        t->beta = (i % 3) ? 0.5f : 0.0f;
+        t->mem_a = kinds[i % 6][0];
+        t->mem_b = kinds[i % 6][1];
+        t->mem_c = kinds[i % 6][2];
+        j->s = shapes_of(&j->t);
+        const size_t na = shape_elems(j->s.SA), nb = shape_elems(j->s.SB), nc = shape_elems(j->s.SC);
+        j->A = xmalloc(na * 4);
+        j->B = xmalloc(nb * 4);
+        j->C0 = xmalloc(nc * 4);
+        j->ref = xmalloc(nc * 4);
+        fill_matrix(j->A, j->s.SA, &rng, true);
+        fill_matrix(j->B, j->s.SB, &rng, true);
+        if (t->beta != 0.0f)
+            fill_matrix(j->C0, j->s.SC, &rng, true);
+        else
+            fill_constant(j->C0, j->s.SC, poison_c());
+        reference(t, &j->s, j->A, j->B, j->C0, j->ref);
+        j->a = buf_make(t->mem_a, j->A, na, 0);
+        j->b = buf_make(t->mem_b, j->B, nb, 0);
+        j->c = buf_make(t->mem_c, j->C0, nc, 0);
+    }
+    capture_t cap;
+    if (g_out_of_core)
+        capture_begin(&cap);
+    pthread_t th[kThreads];
+    for (int t = 0; t < kThreads; ++t)
+        assert_int_equal(pthread_create(&th[t], NULL, thread_main, &jobs[t * kJobsPerThread]), 0);
+    for (int t = 0; t < kThreads; ++t)
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+    if (g_out_of_core) {
+        char *log = capture_end(&cap);
+        long long tasks = 0;
+        const int lines = check_plans(log, &tasks);
+        free(log);
+        if (lines != kThreads * kJobsPerThread)
+            fail_msg("%d plan lines for %d calls", lines, kThreads * kJobsPerThread);
+    }
+    for (int i = 0; i < kThreads * kJobsPerThread; ++i) {
+        job_t *j = &jobs[i];
+        if (j->status != TGEMM_SUCCESS)
+            fail_msg("job %d: status %d: %s", i, (int)j->status, j->detail);
+        float *got = xmalloc(shape_elems(j->s.SC) * 4);
+        buf_read(&j->c, got);
+        char what[64];
+        snprintf(what, sizeof what, "thread job %d (%c%c%c)", i, mem_tag[j->t.mem_a], mem_tag[j->t.mem_b],
+                 mem_tag[j->t.mem_c]);
+        check_c(what, got, j->ref, NULL, j->s.SC, j->t.k, true, 0);
+        free(got);
+        buf_free(&j->a), buf_free(&j->b), buf_free(&j->c);
+        free(j->A), free(j->B), free(j->C0), free(j->ref);
+    }
+    free(jobs);
+}
+
+/* ---------------------------------------------------------------- resources */
+
+/* Releasing between calls: the next call allocates again and is right;
+ * releasing twice, or with nothing held, succeeds. */
+static void test_release_resources(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    const host_case_t pageable = {"release_pageable", false, false, true, 2100, 700, 2300, 0, 0, 1, 1.0f, 0.5f,
+                                  H, H, H, 0, false};
+    const host_case_t pinned = {"release_pinned", false, true, false, 300, 2100, 500, 0, 0, 0, 1.0f, 0.0f,
+                                P, P, P, 0, true};
+    run_case(&pageable, 1001, true);
+    assert_int_equal(tgemm_release_resources(), TGEMM_SUCCESS);
+    run_case(&pageable, 1002, true);
+    run_case(&pinned, 1003, true);
+    assert_int_equal(tgemm_release_resources(), TGEMM_SUCCESS);
+    assert_int_equal(tgemm_release_resources(), TGEMM_SUCCESS);
+    run_case(&pinned, 1004, true);
+    run_case(&pageable, 1005, true);
+}
+
+/* ---------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+    (void)test_base_seed();
+    if (argc == 2 && strcmp(argv[1], "out-of-core") == 0) {
+        const char *limit = getenv("TGEMM_DEVICE_MEMORY_LIMIT"), *verbose = getenv("TGEMM_VERBOSE");
+        if (!limit || !verbose || strcmp(verbose, "2") != 0 || strspn(limit, "0123456789") != strlen(limit)) {
+            fprintf(stderr, "out-of-core needs TGEMM_DEVICE_MEMORY_LIMIT=<bytes, digits only> and TGEMM_VERBOSE=2\n");
+            return 2;
+        }
+        g_out_of_core = true;
+        g_limit = strtoull(limit, NULL, 10);
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: %s [out-of-core] (see the comment at the top of tests/test_host.c)\n", argv[0]);
+        return 2;
+    }
+
+    const size_t ncases = sizeof kCases / sizeof kCases[0];
+    struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (2 * ncases + 3));
+    size_t nt = 0;
+    for (size_t i = 0; i < ncases; ++i) {
+        tests[nt++] = (struct CMUnitTest){xstrdup_printf("%s_exact", kCases[i].name), test_case_exact, NULL, NULL,
+                                          (void *)&kCases[i]};
+        tests[nt++] = (struct CMUnitTest){xstrdup_printf("%s_random", kCases[i].name), test_case_random, NULL, NULL,
+                                          (void *)&kCases[i]};
+    }
+    const struct CMUnitTest special[] = {
+        cmocka_unit_test(test_caller_stream_order),
+        cmocka_unit_test(test_concurrent_threads),
+        cmocka_unit_test(test_release_resources),
+    };
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i)
+        tests[nt++] = special[i];
+    const int failed = run_group(g_out_of_core ? "tgemm_host_out_of_core" : "tgemm_host", tests, nt);
+    for (size_t i = 0; i < 2 * ncases; ++i)
+        free((void *)tests[i].name);
+    free(tests);
+    return failed ? 1 : 0;
+}

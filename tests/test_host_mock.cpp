@@ -1,0 +1,788 @@
+// The host-operand executor (src/runtime/host_pipeline.cpp) on a mock CUDA
+// runtime, no GPU needed (make test-host-mock).
+//
+// The mock implements the runtime calls the executor makes, with streams as
+// queues of deferred operations: a copy or a "kernel" (launch_gemm, here a
+// CPU loop) runs only when the host synchronises on something that needs
+// it, or now and then at random; among the streams that could run, a random
+// one goes first, and an operation waits only for the events its stream was
+// told to wait for. So a missing event wait lets a kernel read a buffer
+// before its copy arrived, a missing host wait lets the host overwrite a
+// staging buffer a copy has not read yet, and both show up as wrong
+// results. A wait that can never be satisfied aborts with "deadlock".
+// Device allocations turn NaN where their stream reaches the allocation.
+//
+// Checked: exact results against a CPU reference for random shapes,
+// transposes, operand kinds, leading dimensions, alpha/beta and memory
+// budgets; padding of C untouched, A and B unchanged; C untouched when the
+// budget is too small; a copy split over several staging buffers; per-column
+// copies where a pitch is too large; allocation failures that make the plan
+// shrink; a kernel launch failing mid-call; work queued on the caller's
+// stream first; many threads at once; tgemm_release_resources() freeing
+// everything.
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "api/status.hpp"
+#include "dispatch/dispatch.hpp"
+#include "runtime/host_pipeline.hpp"
+
+// After tgemm's headers: cmocka defines a macro named fail. cmocka.h
+// declares only part of its interface extern "C".
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+// ---------------------------------------------------------------- the mock runtime
+
+namespace mock {
+
+struct Stream;
+
+struct Op {
+    Stream *wait_stream = nullptr;  // an event wait: runs once wait_stream has done wait_pos operations
+    uint64_t wait_pos = 0;
+    std::function<void()> fn;
+};
+
+struct Stream {
+    std::deque<Op> queue;
+    uint64_t enqueued = 0, done = 0;
+};
+
+struct Event {
+    Stream *stream = nullptr;  // nullptr until recorded
+    uint64_t pos = 0;
+};
+
+std::mutex mu;
+std::mt19937_64 rng(7);
+std::set<Stream *> streams;
+Stream legacy;           // the NULL stream and cudaStreamPerThread
+std::set<Event *> events;
+std::set<void *> host_allocs;
+std::map<void *, size_t> device_allocs;
+
+uint64_t device_free = uint64_t{80} << 30;  // what cudaMemGetInfo reports
+uint64_t alloc_limit = UINT64_MAX;          // larger device allocations fail
+uint64_t pool_used = 0;
+int max_pitch = 1 << 30;
+int fail_launch_after = -1;                 // launches to let through before one fails; -1 = never
+int launches = 0;
+
+Stream *stream_of(cudaStream_t s)
+{
+    if (s == nullptr || s == cudaStreamPerThread || s == cudaStreamLegacy)
+        return &legacy;
+    return reinterpret_cast<Stream *>(s);
+}
+
+bool runnable(const Stream *s)
+{
+    if (s->queue.empty())
+        return false;
+    const Op &op = s->queue.front();
+    return op.wait_stream == nullptr || op.wait_stream->done >= op.wait_pos;
+}
+
+// Runs one runnable operation, of a random stream; false if none can run.
+bool run_one()
+{
+    std::vector<Stream *> ready;
+    if (runnable(&legacy))
+        ready.push_back(&legacy);
+    for (Stream *s : streams)
+        if (runnable(s))
+            ready.push_back(s);
+    if (ready.empty())
+        return false;
+    Stream *s = ready[rng() % ready.size()];
+    Op op = std::move(s->queue.front());
+    s->queue.pop_front();
+    if (op.fn)
+        op.fn();
+    ++s->done;
+    return true;
+}
+
+template <typename Done>
+void run_until(Done done, const char *what)
+{
+    while (!done())
+        if (!run_one()) {
+            std::fprintf(stderr, "mock: deadlock in %s: nothing can run\n", what);
+            const auto show = [](const Stream *s) {
+                std::fprintf(stderr, "  stream %p: %zu queued, %llu of %llu done", (const void *)s, s->queue.size(),
+                             (unsigned long long)s->done, (unsigned long long)s->enqueued);
+                if (!s->queue.empty() && s->queue.front().wait_stream)
+                    std::fprintf(stderr, ", waits for %p to reach %llu", (const void *)s->queue.front().wait_stream,
+                                 (unsigned long long)s->queue.front().wait_pos);
+                std::fprintf(stderr, "\n");
+            };
+            show(&legacy);
+            for (const Stream *s : streams)
+                show(s);
+            std::abort();
+        }
+}
+
+// Sometimes runs a little of what is queued, so that interleavings vary.
+void maybe_progress()
+{
+    if (rng() % 4 == 0)
+        for (int i = static_cast<int>(rng() % 4); i > 0 && run_one(); --i) {
+        }
+}
+
+void enqueue(cudaStream_t s, std::function<void()> fn, Stream *wait_stream = nullptr, uint64_t wait_pos = 0)
+{
+    Stream *st = stream_of(s);
+    st->queue.push_back(Op{wait_stream, wait_pos, std::move(fn)});
+    ++st->enqueued;
+    maybe_progress();
+}
+
+// Runs everything still queued (between tests).
+void drain_all()
+{
+    std::lock_guard<std::mutex> lk(mu);
+    while (run_one()) {
+    }
+}
+
+}  // namespace mock
+
+using mock::mu;
+
+extern "C" {
+
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+const char *cudaGetErrorName(cudaError_t) { return "mockError"; }
+const char *cudaGetErrorString(cudaError_t) { return "mock error"; }
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    *value = attr == cudaDevAttrMaxPitch ? mock::max_pitch : 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    auto *st = new mock::Stream();
+    mock::streams.insert(st);
+    *s = reinterpret_cast<cudaStream_t>(st);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    mock::Stream *st = mock::stream_of(s);
+    mock::run_until([&] { return st->queue.empty(); }, "cudaStreamDestroy");
+    // All of its work is done: waits for it are met, events on it complete.
+    mock::streams.erase(st);
+    for (mock::Stream *other : mock::streams)
+        for (mock::Op &op : other->queue)
+            if (op.wait_stream == st)
+                op.wait_stream = nullptr;
+    for (mock::Op &op : mock::legacy.queue)
+        if (op.wait_stream == st)
+            op.wait_stream = nullptr;
+    for (mock::Event *e : mock::events)
+        if (e->stream == st)
+            e->stream = nullptr;
+    delete st;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    mock::Stream *st = mock::stream_of(s);
+    mock::run_until([&] { return st->queue.empty(); }, "cudaStreamSynchronize");
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    auto *e = new mock::Event();
+    mock::events.insert(e);
+    *ev = reinterpret_cast<cudaEvent_t>(e);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t ev)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    mock::events.erase(reinterpret_cast<mock::Event *>(ev));
+    delete reinterpret_cast<mock::Event *>(ev);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    auto *e = reinterpret_cast<mock::Event *>(ev);
+    e->stream = mock::stream_of(s);
+    e->pos = e->stream->enqueued;
+    mock::maybe_progress();
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    const auto *e = reinterpret_cast<mock::Event *>(ev);
+    if (e->stream != nullptr)
+        mock::enqueue(s, nullptr, e->stream, e->pos);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t ev)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    const auto *e = reinterpret_cast<mock::Event *>(ev);
+    if (e->stream != nullptr)
+        mock::run_until([&] { return e->stream->done >= e->pos; }, "cudaEventSynchronize");
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                              cudaMemcpyKind, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (width > dpitch || width > spitch || dpitch > static_cast<size_t>(mock::max_pitch) ||
+        spitch > static_cast<size_t>(mock::max_pitch))
+        return cudaErrorInvalidPitchValue;
+    mock::enqueue(s, [=] {
+        for (size_t h = 0; h < height; ++h)
+            std::memcpy(static_cast<char *>(dst) + h * dpitch, static_cast<const char *>(src) + h * spitch, width);
+    });
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    mock::enqueue(s, [=] { std::memcpy(dst, src, bytes); });
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const cudaMemPoolProps *)
+{
+    *pool = reinterpret_cast<cudaMemPool_t>(new int(0));
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) { return cudaSuccess; }
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return cudaSuccess; }
+
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr attr, void *value)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    // Nothing is cached: reserved == used.
+    *static_cast<uint64_t *>(value) =
+        (attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent) ? mock::pool_used : 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMallocFromPoolAsync(void **p, size_t bytes, cudaMemPool_t, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (bytes > mock::alloc_limit)
+        return cudaErrorMemoryAllocation;
+    float *f = new float[bytes / sizeof(float) + 1];
+    mock::device_allocs[f] = bytes;
+    mock::pool_used += bytes;
+    *p = f;
+    // The memory becomes the caller's where stream s reaches this point, and
+    // holds garbage (NaN) then: a copy on another stream that did not wait
+    // for that point is overwritten.
+    mock::enqueue(s, [f, bytes] { std::memset(f, 0xFF, bytes); });
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    mock::enqueue(s, [p] {
+        mock::pool_used -= mock::device_allocs.at(p);
+        mock::device_allocs.erase(p);
+        delete[] static_cast<float *>(p);
+    });
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    *p = std::malloc(bytes);
+    mock::host_allocs.insert(*p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *p)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    mock::host_allocs.erase(p);
+    std::free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    *free_b = mock::device_free;
+    *total_b = mock::device_free;
+    return cudaSuccess;
+}
+
+}  // extern "C"
+
+// ---------------------------------------------------------------- what the library calls besides the runtime
+
+namespace mock {
+int contract_violations = 0;
+}
+
+namespace tgemm {
+
+DeviceGuard::~DeviceGuard() = default;
+
+tgemm_status DeviceGuard::enter(int)
+{
+    return TGEMM_SUCCESS;
+}
+
+// The kernel: the same product on the CPU, when the stream gets to it.
+tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fail_launch_after == 0) {
+        mock::fail_launch_after = -1;
+        return (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure");
+    }
+    if (mock::fail_launch_after > 0)
+        --mock::fail_launch_after;
+    ++mock::launches;
+    const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
+    if (p.m < 1 || p.n < 1 || p.ldc < p.m ||
+        (reads_ab && (p.lda < (p.trans_a ? p.k : p.m) || p.ldb < (p.trans_b ? p.n : p.k))))
+        ++mock::contract_violations;
+    const GemmParams d = p;
+    mock::enqueue(s, [d, reads_ab] {
+        for (int64_t j = 0; j < d.n; ++j)
+            for (int64_t i = 0; i < d.m; ++i) {
+                float acc = 0.0f;
+                for (int64_t q = 0; reads_ab && q < d.k; ++q)
+                    acc += (d.trans_a ? d.a[q + i * d.lda] : d.a[i + q * d.lda]) *
+                           (d.trans_b ? d.b[j + q * d.ldb] : d.b[q + j * d.ldb]);
+                float &c = d.c[i + j * d.ldc];
+                const float old = d.beta == 0.0f ? 0.0f : d.beta * c;
+                c = reads_ab ? d.alpha * acc + old : old;
+            }
+    });
+    return TGEMM_SUCCESS;
+}
+
+}  // namespace tgemm
+
+// ---------------------------------------------------------------- problems
+
+namespace {
+
+using tgemm::MemKind;
+
+struct Problem {
+    int64_t m = 1, n = 1, k = 1;
+    bool ta = false, tb = false;
+    float alpha = 1.0f, beta = 0.0f;
+    MemKind ka = MemKind::Pageable, kb = MemKind::Pageable, kc = MemKind::Pageable;
+    int64_t pad_a = 0, pad_b = 0, pad_c = 0;
+};
+
+float bits(uint32_t u)
+{
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+const float kPad = bits(0x7FC0DEADu);  // padding, never to be written
+const float kUnread = bits(0x7FC0C0DEu);  // C when beta == 0, never to be read
+
+struct Data {
+    int64_t lda, ldb, ldc;
+    std::vector<float> A, B, C, A0, B0, C0;
+};
+
+Data make_data(const Problem &p, std::mt19937_64 &rng)
+{
+    Data d;
+    const int64_t ra = p.ta ? p.k : p.m, ca = p.ta ? p.m : p.k;
+    const int64_t rb = p.tb ? p.n : p.k, cb = p.tb ? p.k : p.n;
+    d.lda = std::max<int64_t>(1, ra) + p.pad_a;
+    d.ldb = std::max<int64_t>(1, rb) + p.pad_b;
+    d.ldc = std::max<int64_t>(1, p.m) + p.pad_c;
+    const auto fill = [&rng](std::vector<float> &x, int64_t rows, int64_t cols, int64_t ld, bool unread) {
+        x.assign(static_cast<size_t>(ld * std::max<int64_t>(1, cols)), kPad);
+        for (int64_t c = 0; c < cols; ++c)
+            for (int64_t r = 0; r < rows; ++r)
+                x[static_cast<size_t>(r + c * ld)] = unread ? kUnread : static_cast<float>(static_cast<int>(rng() % 7) - 3);
+    };
+    fill(d.A, ra, ca, d.lda, false);
+    fill(d.B, rb, cb, d.ldb, false);
+    fill(d.C, p.m, p.n, d.ldc, p.beta == 0.0f);
+    d.A0 = d.A;
+    d.B0 = d.B;
+    d.C0 = d.C;
+    return d;
+}
+
+tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream)
+{
+    tgemm::GemmParams p = {};
+    p.trans_a = pr.ta;
+    p.trans_b = pr.tb;
+    p.m = pr.m;
+    p.n = pr.n;
+    p.k = pr.k;
+    p.alpha = pr.alpha;
+    p.beta = pr.beta;
+    p.a = d.A.data();
+    p.lda = d.lda;
+    p.b = d.B.data();
+    p.ldb = d.ldb;
+    p.c = d.C.data();
+    p.ldc = d.ldc;
+    const bool reads_ab = pr.k > 0 && pr.alpha != 0.0f;
+    tgemm::DeviceInfo dev;
+    dev.id = 0;
+    return tgemm::run_host_operands(p, reads_ab ? pr.ka : MemKind::Unused, reads_ab ? pr.kb : MemKind::Unused, pr.kc,
+                                    dev, stream);
+}
+
+// "" if C (and A, B) are right, else what is wrong. Returns rather than
+// fails, so that threads can use it.
+std::string verify(const Problem &p, const Data &d)
+{
+    char msg[256];
+    if (std::memcmp(d.A.data(), d.A0.data(), d.A.size() * 4) != 0 || std::memcmp(d.B.data(), d.B0.data(), d.B.size() * 4) != 0)
+        return "A or B was modified";
+    const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
+    for (int64_t j = 0; j < p.n; ++j)
+        for (int64_t i = 0; i < d.ldc; ++i) {
+            const float got = d.C[static_cast<size_t>(i + j * d.ldc)];
+            if (i >= p.m) {
+                if (std::memcmp(&got, &kPad, 4) == 0)
+                    continue;
+                std::snprintf(msg, sizeof msg, "padding C(%lld, %lld) was written", (long long)i, (long long)j);
+                return msg;
+            }
+            double sum = 0;
+            for (int64_t q = 0; reads_ab && q < p.k; ++q)
+                sum += static_cast<double>(p.ta ? d.A[static_cast<size_t>(q + i * d.lda)] : d.A[static_cast<size_t>(i + q * d.lda)]) *
+                       (p.tb ? d.B[static_cast<size_t>(j + q * d.ldb)] : d.B[static_cast<size_t>(q + j * d.ldb)]);
+            const double c0 = p.beta == 0.0f ? 0.0 : p.beta * static_cast<double>(d.C0[static_cast<size_t>(i + j * d.ldc)]);
+            const double want = (reads_ab ? p.alpha * sum : 0.0) + c0;
+            if (static_cast<double>(got) != want) {
+                std::snprintf(msg, sizeof msg, "C(%lld, %lld) = %g, want %g (%lldx%lldx%lld %c%c, alpha %g, beta %g)",
+                              (long long)i, (long long)j, static_cast<double>(got), want, (long long)p.m,
+                              (long long)p.n, (long long)p.k, p.ta ? 'T' : 'N', p.tb ? 'T' : 'N',
+                              static_cast<double>(p.alpha), static_cast<double>(p.beta));
+                return msg;
+            }
+        }
+    return "";
+}
+
+void check(const Problem &p, const Data &d, const char *what)
+{
+    const std::string err = verify(p, d);
+    if (!err.empty())
+        fail_msg("%s: %s", what, err.c_str());
+}
+
+// The budget of the next calls: what the mock reports free, less the path's 256 MiB reserve.
+void set_budget(uint64_t bytes)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    mock::device_free = (uint64_t{256} << 20) + bytes;
+}
+
+Problem random_problem(std::mt19937_64 &rng, int64_t max_dim)
+{
+    static const MemKind kinds[] = {MemKind::Pageable, MemKind::Pinned, MemKind::Device, MemKind::Managed};
+    static const float alphas[] = {1.0f, -0.5f, 2.0f, 1.0f, 0.0f};
+    static const float betas[] = {0.0f, 1.0f, 0.5f, -1.0f};
+    Problem p;
+    p.m = 1 + static_cast<int64_t>(rng() % max_dim);
+    p.n = 1 + static_cast<int64_t>(rng() % max_dim);
+    p.k = rng() % 12 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % max_dim);
+    p.ta = rng() & 1;
+    p.tb = rng() & 1;
+    p.alpha = alphas[rng() % 5];
+    p.beta = betas[rng() % 4];
+    p.ka = kinds[rng() % 4];
+    p.kb = kinds[rng() % 4];
+    p.kc = kinds[rng() % 4];
+    const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
+    if (!tgemm::is_host(p.kc) && !(reads_ab && (tgemm::is_host(p.ka) || tgemm::is_host(p.kb))))
+        p.kc = rng() & 1 ? MemKind::Pageable : MemKind::Pinned;
+    p.pad_a = static_cast<int64_t>(rng() % 3);
+    p.pad_b = static_cast<int64_t>(rng() % 3);
+    p.pad_c = static_cast<int64_t>(rng() % 3);
+    return p;
+}
+
+// A random problem under the current budget: "" if it ran right or was
+// refused with OUT_OF_MEMORY and C untouched, else what is wrong.
+std::string random_call(std::mt19937_64 &rng, int64_t max_dim, cudaStream_t stream, bool *ran)
+{
+    const Problem p = random_problem(rng, max_dim);
+    Data d = make_data(p, rng);
+    const tgemm_status st = run(p, d, stream);
+    *ran = st == TGEMM_SUCCESS;
+    if (st == TGEMM_ERROR_OUT_OF_MEMORY)
+        return std::memcmp(d.C.data(), d.C0.data(), d.C.size() * 4) == 0 ? "" : "out of memory, yet C was written";
+    if (st != TGEMM_SUCCESS)
+        return "status " + std::to_string(static_cast<int>(st)) + ": " + tgemm_last_error_detail();
+    return verify(p, d);
+}
+
+// The same, failing the test on anything wrong; returns whether it ran.
+bool random_call(std::mt19937_64 &rng, int64_t max_dim, cudaStream_t stream)
+{
+    bool ran = false;
+    const std::string err = random_call(rng, max_dim, stream, &ran);
+    if (!err.empty())
+        fail_msg("%s", err.c_str());
+    return ran;
+}
+
+cudaStream_t new_stream()
+{
+    cudaStream_t s = nullptr;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    return s;
+}
+
+// ---------------------------------------------------------------- tests
+
+void test_random_calls(void **)
+{
+    std::mt19937_64 rng(2026);
+    const cudaStream_t stream = new_stream();
+    int ran = 0, refused = 0;
+    for (int i = 0; i < 600; ++i) {
+        // Budgets from 1 KiB (often too small) to 4 MiB, log-uniform.
+        set_budget(static_cast<uint64_t>(std::exp(std::uniform_real_distribution<double>(std::log(1024.0), std::log(4194304.0))(rng))));
+        (random_call(rng, 160, i % 3 == 0 ? nullptr : stream) ? ran : refused) += 1;
+    }
+    cudaStreamDestroy(stream);
+    set_budget(uint64_t{80} << 30);
+    if (mock::contract_violations != 0)
+        fail_msg("%d kernel launches broke launch_gemm's contract", mock::contract_violations);
+    std::printf("    %d calls ran, %d refused for lack of memory\n", ran, refused);
+    assert_true(ran > 400 && refused > 10);
+}
+
+// A C tile of 100 x 41952 is more than one 16 MiB staging buffer holds.
+void test_pieces(void **)
+{
+    std::mt19937_64 rng(1);
+    Problem p;
+    p.m = 100;
+    p.n = 100000;
+    p.k = 3;
+    p.beta = 0.5f;
+    p.pad_c = 3;
+    Data d = make_data(p, rng);
+    assert_int_equal(run(p, d, nullptr), TGEMM_SUCCESS);
+    check(p, d, "pieces");
+}
+
+// Pitches beyond the device's limit: one copy per column.
+void test_small_max_pitch(void **)
+{
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::max_pitch = 256;
+    }
+    tgemm::release_host_resources();  // pipelines read the pitch when they are made
+    std::mt19937_64 rng(3);
+    set_budget(uint64_t{1} << 20);
+    int ran = 0;
+    for (int i = 0; i < 60; ++i)
+        ran += random_call(rng, 150, nullptr);
+    assert_true(ran > 40);
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::max_pitch = 1 << 30;
+    }
+    tgemm::release_host_resources();
+    set_budget(uint64_t{80} << 30);
+}
+
+// cudaMemGetInfo promises plenty, allocations above 64 KiB fail: the call
+// plans again with half the size until it fits.
+void test_allocation_retry(void **)
+{
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::alloc_limit = 64 << 10;
+    }
+    std::mt19937_64 rng(4);
+    Problem p;
+    p.m = 300;
+    p.n = 200;
+    p.k = 250;
+    p.beta = 1.0f;
+    Data d = make_data(p, rng);
+    assert_int_equal(run(p, d, nullptr), TGEMM_SUCCESS);
+    check(p, d, "allocation retry");
+    std::lock_guard<std::mutex> lk(mu);
+    mock::alloc_limit = UINT64_MAX;
+}
+
+// A launch fails in the middle: an error, no hang, and the pipeline is
+// clean for the next call.
+void test_launch_failure(void **)
+{
+    std::mt19937_64 rng(5);
+    set_budget(64 << 10);
+    for (int kind = 0; kind < 2; ++kind) {
+        Problem p;
+        p.m = 200;
+        p.n = 150;
+        p.k = 170;
+        p.beta = 0.5f;
+        p.kc = kind ? MemKind::Pinned : MemKind::Pageable;
+        Data d = make_data(p, rng);
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            mock::fail_launch_after = 5;
+        }
+        assert_int_equal(run(p, d, nullptr), TGEMM_ERROR_CUDA);
+        assert_non_null(std::strstr(tgemm_last_error_detail(), "mock launch failure"));
+        Data again = make_data(p, rng);
+        assert_int_equal(run(p, again, nullptr), TGEMM_SUCCESS);
+        check(p, again, "after a failure");
+    }
+    set_budget(uint64_t{80} << 30);
+}
+
+// Work queued on the caller's stream before the call writes A (device
+// memory) and B (pageable, as a host function would): the call must see it.
+void test_caller_stream(void **)
+{
+    std::mt19937_64 rng(6);
+    const cudaStream_t stream = new_stream();
+    for (int budget = 0; budget < 2; ++budget) {
+        set_budget(budget ? (uint64_t{80} << 30) : (uint64_t{32} << 10));
+        Problem p;
+        p.m = 130;
+        p.n = 90;
+        p.k = 110;
+        p.ka = MemKind::Device;
+        p.kb = MemKind::Pageable;
+        p.kc = MemKind::Pinned;
+        Data d = make_data(p, rng);
+        const std::vector<float> a = d.A, b = d.B;
+        std::fill(d.A.begin(), d.A.end(), NAN);
+        std::fill(d.B.begin(), d.B.end(), NAN);
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            float *pa = d.A.data(), *pb = d.B.data();
+            mock::stream_of(stream)->queue.push_back(
+                mock::Op{nullptr, 0, [pa, pb, a, b] {
+                             std::memcpy(pa, a.data(), a.size() * 4);
+                             std::memcpy(pb, b.data(), b.size() * 4);
+                         }});
+            ++mock::stream_of(stream)->enqueued;
+        }
+        d.A0 = a;
+        d.B0 = b;
+        assert_int_equal(run(p, d, stream), TGEMM_SUCCESS);
+        check(p, d, "caller's stream");
+    }
+    cudaStreamDestroy(stream);
+    set_budget(uint64_t{80} << 30);
+}
+
+// Threads at once, more than there are pipelines.
+void test_threads(void **)
+{
+    set_budget(uint64_t{2} << 20);
+    std::vector<std::thread> th;
+    std::vector<std::string> errors(10);
+    for (int t = 0; t < 10; ++t)
+        th.emplace_back([t, &errors] {
+            std::mt19937_64 rng(100 + t);
+            for (int i = 0; i < 8 && errors[t].empty(); ++i) {
+                bool ran = false;
+                errors[t] = random_call(rng, 120, nullptr, &ran);
+            }
+        });
+    for (std::thread &x : th)
+        x.join();
+    set_budget(uint64_t{80} << 30);
+    for (int t = 0; t < 10; ++t)
+        if (!errors[t].empty())
+            fail_msg("thread %d: %s", t, errors[t].c_str());
+}
+
+// Everything the path keeps goes back.
+void test_release(void **)
+{
+    std::mt19937_64 rng(8);
+    for (int i = 0; i < 5; ++i)
+        random_call(rng, 100, nullptr);
+    assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+    mock::drain_all();
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        assert_int_equal(mock::streams.size(), 0);
+        assert_int_equal(mock::events.size(), 0);
+        assert_int_equal(mock::host_allocs.size(), 0);
+        assert_int_equal(mock::device_allocs.size(), 0);
+    }
+    for (int i = 0; i < 5; ++i)
+        random_call(rng, 100, nullptr);
+    assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+    assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+}
+
+}  // namespace
+
+int main()
+{
+    const CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_calls),  cmocka_unit_test(test_pieces),
+        cmocka_unit_test(test_small_max_pitch), cmocka_unit_test(test_allocation_retry),
+        cmocka_unit_test(test_launch_failure), cmocka_unit_test(test_caller_stream),
+        cmocka_unit_test(test_threads),       cmocka_unit_test(test_release),
+    };
+    return cmocka_run_group_tests_name("tgemm_host_mock", tests, nullptr, nullptr) ? 1 : 0;
+}

@@ -1,0 +1,515 @@
+// The CPU side of the host-operand path, no GPU needed (make test-host-plan):
+// the planner (src/runtime/host_plan.cpp), the parallel host copy
+// (src/runtime/host_copy.cpp) and the parsing of TGEMM_DEVICE_MEMORY_LIMIT
+// (src/runtime/settings.cpp), linked from the library's own objects.
+//
+// The schedule test replays every task of a plan against a model of the
+// device buffers: each element a kernel reads must hold the right element
+// of A, B or C; a copy may overwrite data that earlier kernels read only
+// after the executor waited for them (the task's `reuse` flag); every
+// element of C is computed by exactly one tile whose K chunks cover K
+// exactly once, in order; the bytes copied equal the plan's link_bytes;
+// the buffers fit the budget.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// cmocka.h declares only part of its interface extern "C".
+extern "C" {
+#include <cmocka.h>
+}
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "runtime/host_copy.hpp"
+#include "runtime/host_plan.hpp"
+#include "runtime/settings.hpp"
+
+using namespace tgemm;
+
+namespace {
+
+constexpr uint64_t kUnlimited = UINT64_MAX;
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+PlanRequest request(int64_t m, int64_t n, int64_t k, bool host = true)
+{
+    PlanRequest r;
+    r.m = m;
+    r.n = n;
+    r.k = k;
+    r.a_host = r.b_host = r.c_host = host;
+    r.budget = kUnlimited;
+    return r;
+}
+
+HostPlan must_plan(const PlanRequest &r)
+{
+    HostPlan p;
+    uint64_t need = 0;
+    if (!plan_host(r, &p, &need))
+        fail_msg("no plan for %lld x %lld x %lld within %llu bytes (needs %llu)", (long long)r.m, (long long)r.n,
+                 (long long)r.k, (unsigned long long)r.budget, (unsigned long long)need);
+    return p;
+}
+
+// ---------------------------------------------------------------- replay
+
+// Plans up to this many floats of buffers and elements touched are replayed
+// element by element; larger ones (the benchmark shapes) by their geometry:
+// slots, tiles, K chunks, bytes.
+constexpr int64_t kElementReplayMax = int64_t{1} << 22;
+constexpr double kElementWorkMax = 3e7;
+
+bool replay_elements(const HostPlan &p)
+{
+    const double per_task = static_cast<double>(p.mt * p.kt + p.kt * p.nt + p.mt * p.nt);
+    return p.arena_elems <= kElementReplayMax && static_cast<double>(task_count(p)) * per_task <= kElementWorkMax;
+}
+
+struct Replay {
+    const PlanRequest &r;
+    const HostPlan &p;
+    const bool elements;
+    std::vector<int64_t> content;   // per arena element: 1 + index of the stored element it holds, 0 = nothing
+    std::vector<int32_t> last_read; // per arena element: the last task whose kernel read it, -1 = none
+    int64_t wait_a[2] = {-1, -1}, wait_b[2] = {-1, -1}, wait_c[2] = {-1, -1};  // task of the last reuse wait
+    int64_t stored_c[2] = {-1, -1};  // task that last copied the slot's tile out
+    double moved = 0;                // bytes copied either way
+
+    Replay(const PlanRequest &req, const HostPlan &plan)
+        : r(req), p(plan), elements(replay_elements(plan)),
+          content(elements ? static_cast<size_t>(plan.arena_elems) : 0, 0),
+          last_read(elements ? static_cast<size_t>(plan.arena_elems) : 0, -1)
+    {
+    }
+
+    // Checks that a step's rect lies inside its slot; calls fn(arena index,
+    // stored index) for each element when replaying elements.
+    template <typename Fn>
+    void each(const Slots &s, const OperandStep &st, int64_t stored_rows, const char *what, int64_t t, Fn fn)
+    {
+        const int64_t base = s.offset + st.slot * s.stride;
+        if (st.slot < 0 || st.slot >= s.count || st.rect.rows > s.ld)
+            fail_msg("task %lld: %s step outside its slots (slot %d of %d, rows %lld, ld %lld)", (long long)t, what,
+                     st.slot, s.count, (long long)st.rect.rows, (long long)s.ld);
+        if (s.ld % kLdAlign == 0 && st.offset % kLdAlign != 0)
+            fail_msg("task %lld: %s offset %lld is not 16-byte aligned", (long long)t, what, (long long)st.offset);
+        const int64_t first = st.offset, last = st.offset + (st.rect.rows - 1) + (st.rect.cols - 1) * s.ld;
+        if (st.rect.rows > 0 && st.rect.cols > 0 && (first < base || last >= base + s.stride))
+            fail_msg("task %lld: %s elements [%lld, %lld] outside slot [%lld, %lld)", (long long)t, what,
+                     (long long)first, (long long)last, (long long)base, (long long)(base + s.stride));
+        if (!elements)
+            return;
+        for (int64_t c = 0; c < st.rect.cols; ++c)
+            for (int64_t i = 0; i < st.rect.rows; ++i) {
+                const int64_t e = st.offset + i + c * s.ld;
+                fn(static_cast<size_t>(e), 1 + (st.rect.row + i) + (st.rect.col + c) * stored_rows);
+            }
+    }
+
+    void load(const Slots &s, const OperandStep &st, int64_t stored_rows, int64_t *waits, const char *what, int64_t t)
+    {
+        if (st.reuse)
+            waits[st.slot] = t;
+        moved += 4.0 * static_cast<double>(st.rect.rows * st.rect.cols);
+        each(s, st, stored_rows, what, t, [&](size_t e, int64_t id) {
+            if (content[e] != 0 && content[e] != id && last_read[e] >= 0 && !(waits[st.slot] > last_read[e]))
+                fail_msg("task %lld: %s copy overwrites data task %lld reads, without a wait", (long long)t, what,
+                         (long long)last_read[e]);
+            content[e] = id;
+        });
+    }
+
+    void read(const Slots &s, const OperandStep &st, int64_t stored_rows, const char *what, int64_t t)
+    {
+        each(s, st, stored_rows, what, t, [&](size_t e, int64_t id) {
+            if (content[e] != id)
+                fail_msg("task %lld: %s element holds %lld, kernel needs %lld", (long long)t, what,
+                         (long long)content[e], (long long)id);
+            last_read[e] = static_cast<int32_t>(t);
+        });
+    }
+
+    void operand(const Slots &s, const OperandStep &st, int64_t stored_rows, int64_t *waits, const char *what,
+                 int64_t t)
+    {
+        if (s.cache == Cache::InPlace) {
+            if (st.load)
+                fail_msg("task %lld: in-place %s is loaded", (long long)t, what);
+            return;
+        }
+        if (st.load)
+            load(s, st, stored_rows, waits, what, t);
+        read(s, st, stored_rows, what, t);
+    }
+
+    void run()
+    {
+        const int64_t a_rows = r.trans_a ? r.k : r.m, b_rows = r.trans_b ? r.n : r.k;
+        std::vector<unsigned char> covered(static_cast<size_t>(p.mb * p.nb), 0);
+        int64_t next_k = 0;
+        for (int64_t t = 0; t < task_count(p); ++t) {
+            const Task x = host_task(p, r, t);
+            // The tile and its K chunks.
+            if (x.rows < 1 || x.cols < 1 || x.i0 + x.rows > r.m || x.j0 + x.cols > r.n)
+                fail_msg("task %lld: tile (%lld, %lld) %lld x %lld outside C", (long long)t, (long long)x.i0,
+                         (long long)x.j0, (long long)x.rows, (long long)x.cols);
+            if (x.first != (next_k == 0) || x.k0 != next_k)
+                fail_msg("task %lld: K chunk starts at %lld, expected %lld", (long long)t, (long long)x.k0,
+                         (long long)next_k);
+            next_k = x.k0 + x.depth;
+            if (r.k > 0 && x.depth < 1)
+                fail_msg("task %lld: empty K chunk", (long long)t);
+            if (x.last != (next_k == r.k) || next_k > r.k)
+                fail_msg("task %lld: K chunk ends at %lld of %lld, last = %d", (long long)t, (long long)next_k,
+                         (long long)r.k, x.last);
+            if (x.last)
+                next_k = 0;
+            // Tiles sit on the grid of mt x nt and are cut only by the edge of C.
+            if (x.i0 % p.mt != 0 || x.j0 % p.nt != 0 || x.rows != std::min(p.mt, r.m - x.i0) ||
+                x.cols != std::min(p.nt, r.n - x.j0))
+                fail_msg("task %lld: tile (%lld, %lld) %lld x %lld is off the grid", (long long)t, (long long)x.i0,
+                         (long long)x.j0, (long long)x.rows, (long long)x.cols);
+            if (x.first)
+                ++covered[static_cast<size_t>(x.i0 / p.mt + x.j0 / p.nt * p.mb)];
+            const Rect ra = r.trans_a ? Rect{x.k0, x.i0, x.depth, x.rows} : Rect{x.i0, x.k0, x.rows, x.depth};
+            const Rect rb = r.trans_b ? Rect{x.j0, x.k0, x.cols, x.depth} : Rect{x.k0, x.j0, x.depth, x.cols};
+            if (memcmp(&ra, &x.a.rect, sizeof ra) != 0 || memcmp(&rb, &x.b.rect, sizeof rb) != 0)
+                fail_msg("task %lld: A or B rect does not match the tile", (long long)t);
+
+            operand(p.a, x.a, a_rows, wait_a, "A", t);
+            operand(p.b, x.b, b_rows, wait_b, "B", t);
+
+            if (p.c.cache == Cache::InPlace) {
+                if (x.c.load)
+                    fail_msg("task %lld: in-place C is loaded", (long long)t);
+                continue;
+            }
+            if (x.c.load != (x.first && r.c_in))
+                fail_msg("task %lld: C load = %d, first = %d, c_in = %d", (long long)t, x.c.load, x.first, r.c_in);
+            if (x.first) {
+                // The slot's previous tile must have been copied out before
+                // anything writes the slot, and the executor waits for that
+                // copy only when `reuse` says so.
+                if (stored_c[x.c.slot] >= 0 && !x.c.reuse)
+                    fail_msg("task %lld: C slot %d reused without a wait", (long long)t, x.c.slot);
+                if (x.c.reuse)
+                    wait_c[x.c.slot] = t;
+                if (x.c.load)
+                    moved += 4.0 * static_cast<double>(x.rows * x.cols);
+                each(p.c, x.c, r.m, "C", t, [&](size_t e, int64_t id) { content[e] = id; });
+            }
+            read(p.c, x.c, r.m, "C", t);
+            if (x.last) {
+                stored_c[x.c.slot] = t;
+                moved += 4.0 * static_cast<double>(x.rows * x.cols);
+            }
+        }
+        // Together with the grid check: every element of C in exactly one tile.
+        for (size_t e = 0; e < covered.size(); ++e)
+            if (covered[e] != 1)
+                fail_msg("C tile %zu computed %d times", e, covered[e]);
+        if (p.mb != (r.m + p.mt - 1) / p.mt || p.nb != (r.n + p.nt - 1) / p.nt)
+            fail_msg("%lld x %lld tiles do not cover C", (long long)p.mb, (long long)p.nb);
+        if (moved != p.link_bytes)
+            fail_msg("the schedule copies %.0f bytes, the plan says %.0f", moved, p.link_bytes);
+    }
+};
+
+// Layout of the arena: slots of A, then B, then C, never overlapping.
+void check_layout(const HostPlan &p)
+{
+    const Slots *all[] = {&p.a, &p.b, &p.c};
+    int64_t end = 0;
+    for (const Slots *s : all) {
+        if (s->cache == Cache::InPlace) {
+            assert_int_equal(s->count, 0);
+            continue;
+        }
+        assert_true(s->count >= 1 && s->count <= 2);
+        assert_true(s->offset >= end);
+        assert_int_equal(s->offset % kSlotAlign, 0);
+        assert_int_equal(s->stride % kSlotAlign, 0);
+        end = s->offset + s->count * s->stride;
+    }
+    assert_true(end <= p.arena_elems);
+}
+
+void replay(const PlanRequest &r, const HostPlan &p)
+{
+    check_layout(p);
+    if (arena_bytes(p) > r.budget)
+        fail_msg("plan takes %llu bytes, budget %llu", (unsigned long long)arena_bytes(p),
+                 (unsigned long long)r.budget);
+    Replay rp(r, p);
+    rp.run();
+}
+
+// ---------------------------------------------------------------- plans for the benchmark shapes
+
+void test_plan_8192_cube(void **)
+{
+    const PlanRequest r = request(8192, 8192, 8192);
+    const HostPlan p = must_plan(r);
+    assert_int_equal(p.mt, 2048);
+    assert_int_equal(p.nt, 2048);
+    assert_int_equal(p.kt, 2048);
+    assert_int_equal(task_count(p), 64);
+    assert_true(p.rows_outer);
+    assert_true(p.a.cache == Cache::Panel);
+    assert_int_equal(p.a.count, 2);
+    assert_true(p.b.cache == Cache::Whole);
+    assert_true(p.c.cache == Cache::Tile);
+    assert_int_equal(p.c.count, 2);
+    // Two A panels of 2048 x 8192, all of B, two C tiles: 416 MiB.
+    assert_int_equal(arena_bytes(p), 416 * kMiB);
+    // A, B and C each cross once.
+    assert_true(p.link_bytes == 3.0 * 256 * kMiB);
+    replay(r, p);
+}
+
+void test_plan_benchmark_shapes(void **)
+{
+    // 4096^3: the same scheme, 2 x 2 tiles, two K chunks.
+    PlanRequest r = request(4096, 4096, 4096);
+    HostPlan p = must_plan(r);
+    assert_true(p.a.cache == Cache::Panel && p.b.cache == Cache::Whole);
+    assert_int_equal(task_count(p), 8);
+    assert_int_equal(arena_bytes(p), 160 * kMiB);
+    replay(r, p);
+
+    // 16384 x 16384 x 1024: one K chunk; the 1 GiB C streams out tile by tile.
+    r = request(16384, 16384, 1024);
+    p = must_plan(r);
+    assert_int_equal(p.kb, 1);
+    assert_true(p.a.cache == Cache::Panel && p.b.cache == Cache::Whole);
+    assert_true(p.link_bytes == 4.0 * (16384.0 * 1024 * 2 + 16384.0 * 16384));
+    replay(r, p);
+
+    // 2048 x 2048 x 32768: one tile, 16 K chunks; double-buffered chunks of
+    // A and B move as few bytes as caching and take the least memory.
+    r = request(2048, 2048, 32768);
+    p = must_plan(r);
+    assert_int_equal(p.mb * p.nb, 1);
+    assert_int_equal(p.kb, 16);
+    assert_true(p.a.cache == Cache::Chunk && p.b.cache == Cache::Chunk);
+    assert_int_equal(arena_bytes(p), 80 * kMiB);
+    assert_true(p.link_bytes == 4.0 * (2.0 * 2048 * 32768 + 2048.0 * 2048));
+    replay(r, p);
+}
+
+// A budget below the preferred plan: the same tiles, fewer bytes cached,
+// and never more than the budget.
+void test_plan_budget_limits(void **)
+{
+    PlanRequest r = request(8192, 8192, 8192);
+    r.budget = 350 * kMiB;
+    HostPlan p = must_plan(r);
+    assert_int_equal(p.mt, 2048);
+    assert_true(arena_bytes(p) <= r.budget);
+    assert_true(p.link_bytes == 4.0 * 8192 * 8192 * 6);  // one operand crosses four times
+    replay(r, p);
+
+    // 64 MiB: tiles shrink, K chunks first.
+    r.budget = 64 * kMiB;
+    p = must_plan(r);
+    assert_true(arena_bytes(p) <= r.budget);
+    assert_true(p.kt < 2048);
+    replay(r, p);
+}
+
+// Device operands are read in place; only what is host memory gets slots.
+void test_plan_mixed_operands(void **)
+{
+    PlanRequest r = request(3000, 2500, 2100, false);
+    r.c_host = true;
+    r.c_in = true;
+    HostPlan p = must_plan(r);
+    assert_true(p.a.cache == Cache::InPlace && p.b.cache == Cache::InPlace && p.c.cache == Cache::Tile);
+    assert_true(p.link_bytes == 4.0 * 3000 * 2500 * 2);
+    replay(r, p);
+
+    r = request(3000, 2500, 2100, false);
+    r.a_host = true;
+    r.trans_a = true;
+    p = must_plan(r);
+    assert_true(p.a.cache != Cache::InPlace && p.b.cache == Cache::InPlace && p.c.cache == Cache::InPlace);
+    replay(r, p);
+
+    // k == 0 (or alpha == 0): A and B are never read, only C moves.
+    r = request(3000, 2500, 0);
+    r.c_in = true;
+    p = must_plan(r);
+    assert_true(p.a.cache == Cache::InPlace && p.b.cache == Cache::InPlace);
+    assert_int_equal(p.kb, 1);
+    replay(r, p);
+}
+
+void test_plan_degenerate(void **)
+{
+    const int64_t dims[][3] = {{1, 1, 1}, {1, 5000, 3000}, {5000, 1, 3000}, {4000, 3000, 1}, {1, 1, 70000}, {7, 3, 0}};
+    for (const auto &d : dims)
+        for (int trans = 0; trans < 4; ++trans) {
+            PlanRequest r = request(d[0], d[1], d[2]);
+            r.trans_a = trans & 1;
+            r.trans_b = trans & 2;
+            r.c_in = true;
+            const HostPlan p = must_plan(r);
+            replay(r, p);
+        }
+}
+
+// The smallest plan has 32 x 32 tiles and 32-deep chunks; below its size
+// the planner says no, with the size it needs, rather than loop.
+void test_plan_too_small(void **)
+{
+    PlanRequest r = request(300, 300, 300);
+    HostPlan p;
+    uint64_t need = 0;
+    r.budget = 0;
+    assert_false(plan_host(r, &p, &need));
+    // Two slots each of 32 x 32 for A, B and C.
+    assert_int_equal(need, 6 * 32 * 32 * 4);
+    r.budget = need - 1;
+    assert_false(plan_host(r, &p, &need));
+    r.budget = need;
+    p = must_plan(r);
+    assert_int_equal(p.mt, 32);
+    assert_int_equal(p.nt, 32);
+    assert_int_equal(p.kt, 32);
+    replay(r, p);
+
+    // Halving the budget after a failed allocation always ends.
+    r = request(5000, 4000, 3000);
+    r.budget = kUnlimited;
+    int rounds = 0;
+    while (plan_host(r, &p, &need)) {
+        assert_true(arena_bytes(p) <= r.budget);
+        r.budget = arena_bytes(p) / 2;
+        assert_true(++rounds < 64);
+    }
+    assert_true(need > r.budget);
+}
+
+// Random shapes, operands, transposes and budgets, each schedule replayed.
+void test_plan_random_schedules(void **)
+{
+    std::mt19937_64 rng(20261122);
+    int planned = 0;
+    for (int i = 0; i < 3000; ++i) {
+        PlanRequest r;
+        r.m = 1 + static_cast<int64_t>(rng() % 150);
+        r.n = 1 + static_cast<int64_t>(rng() % 150);
+        r.k = rng() % 10 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % 150);
+        const bool large = rng() % 8 == 0;
+        if (large) {  // beyond the preferred sizes, mostly replayed by geometry
+            r.m *= 29;
+            r.n *= 31;
+            r.k *= 37;
+        }
+        r.trans_a = rng() & 1;
+        r.trans_b = rng() & 1;
+        r.a_host = rng() & 1;
+        r.b_host = rng() & 1;
+        r.c_host = rng() & 1;
+        r.c_in = r.c_host && (rng() & 1);
+        // Budgets log-uniform up to plenty; from nothing for small shapes,
+        // from 1/64 of the operands' size for large ones (tiny tiles on a
+        // large shape make millions of tasks).
+        const double full = 4.0 * static_cast<double>(r.m * r.k + r.k * r.n + r.m * r.n) + 4096.0;
+        const double lo = large ? full / 64.0 : 1.0;
+        r.budget = static_cast<uint64_t>(
+            std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(3.0 * full))(rng)));
+        HostPlan p;
+        uint64_t need = 0;
+        if (!plan_host(r, &p, &need)) {
+            if (need <= r.budget)
+                fail_msg("case %d: no plan, yet %llu bytes would do within %llu", i, (unsigned long long)need,
+                         (unsigned long long)r.budget);
+            continue;
+        }
+        ++planned;
+        replay(r, p);
+    }
+    assert_true(planned > 1000);
+}
+
+// ---------------------------------------------------------------- host copy
+
+void check_copy(int64_t rows, int64_t cols, int64_t sld, int64_t dld)
+{
+    std::vector<float> src(static_cast<size_t>(sld * cols)), dst(static_cast<size_t>(dld * cols), -1.0f);
+    for (size_t i = 0; i < src.size(); ++i)
+        src[i] = static_cast<float>(i % 1000003);
+    host_copy(dst.data(), dld, src.data(), sld, rows, cols);
+    for (int64_t c = 0; c < cols; ++c)
+        for (int64_t r = 0; r < dld; ++r) {
+            const float want = r < rows ? src[static_cast<size_t>(r + c * sld)] : -1.0f;
+            if (dst[static_cast<size_t>(r + c * dld)] != want)
+                fail_msg("host_copy %lld x %lld: element (%lld, %lld) wrong", (long long)rows, (long long)cols,
+                         (long long)r, (long long)c);
+        }
+}
+
+void test_host_copy(void **)
+{
+    check_copy(5, 3, 7, 5);           // small: the calling thread alone
+    check_copy(3000, 700, 3001, 3004); // over the threads, pieces crossing columns
+    check_copy(1, 300000, 2, 1);      // a row: 300000 columns of one element
+    check_copy(2000000, 1, 2000000, 2000003);
+    // Several callers at once share the pool.
+    std::vector<std::thread> th;
+    for (int i = 0; i < 6; ++i)
+        th.emplace_back([i] { check_copy(1000 + i, 900, 1000 + i + 3, 1000 + i); });
+    for (std::thread &t : th)
+        t.join();
+}
+
+// ---------------------------------------------------------------- TGEMM_DEVICE_MEMORY_LIMIT
+
+void test_parse_bytes(void **)
+{
+    const struct {
+        const char *text;
+        uint64_t bytes;
+    } good[] = {
+        {"1", 1}, {"4096", 4096}, {"64K", 64 << 10}, {"64k", 64 << 10}, {"512M", 512 * kMiB},
+        {"2G", 2048 * kMiB}, {"1t", uint64_t{1} << 40}, {"16777215T", uint64_t{16777215} << 40},
+        {"18446744073709551615", UINT64_MAX},
+    };
+    for (const auto &g : good) {
+        uint64_t v = 0;
+        if (!parse_bytes(g.text, &v) || v != g.bytes)
+            fail_msg("'%s' -> %llu, want %llu", g.text, (unsigned long long)v, (unsigned long long)g.bytes);
+    }
+    const char *bad[] = {"", "0", "0K", "-1", "+5", "abc", "12Q", "1.5G", "1KB", "1 ", " 1", "K",
+                         "18446744073709551616", "16777216T", "99999999999999999999G"};
+    for (const char *b : bad) {
+        uint64_t v = 7;
+        if (parse_bytes(b, &v) || v != 7)
+            fail_msg("'%s' was accepted", b);
+    }
+}
+
+}  // namespace
+
+int main()
+{
+    const CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_8192_cube),      cmocka_unit_test(test_plan_benchmark_shapes),
+        cmocka_unit_test(test_plan_budget_limits),  cmocka_unit_test(test_plan_mixed_operands),
+        cmocka_unit_test(test_plan_degenerate),     cmocka_unit_test(test_plan_too_small),
+        cmocka_unit_test(test_plan_random_schedules), cmocka_unit_test(test_host_copy),
+        cmocka_unit_test(test_parse_bytes),
+    };
+    return cmocka_run_group_tests_name("tgemm_host_plan", tests, nullptr, nullptr) ? 1 : 0;
+}
