@@ -4,8 +4,9 @@
 #   make test            the test suite (GPU cases skip when no GPU is visible)
 #   make test-long       large and >2^31-element cases (needs a GPU)
 #   make demo            multiply on the GPU, check against OpenBLAS, time both
-#   make bench           benchmarks (needs a GPU; cuBLAS is loaded at run time),
-#                        then bench-blas: cblas_sgemm plain against LD_PRELOAD=libtgemm.so
+#   make bench           benchmarks (needs a GPU; cuBLAS is loaded at run time): device
+#                        pointers, then host operands (--host), then bench-blas:
+#                        cblas_sgemm plain against LD_PRELOAD=libtgemm.so
 #   make install         PREFIX=/usr/local DESTDIR= (staged installs)
 #   make docs            Doxygen HTML in docs/html, warnings are errors
 #   make deps            install the Debian/Ubuntu packages the above need
@@ -284,6 +285,7 @@ BENCH_OUT ?= $(BUILD)/bench
 bench: $(BUILD)/bench/bench_gemm
 	$(BUILD)/bench/bench_gemm --suite --csv $(BENCH_OUT)/suite.csv
 	$(BUILD)/bench/bench_gemm --squares --csv $(BENCH_OUT)/squares.csv
+	$(BUILD)/bench/bench_gemm --host --csv $(BENCH_OUT)/host.csv
 	python3 bench/plot.py $(BENCH_OUT)
 	$(MAKE) --no-print-directory bench-blas BENCH_OUT=$(BENCH_OUT)
 

@@ -1,8 +1,13 @@
 // bench_gemm: time tgemm against cuBLAS (pure FP32) on the same GPU, same
 // inputs, in the same process.
 //
-//   bench_gemm [--suite] [--squares] [--shape M N K TA TB]... [--csv PATH]
+//   bench_gemm [--suite] [--squares] [--host] [--shape M N K TA TB]... [--csv PATH]
 //              [--reps N] [--warmup N] [--seed N]
+//
+// With --host the operands are in host memory: tgemm_sgemm on pageable and
+// on pinned memory against the naive cuBLAS path (copy in, multiply, copy
+// out) from the same memory and against the multiply alone on device
+// pointers, wall clock, each against the floor of the link and the multiply.
 //
 // Every output is validated (residual check against a random vector, in
 // double on the host) before it is timed. Any CUDA, tgemm or cuBLAS error, or
@@ -610,9 +615,11 @@ void host_overhead(Ctx &ctx)
 void usage(FILE *f)
 {
     std::fprintf(f,
-        "usage: bench_gemm [--suite] [--squares] [--shape M N K TA TB]... [--csv PATH]\n"
+        "usage: bench_gemm [--suite] [--squares] [--host] [--shape M N K TA TB]... [--csv PATH]\n"
         "                  [--reps N] [--warmup N] [--seed N]\n"
         "  --suite            the standard shape suite\n"
+        "  --host             operands in host memory instead: pageable and pinned against the\n"
+        "                     naive cuBLAS path and the multiply alone (the host suite, or --shape)\n"
         "  --squares          square NN sizes 32 ... 16384 (powers of 2)\n"
         "  --shape M N K TA TB  one column-major shape, TA/TB = N or T (repeatable)\n"
         "  --csv PATH         one row per shape (parent directory is created)\n"
@@ -686,6 +693,302 @@ std::string fmt(const char *f, double v)
     return buf;
 }
 
+// ------------------------------------------------------------------ host operands (--host)
+
+// Link speeds of the H100 machine with pinned memory (shared/PERF.md). The
+// floor of a call on host operands is the larger of its transfer time at
+// these speeds (A and B in, C out; both directions can run at once) and the
+// multiply alone on device pointers, tgemm's, measured in the same run.
+constexpr double LINK_IN = 55e9;    // bytes/s, host to device
+constexpr double LINK_OUT = 37e9;   // device to host
+constexpr double LINK_BOTH = 98e9;  // both directions at once, added
+
+std::vector<Shape> host_shapes()
+{
+    return {
+        {"host_sq8192", 8192, 8192, 8192, 'N', 'N'},
+        {"host_sq4096", 4096, 4096, 4096, 'N', 'N'},
+        {"host_16kx16kx1k", 16384, 16384, 1024, 'N', 'N'},
+        {"host_2kx2kx32k", 2048, 2048, 32768, 'N', 'N'},
+    };
+}
+
+// What is timed for each shape: tgemm_sgemm on pageable and on pinned host
+// operands; the naive path (copy A and B in, cublasSgemm, copy C out, one
+// stream) from the same memory; the multiply alone on device pointers.
+enum HostPath { TGEMM_PAGEABLE, TGEMM_PINNED, NAIVE_PAGEABLE, NAIVE_PINNED, TGEMM_DEVICE, CUBLAS_DEVICE, NPATHS };
+const char *const HOST_PATH_LIB[NPATHS] = {"tgemm", "tgemm", "naive_cublas", "naive_cublas", "tgemm", "cublas"};
+const char *const HOST_PATH_MEM[NPATHS] = {"pageable", "pinned", "pageable", "pinned", "device", "device"};
+
+bool uses_cublas(int path)
+{
+    return path == NAIVE_PAGEABLE || path == NAIVE_PINNED || path == CUBLAS_DEVICE;
+}
+
+// The naive time a path is compared with: the same memory, pinned for device rows.
+int naive_of(int path)
+{
+    return path == TGEMM_PAGEABLE || path == NAIVE_PAGEABLE ? NAIVE_PAGEABLE : NAIVE_PINNED;
+}
+
+struct HostResult {
+    Shape s;
+    bool skipped = false;
+    double ms[NPATHS] = {};
+    double resid[NPATHS] = {};
+    bool have[NPATHS] = {};
+    double transfer_ms = 0, floor_ms = 0;
+    const char *floor_kind = "";
+};
+
+// Pinned host memory, freed on scope exit.
+struct PinnedBuffer {
+    float *p = nullptr;
+    explicit PinnedBuffer(size_t count) { CUDA_CHECK(cudaMallocHost(&p, count * sizeof(float))); }
+    ~PinnedBuffer() { cudaFreeHost(p); }
+    PinnedBuffer(const PinnedBuffer &) = delete;
+    PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+};
+
+struct DeviceBuffer {
+    float *p = nullptr;
+    explicit DeviceBuffer(size_t count) { CUDA_CHECK(cudaMalloc(&p, count * sizeof(float))); }
+    ~DeviceBuffer() { cudaFree(p); }
+    DeviceBuffer(const DeviceBuffer &) = delete;
+    DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+};
+
+HostResult run_host_shape(const Shape &s, size_t index, Ctx &ctx)
+{
+    HostResult res;
+    res.s = s;
+    const int64_t M = s.m, N = s.n, K = s.k;
+    const int64_t lda = s.ta == 'N' ? M : K, colsA = s.ta == 'N' ? K : M;
+    const int64_t ldb = s.tb == 'N' ? K : N, colsB = s.tb == 'N' ? N : K;
+    const int64_t ldc = M;
+    const size_t nA = static_cast<size_t>(lda * colsA), nB = static_cast<size_t>(ldb * colsB);
+    const size_t nC = static_cast<size_t>(ldc * N);
+    const float alpha = 1.0f, beta = 0.0f;
+
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const size_t need = (nA + nB + nC) * sizeof(float) + (size_t(1) << 30);  // + tgemm's tile buffers, workspaces
+    if (need > free_b) {
+        std::printf("%s skipped: needs %.2f GiB of device memory, %.2f GiB free\n", s.name.c_str(),
+                    need / 1073741824.0, free_b / 1073741824.0);
+        res.skipped = true;
+        return res;
+    }
+
+    // Inputs uniform in (-1, 1); pageable A and B are these vectors. C is
+    // NaN before every validated call, and written (touched) beforehand, as
+    // an application's C would be.
+    std::seed_seq sseq{ctx.seed, static_cast<uint32_t>(index)};
+    std::mt19937 rng(sseq);
+    std::vector<float> hA(nA), hB(nB), hC(nC);
+    for (float &x : hA)
+        x = uniform_pm1(rng);
+    for (float &x : hB)
+        x = uniform_pm1(rng);
+    std::vector<double> t(static_cast<size_t>(N));
+    for (double &x : t)
+        x = uniform_pm1(rng);
+    PinnedBuffer pA(nA), pB(nB), pC(nC);
+    std::memcpy(pA.p, hA.data(), nA * sizeof(float));
+    std::memcpy(pB.p, hB.data(), nB * sizeof(float));
+    DeviceBuffer dA(nA), dB(nB), dC(nC);
+    CUDA_CHECK(cudaMemcpy(dA.p, hA.data(), nA * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dB.p, hB.data(), nB * sizeof(float), cudaMemcpyHostToDevice));
+
+    auto sync = [&]() {
+        CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+        CUDA_CHECK(cudaGetLastError());
+    };
+    auto cublas_sgemm = [&](const float *a, const float *b, float *c) {
+        int status = ctx.cb.sgemm(ctx.cb.handle, cb_op(s.ta), cb_op(s.tb), static_cast<int>(M), static_cast<int>(N),
+                                  static_cast<int>(K), &alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+                                  &beta, c, static_cast<int>(ldc));
+        if (status != CUBLAS_STATUS_SUCCESS_)
+            die("cublasSgemm_v2 (%s) failed with cuBLAS status %d", s.name.c_str(), status);
+    };
+    // Each path runs to completion: C is in place when it returns.
+    auto call = [&](int path) {
+        switch (path) {
+        case TGEMM_PAGEABLE:
+        case TGEMM_PINNED: {
+            const bool pin = path == TGEMM_PINNED;
+            tgemm_check(tgemm_sgemm(tg_op(s.ta), tg_op(s.tb), M, N, K, alpha, pin ? pA.p : hA.data(), lda,
+                                    pin ? pB.p : hB.data(), ldb, beta, pin ? pC.p : hC.data(), ldc),
+                        HOST_PATH_MEM[path]);
+            break;
+        }
+        case NAIVE_PAGEABLE:
+        case NAIVE_PINNED: {
+            const bool pin = path == NAIVE_PINNED;
+            CUDA_CHECK(cudaMemcpyAsync(dA.p, pin ? pA.p : hA.data(), nA * sizeof(float), cudaMemcpyHostToDevice,
+                                       ctx.stream));
+            CUDA_CHECK(cudaMemcpyAsync(dB.p, pin ? pB.p : hB.data(), nB * sizeof(float), cudaMemcpyHostToDevice,
+                                       ctx.stream));
+            cublas_sgemm(dA.p, dB.p, dC.p);
+            CUDA_CHECK(cudaMemcpyAsync(pin ? pC.p : hC.data(), dC.p, nC * sizeof(float), cudaMemcpyDeviceToHost,
+                                       ctx.stream));
+            sync();
+            break;
+        }
+        case TGEMM_DEVICE:
+            tgemm_check(tgemm_sgemm_ex(TGEMM_LAYOUT_COL_MAJOR, tg_op(s.ta), tg_op(s.tb), M, N, K, alpha, dA.p, lda,
+                                       dB.p, ldb, beta, dC.p, ldc, ctx.stream),
+                        "device pointers");
+            sync();
+            break;
+        case CUBLAS_DEVICE:
+            cublas_sgemm(dA.p, dB.p, dC.p);
+            sync();
+            break;
+        }
+    };
+
+    // ---- validate every path once (this is also its warm-up)
+    std::vector<float> out;
+    for (int path = 0; path < NPATHS; ++path) {
+        if (uses_cublas(path) && !ctx.cb.ok)
+            continue;
+        float *c = path == TGEMM_PINNED || path == NAIVE_PINNED ? pC.p : path >= TGEMM_DEVICE ? dC.p : hC.data();
+        if (path >= TGEMM_DEVICE)
+            CUDA_CHECK(cudaMemset(c, 0xFF, nC * sizeof(float)));
+        else
+            std::memset(c, 0xFF, nC * sizeof(float));
+        call(path);
+        if (path >= TGEMM_DEVICE) {
+            copy_to_host(out, c, nC);
+        } else {
+            out.resize(nC);
+            std::memcpy(out.data(), c, nC * sizeof(float));
+        }
+        const std::string lib = std::string(HOST_PATH_LIB[path]) + " " + HOST_PATH_MEM[path];
+        res.resid[path] = validate(lib.c_str(), s, lda, ldb, ldc, hA, hB, out, t, alpha);
+        res.have[path] = true;
+    }
+    if (std::memcmp(pA.p, hA.data(), nA * sizeof(float)) != 0 || std::memcmp(pB.p, hB.data(), nB * sizeof(float)) != 0)
+        die("A or B in pinned memory was modified on %s", s.name.c_str());
+
+    // ---- timed: every path in turn, reps times; wall clock, median
+    std::vector<double> samples[NPATHS];
+    for (int r = 0; r < ctx.reps; ++r)
+        for (int path = 0; path < NPATHS; ++path) {
+            if (!res.have[path])
+                continue;
+            const double t0 = now_us();
+            call(path);
+            samples[path].push_back((now_us() - t0) / 1000.0);
+        }
+    for (int path = 0; path < NPATHS; ++path)
+        res.ms[path] = median(samples[path]);
+
+    const double in_bytes = 4.0 * (static_cast<double>(nA) + static_cast<double>(nB));
+    const double out_bytes = 4.0 * static_cast<double>(nC);
+    res.transfer_ms = 1000.0 * std::max({in_bytes / LINK_IN, out_bytes / LINK_OUT, (in_bytes + out_bytes) / LINK_BOTH});
+    res.floor_ms = std::max(res.transfer_ms, res.ms[TGEMM_DEVICE]);
+    res.floor_kind = res.transfer_ms >= res.ms[TGEMM_DEVICE] ? "link" : "multiply";
+    return res;
+}
+
+void print_host_header(int w)
+{
+    std::printf("%-*s %6s %6s %6s %2s %2s %-12s %-8s %10s %8s %8s %7s %7s %10s %-8s %8s\n", w, "name", "M", "N", "K",
+                "ta", "tb", "path", "memory", "time_ms", "TFLOP/s", "vs_naive", "x_mult", "%floor", "floor_ms",
+                "bound", "resid");
+}
+
+// One table row per timed path, and the targets of the 8192^3 shape.
+void report_host(const HostResult &r, int w, FILE *csv, const std::string &csv_path)
+{
+    const Shape &s = r.s;
+    const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+    for (int path = 0; path < NPATHS; ++path) {
+        if (!r.have[path])
+            continue;
+        const double ms = r.ms[path];
+        const bool have_naive = r.have[naive_of(path)];
+        const std::string vs_naive = have_naive ? fmt("%.2f", r.ms[naive_of(path)] / ms) : "n/a";
+        const double x_mult = ms / r.ms[TGEMM_DEVICE];
+        const double pct = 100.0 * r.floor_ms / ms;
+        std::printf("%-*s %6lld %6lld %6lld %2c %2c %-12s %-8s %10.2f %8.2f %8s %7.3f %6.1f%% %10.2f %-8s %8.1e\n", w,
+                    s.name.c_str(), (long long)s.m, (long long)s.n, (long long)s.k, s.ta, s.tb, HOST_PATH_LIB[path],
+                    HOST_PATH_MEM[path], ms, flops / (ms * 1e-3) / 1e12, vs_naive.c_str(), x_mult, pct, r.floor_ms,
+                    r.floor_kind, r.resid[path]);
+        if (csv) {
+            std::fprintf(csv, "%s,%lld,%lld,%lld,%c,%c,%s,%s,%.3f,%.4f,%s,%.4f,%.3f,%s,%.2f,%.3e\n", s.name.c_str(),
+                         (long long)s.m, (long long)s.n, (long long)s.k, s.ta, s.tb, HOST_PATH_LIB[path],
+                         HOST_PATH_MEM[path], ms, flops / (ms * 1e-3) / 1e12, vs_naive.c_str(), x_mult, r.floor_ms,
+                         r.floor_kind, pct, r.resid[path]);
+            std::fflush(csv);
+            if (std::ferror(csv))
+                die("writing %s failed", csv_path.c_str());
+        }
+    }
+}
+
+// The targets for 8192^3 NN, from one shape's result.
+void host_targets(const HostResult &r)
+{
+    const auto line = [](const char *what, double value, const char *op, double target, bool met) {
+        std::printf("  %-52s %7.2f  (target %s %.2f)  %s\n", what, value, op, target, met ? "met" : "MISSED");
+    };
+    std::printf("\ntargets, %s (%lld x %lld x %lld %c%c):\n", r.s.name.c_str(), (long long)r.s.m, (long long)r.s.n,
+                (long long)r.s.k, r.s.ta, r.s.tb);
+    if (r.have[NAIVE_PAGEABLE]) {
+        const double x = r.ms[NAIVE_PAGEABLE] / r.ms[TGEMM_PAGEABLE];
+        line("pageable: naive cuBLAS path time / tgemm time", x, ">=", 4.0, x >= 4.0);
+    }
+    const double pg = r.ms[TGEMM_PAGEABLE] / r.ms[TGEMM_DEVICE], pn = r.ms[TGEMM_PINNED] / r.ms[TGEMM_DEVICE];
+    line("pageable: tgemm time / tgemm multiply alone", pg, "<=", 1.3, pg <= 1.3);
+    line("pinned: tgemm time / tgemm multiply alone", pn, "<=", 1.15, pn <= 1.15);
+}
+
+// ------------------------------------------------------------------ both modes
+
+// Closes the CSV file and releases the stream and cuBLAS.
+void finish(Ctx &ctx, FILE *csv, const std::string &csv_path)
+{
+    if (csv) {
+        if (std::fclose(csv) != 0)
+            die("closing %s failed", csv_path.c_str());
+        std::printf("csv: %s\n", csv_path.c_str());
+    }
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    if (ctx.cb.ok)
+        cublas_check(ctx.cb.destroy(ctx.cb.handle), "cublasDestroy_v2");
+    CUDA_CHECK(cudaStreamDestroy(ctx.stream));
+}
+
+// --host: the table, one row per path of every shape, then the targets of
+// 8192^3 NN when it was measured.
+void run_host_suite(const std::vector<Shape> &shapes, Ctx &ctx, FILE *csv, const std::string &csv_path)
+{
+    int w = 4;
+    for (const Shape &s : shapes)
+        w = std::max(w, static_cast<int>(s.name.size()));
+    std::printf("\n");
+    print_host_header(w);
+    std::vector<HostResult> results;
+    for (size_t idx = 0; idx < shapes.size(); ++idx) {
+        std::fflush(stdout);
+        const HostResult r = run_host_shape(shapes[idx], idx, ctx);
+        if (r.skipped)
+            continue;
+        report_host(r, w, csv, csv_path);
+        results.push_back(r);
+    }
+    std::printf("\nresid = largest |r_i| / bound_i in validation (must be <= 1); every path was validated\n");
+    std::printf("all %zu measured shapes validated; %zu skipped%s\n", results.size(), shapes.size() - results.size(),
+                ctx.cb.ok ? "" : "; cuBLAS not loaded: no naive path, vs_naive n/a");
+    for (const HostResult &r : results)
+        if (r.s.m == 8192 && r.s.n == 8192 && r.s.k == 8192 && r.s.ta == 'N' && r.s.tb == 'N')
+            host_targets(r);
+    finish(ctx, csv, csv_path);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -694,7 +997,8 @@ int main(int argc, char **argv)
     std::vector<Shape> shapes;
     std::string csv_path;
     bool any = false;
-    long long reps = 30, warmup = 5;
+    long long reps = -1, warmup = 5;  // reps: 30 by default, at least 20; with --host 9, at least 5
+    bool host = false;
 
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -712,6 +1016,9 @@ int main(int argc, char **argv)
         } else if (a == "--squares") {
             for (int64_t n = 32; n <= 16384; n *= 2)
                 shapes.push_back({"sq" + std::to_string(n), n, n, n, 'N', 'N'});
+            any = true;
+        } else if (a == "--host") {
+            host = true;
             any = true;
         } else if (a == "--shape") {
             need(5);
@@ -752,7 +1059,10 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    ctx.reps = static_cast<int>(std::max<long long>(reps, 20));
+    if (host && shapes.empty())
+        shapes = host_shapes();
+    const long long min_reps = host ? 5 : 20;
+    ctx.reps = static_cast<int>(std::max(reps < 0 ? (host ? 9 : 30) : reps, min_reps));
     ctx.warmup = static_cast<int>(warmup);
 
     // The CSV file is opened first, so that a bad path fails before any work.
@@ -768,8 +1078,12 @@ int main(int argc, char **argv)
         csv = std::fopen(csv_path.c_str(), "w");
         if (!csv)
             die("cannot open %s for writing: %s", csv_path.c_str(), std::strerror(errno));
-        std::fprintf(csv, "name,m,n,k,ta,tb,tgemm_us,cublas_us,tgemm_tflops,cublas_tflops,ratio,"
-                          "floor_us,floor_kind,pct_of_floor,timing\n");
+        if (host)
+            std::fprintf(csv, "name,m,n,k,ta,tb,path,memory,time_ms,tflops,vs_naive,x_multiply,floor_ms,"
+                              "floor_kind,pct_of_floor,resid\n");
+        else
+            std::fprintf(csv, "name,m,n,k,ta,tb,tgemm_us,cublas_us,tgemm_tflops,cublas_tflops,ratio,"
+                              "floor_us,floor_kind,pct_of_floor,timing\n");
         std::fflush(csv);
     }
 
@@ -798,19 +1112,37 @@ int main(int argc, char **argv)
     std::printf("CUDA driver %d.%d, runtime %d.%d; tgemm %s (header %s)\n", driver / 1000,
                 (driver % 1000) / 10, runtime / 1000, (runtime % 1000) / 10,
                 tgemm_version_string(), TGEMM_VERSION_STRING);
-    std::printf("seed %u (inputs uniform in (-1,1), mt19937 seeded with {seed, shape index}); "
-                "reps %d%s, warm-up %d; alpha 1, beta 0, column-major, device pointers\n",
-                ctx.seed, ctx.reps, reps < 20 ? " (raised to the minimum of 20)" : "", ctx.warmup);
-    std::printf("floor = max(2MNK / %.1f TFLOP/s, 4(MK+KN+MN) bytes / %.2f TB/s); %%floor = "
-                "floor / tgemm time\n",
-                PEAK_FLOPS / 1e12, PEAK_BYTES / 1e12);
-    std::printf("timing: event = median of per-call CUDA events, calls alternating tgemm/cuBLAS; "
-                "per_call_wall (M*N*K <= 512^3) = wall time of %d back-to-back calls + one sync, "
-                "/ %d, median of %d\n",
-                WALL_CALLS, WALL_CALLS, WALL_ROUNDS);
+    const char *raised = reps >= 0 && reps < min_reps ? " (raised to the minimum)" : "";
+    if (host) {
+        std::printf("seed %u (inputs uniform in (-1,1), mt19937 seeded with {seed, shape index}); reps %d%s; "
+                    "alpha 1, beta 0, column-major, operands in host memory\n",
+                    ctx.seed, ctx.reps, raised);
+        std::printf("time = wall clock of one call to its return (C in place), median of the reps, every path in "
+                    "turn; the validated first call of each path is its warm-up\n");
+        std::printf("floor = max(transfer, tgemm's multiply alone on device pointers), transfer = max(in / %.0f GB/s, "
+                    "out / %.0f GB/s, (in + out) / %.0f GB/s) (pinned link, shared/PERF.md), in = A + B, out = C\n",
+                    LINK_IN / 1e9, LINK_OUT / 1e9, LINK_BOTH / 1e9);
+        std::printf("vs_naive = naive path's time from the same memory (pinned for device rows) / time; x_mult = "
+                    "time / tgemm's multiply alone; %%floor = floor / time\n");
+    } else {
+        std::printf("seed %u (inputs uniform in (-1,1), mt19937 seeded with {seed, shape index}); "
+                    "reps %d%s, warm-up %d; alpha 1, beta 0, column-major, device pointers\n",
+                    ctx.seed, ctx.reps, raised, ctx.warmup);
+        std::printf("floor = max(2MNK / %.1f TFLOP/s, 4(MK+KN+MN) bytes / %.2f TB/s); %%floor = "
+                    "floor / tgemm time\n",
+                    PEAK_FLOPS / 1e12, PEAK_BYTES / 1e12);
+        std::printf("timing: event = median of per-call CUDA events, calls alternating tgemm/cuBLAS; "
+                    "per_call_wall (M*N*K <= 512^3) = wall time of %d back-to-back calls + one sync, "
+                    "/ %d, median of %d\n",
+                    WALL_CALLS, WALL_CALLS, WALL_ROUNDS);
+    }
 
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
     cublas_load(ctx.cb, ctx.stream);
+    if (host) {
+        run_host_suite(shapes, ctx, csv, csv_path);
+        return 0;
+    }
     host_overhead(ctx);
     std::printf("\n");
 
@@ -882,14 +1214,6 @@ int main(int argc, char **argv)
         std::printf("geometric mean of ratios: n/a (cuBLAS not loaded)\n");
     }
 
-    if (csv) {
-        if (std::fclose(csv) != 0)
-            die("closing %s failed", csv_path.c_str());
-        std::printf("csv: %s\n", csv_path.c_str());
-    }
-    CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
-    if (ctx.cb.ok)
-        cublas_check(ctx.cb.destroy(ctx.cb.handle), "cublasDestroy_v2");
-    CUDA_CHECK(cudaStreamDestroy(ctx.stream));
+    finish(ctx, csv, csv_path);
     return 0;
 }

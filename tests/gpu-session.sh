@@ -37,7 +37,8 @@ for step in "${steps[@]}"; do
     info)
         run_step info sh -c 'nvidia-smi; nvcc --version; nproc; free -g' ;;
     build)
-        run_step build make -j"$JOBS" all build/tests/test_api build/tests/test_gemm build/tests/test_env build/tests/test_long
+        run_step build make -j"$JOBS" all build/tests/test_api build/tests/test_gemm build/tests/test_env build/tests/test_long \
+            build/tests/test_host
         cat build/obj/kernels/*.ptxas.log > "$OUT/ptxas.log" 2>/dev/null ;;
     test)
         run_step test make test ;;
@@ -81,6 +82,6 @@ done
 echo "=== summary"
 for k in "${!status[@]}"; do echo "$k ${status[$k]}"; done | sort | tee "$OUT/summary.txt"
 cp "$OUT/summary.txt" "$FINAL/summary.txt"
-for f in suite.csv squares.csv; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/$f"; done
+for f in suite.csv squares.csv host.csv; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/$f"; done
 tar czf "$FINAL/session.tar.gz" -C "$OUT" .
 exit $first_fail
