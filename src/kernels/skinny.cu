@@ -147,13 +147,13 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
         const int len = kn - kc < cap ? static_cast<int>(kn - kc) : cap;
         stage_y<S>(p, k0 + kc, len, len, ys, S, 1);
         __syncthreads();
-        // This warp's share of the chunk.
+        // This warp's share of the chunk. The common case (aligned, all four
+        // r inside the matrix) is a loop with no branch around its loads, so
+        // the unrolled iterations' loads are all in flight at once.
         const int per = (len + kWarps - 1) / kWarps;
         const int kb = warp * per, ke = kb + per < len ? kb + per : len;
         const float *xk = x + (kc + kb) * p.x_k;
-#pragma unroll 8
-        for (int kk = kb; kk < ke; ++kk, xk += p.x_k) {
-            const float4 xv = load_x4(xk, 1, rows, kVec);
+        const auto accumulate = [&](const float4 &xv, int kk) {
             const float *y = ys + kk * S;
 #pragma unroll
             for (int j = 0; j < S; ++j) {
@@ -163,6 +163,15 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
                 acc[2][j] = fmaf(xv.z, yj, acc[2][j]);
                 acc[3][j] = fmaf(xv.w, yj, acc[3][j]);
             }
+        };
+        if (kVec && rows == 4) {
+#pragma unroll 8
+            for (int kk = kb; kk < ke; ++kk, xk += p.x_k)
+                accumulate(__ldg(reinterpret_cast<const float4 *>(xk)), kk);
+        } else {
+#pragma unroll 4
+            for (int kk = kb; kk < ke; ++kk, xk += p.x_k)
+                accumulate(load_x4(xk, 1, rows, false), kk);
         }
         __syncthreads();
     }
@@ -216,16 +225,7 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_dots(SkinnyParams p, Split
         const int padded = (len + kDotsStep - 1) / kDotsStep * kDotsStep;
         stage_y<S>(p, k0 + kc, len, padded, ys, 1, ld);
         __syncthreads();
-        // Several steps' loads in flight: 4 steps of 2 r at s = 16 (2 steps when
-        // the scalar loads need their registers), 2 steps of 4 r below.
-#pragma unroll(S >= 16 && kVec ? 4 : 2)
-        for (int kk = lane * 4; kk < padded; kk += kDotsStep) {
-            float4 xv[kDotsRw];
-#pragma unroll
-            for (int q = 0; q < kDotsRw; ++q) {
-                const int count = r0 + q < p.r ? len - kk : 0;
-                xv[q] = load_x4(xr[q] + kc + kk, 1, count, kVec);
-            }
+        const auto accumulate = [&](const float4 (&xv)[kDotsRw], int kk) {
 #pragma unroll
             for (int j = 0; j < S; ++j) {
                 const float4 y = *reinterpret_cast<const float4 *>(ys + j * ld + kk);
@@ -237,6 +237,30 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_dots(SkinnyParams p, Split
                     acc[q][j] = fmaf(xv[q].w, y.w, acc[q][j]);
                 }
             }
+        };
+        // Steps where every lane's four k lie inside the chunk, for a warp
+        // whose r all exist: 16-byte loads with no branch around them, so the
+        // unrolled steps' loads are in flight together. The rest (the
+        // chunk's last partial step, a partial warp, unaligned X) is guarded.
+        const bool rows_ok = r0 + kDotsRw <= p.r;
+        const int full = kVec && rows_ok ? len / kDotsStep : 0;
+#pragma unroll(S >= 16 ? 4 : 2)
+        for (int i = 0; i < full; ++i) {
+            const int kk = lane * 4 + i * kDotsStep;
+            float4 xv[kDotsRw];
+#pragma unroll
+            for (int q = 0; q < kDotsRw; ++q)
+                xv[q] = __ldg(reinterpret_cast<const float4 *>(xr[q] + kc + kk));
+            accumulate(xv, kk);
+        }
+        for (int kk = lane * 4 + full * kDotsStep; kk < padded; kk += kDotsStep) {
+            float4 xv[kDotsRw];
+#pragma unroll
+            for (int q = 0; q < kDotsRw; ++q) {
+                const int count = r0 + q < p.r ? len - kk : 0;
+                xv[q] = load_x4(xr[q] + kc + kk, 1, count, kVec);
+            }
+            accumulate(xv, kk);
         }
         __syncthreads();
     }
