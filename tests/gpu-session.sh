@@ -49,7 +49,7 @@ for step in "${steps[@]}"; do
         # dispatch and one forced large family; racecheck on tiny rows.
         run_step memcheck sh -c 'TGEMM_TEST_MAX_DIM=65 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=256x128x8 TGEMM_TEST_MAX_DIM=33 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_DEVICE_MEMORY_LIMIT=8388608 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_host out-of-core'
+            TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_host out-of-core'
         run_step racecheck sh -c 'TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=128x128x8 TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
     bench)

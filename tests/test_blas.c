@@ -536,15 +536,15 @@ static const char *path_gpu(double m, double n, double k, double beta)
 }
 
 /* The automatic policy (src/blas/offload.cpp): the GPU when the work reaches
- * TGEMM_OFFLOAD_MIN_FLOPS and there are at least 200 flops per byte that the
- * PCIe link must carry. */
+ * TGEMM_OFFLOAD_MIN_FLOPS and there are at least 64 flops per byte that the
+ * PCIe link must carry (kOffloadMinFlopsPerByte). */
 static const char *path_auto(double m, double n, double k, double beta)
 {
     const char *e = getenv("TGEMM_OFFLOAD_MIN_FLOPS");
     const double threshold = e ? strtod(e, NULL) : 0.0;
     const double flops = 2.0 * m * n * k;
     const double link_bytes = 4.0 * (m * k + k * n + m * n * (beta != 0.0 ? 2.0 : 1.0));
-    if (flops < threshold || flops < 200.0 * link_bytes)
+    if (flops < threshold || flops < 64.0 * link_bytes)
         return "path=cpu ";
     return gpu_available() ? "path=gpu " : "path=cpu-fallback:no-device ";
 }
