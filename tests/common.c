@@ -153,6 +153,12 @@ shape_t shape_of_c(bool col_major, int64_t m, int64_t n, int64_t ld)
     return s;
 }
 
+shape_t shape_padded(shape_t s, int64_t pad)
+{
+    s.ld = (s.inner > 1 ? s.inner : 1) + pad;
+    return s;
+}
+
 static float float_from_bits(uint32_t u)
 {
     float f;

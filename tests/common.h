@@ -54,6 +54,8 @@ size_t shape_elems(shape_t s);
 shape_t shape_of_a(bool col_major, bool trans, int64_t m, int64_t k, int64_t ld);
 shape_t shape_of_b(bool col_major, bool trans, int64_t k, int64_t n, int64_t ld);
 shape_t shape_of_c(bool col_major, int64_t m, int64_t n, int64_t ld);
+/* The same shape with ld = max(1, inner) + pad, the smallest valid ld plus pad. */
+shape_t shape_padded(shape_t s, int64_t pad);
 
 /* Bit patterns that no computation produces: padding and unread C carry them. */
 float poison_pad(void);   /* NaN with payload 0xDEAD */

@@ -326,9 +326,9 @@ static void run_blas_case(const blas_case_t *t, bool exact)
     const shape_t sa = shape_of_a(col, ta, t->m, t->k, 0);
     const shape_t sb = shape_of_b(col, tb, t->k, t->n, 0);
     const shape_t sc = shape_of_c(col, t->m, t->n, 0);
-    const shape_t SA = {sa.inner, sa.outer, (sa.inner > 1 ? sa.inner : 1) + t->pad_a};
-    const shape_t SB = {sb.inner, sb.outer, (sb.inner > 1 ? sb.inner : 1) + t->pad_b};
-    const shape_t SC = {sc.inner, sc.outer, (sc.inner > 1 ? sc.inner : 1) + t->pad_c};
+    const shape_t SA = shape_padded(sa, t->pad_a);
+    const shape_t SB = shape_padded(sb, t->pad_b);
+    const shape_t SC = shape_padded(sc, t->pad_c);
     float *A = xmalloc(shape_elems(SA) * sizeof(float));
     float *B = xmalloc(shape_elems(SB) * sizeof(float));
     float *C0 = xmalloc(shape_elems(SC) * sizeof(float));

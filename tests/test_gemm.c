@@ -49,9 +49,9 @@ static void run_case(const gemm_case_t *t, bool exact)
     const shape_t sa = shape_of_a(t->col_major, t->ta, t->m, t->k, 0);
     const shape_t sb = shape_of_b(t->col_major, t->tb, t->k, t->n, 0);
     const shape_t sc0 = shape_of_c(t->col_major, t->m, t->n, 0);
-    const shape_t SA = {sa.inner, sa.outer, (sa.inner > 1 ? sa.inner : 1) + t->pad_a};
-    const shape_t SB = {sb.inner, sb.outer, (sb.inner > 1 ? sb.inner : 1) + t->pad_b};
-    const shape_t SC = {sc0.inner, sc0.outer, (sc0.inner > 1 ? sc0.inner : 1) + t->pad_c};
+    const shape_t SA = shape_padded(sa, t->pad_a);
+    const shape_t SB = shape_padded(sb, t->pad_b);
+    const shape_t SC = shape_padded(sc0, t->pad_c);
 
     float *A = xmalloc(shape_elems(SA) * sizeof(float));
     float *B = xmalloc(shape_elems(SB) * sizeof(float));
@@ -150,9 +150,9 @@ static char *case_name(const gemm_case_t *t)
     const shape_t sc = shape_of_c(t->col_major, t->m, t->n, 0);
     return xstrdup_printf("%c%c_%lldx%lldx%lld_lda%lld_ldb%lld_ldc%lld_a%g_b%g_%c%c%c%s%s%s", t->ta ? 't' : 'n',
                           t->tb ? 't' : 'n', (long long)t->m, (long long)t->n, (long long)t->k,
-                          (long long)((sa.inner > 1 ? sa.inner : 1) + t->pad_a),
-                          (long long)((sb.inner > 1 ? sb.inner : 1) + t->pad_b),
-                          (long long)((sc.inner > 1 ? sc.inner : 1) + t->pad_c), (double)t->alpha,
+                          (long long)shape_padded(sa, t->pad_a).ld,
+                          (long long)shape_padded(sb, t->pad_b).ld,
+                          (long long)shape_padded(sc, t->pad_c).ld, (double)t->alpha,
                           (double)t->beta, mem_tag[t->mem_a], mem_tag[t->mem_b], mem_tag[t->mem_c],
                           t->col_major ? "" : "_rowmajor", t->offset ? "_misaligned" : "", t->use_ex ? "_ex" : "");
 }

@@ -134,9 +134,9 @@ static shapes_t shapes_of(const host_case_t *t)
     const bool col = !t->row_major;
     const shape_t sa = shape_of_a(col, t->ta, t->m, t->k, 0), sb = shape_of_b(col, t->tb, t->k, t->n, 0);
     const shape_t sc = shape_of_c(col, t->m, t->n, 0);
-    shapes_t s = {{sa.inner, sa.outer, (sa.inner > 1 ? sa.inner : 1) + t->pad_a},
-                  {sb.inner, sb.outer, (sb.inner > 1 ? sb.inner : 1) + t->pad_b},
-                  {sc.inner, sc.outer, (sc.inner > 1 ? sc.inner : 1) + t->pad_c}};
+    shapes_t s = {shape_padded(sa, t->pad_a),
+                  shape_padded(sb, t->pad_b),
+                  shape_padded(sc, t->pad_c)};
     return s;
 }
 
