@@ -7,6 +7,7 @@
 #   make bench           benchmarks (needs a GPU; cuBLAS is loaded at run time): device
 #                        pointers, then host operands (--host), then bench-blas:
 #                        cblas_sgemm plain against LD_PRELOAD=libtgemm.so
+#   make bench-host-trace  the timeline of 8192^3 on host operands (TGEMM_HOST_TRACE)
 #   make install         PREFIX=/usr/local DESTDIR= (staged installs)
 #   make docs            Doxygen HTML in docs/html, warnings are errors
 #   make deps            install the Debian/Ubuntu packages the above need
@@ -58,6 +59,7 @@ LIB_DEPS := $(LIB_OBJ:.o=.d)
 
 .PHONY: all lib test test-long test-cpu test-gpu test-host test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs demo bench bench-blas \
+        bench-host-trace \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
 all: lib
@@ -104,7 +106,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 
 # Kernel families the dispatcher can choose; each runs the small-size rows
 # of the table on its own, so every family's edges are tested directly.
-KERNEL_FAMILIES := 32x32x8 64x64x8 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8
+KERNEL_FAMILIES := 32x32x8 64x64x8 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
 test: test-cpu test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
       test-install test-docs test-blas test-preload test-fortran
@@ -116,16 +118,19 @@ test-cpu: $(BUILD)/tests/test_api
 test-gpu: $(BUILD)/tests/test_gemm
 	$(BUILD)/tests/test_gemm
 
-# The host-operand path's planner, its parallel host copy and the parser of
-# TGEMM_DEVICE_MEMORY_LIMIT are plain C++; their unit test links the
-# library's own objects and needs no GPU.
-HOST_PLAN_OBJ := $(BUILD)/obj/runtime/host_plan.o $(BUILD)/obj/runtime/host_copy.o $(BUILD)/obj/runtime/settings.o
+# The host-operand path's planner, its parallel host copy, the parser of
+# TGEMM_DEVICE_MEMORY_LIMIT and the CSV of TGEMM_HOST_TRACE are plain C++;
+# their unit test links the library's own objects and needs no GPU. Then the
+# copy's parts again with TGEMM_HOST_COPY_THREADS=3.
+HOST_PLAN_OBJ := $(BUILD)/obj/runtime/host_plan.o $(BUILD)/obj/runtime/host_copy.o $(BUILD)/obj/runtime/settings.o \
+                 $(BUILD)/obj/runtime/host_trace.o
 $(BUILD)/tests/test_host_plan: tests/test_host_plan.cpp $(HOST_PLAN_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< $(HOST_PLAN_OBJ) -lcmocka -lpthread
 
 test-host-plan: $(BUILD)/tests/test_host_plan
-	$(BUILD)/tests/test_host_plan
+	env -u TGEMM_HOST_COPY_THREADS $(BUILD)/tests/test_host_plan
+	TGEMM_HOST_COPY_THREADS=3 $(BUILD)/tests/test_host_plan test_host_copy_parts
 
 # The host-operand executor on a mock CUDA runtime that runs copies and
 # kernels late and in random order, so missing waits and misplaced copies
@@ -138,8 +143,14 @@ $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp $(HOST_MOCK_OBJ)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARN) -Werror -Iinclude -Isrc \
 	    -isystem $(CUDA_HOME)/include -o $@ $< $(HOST_MOCK_OBJ) -lcmocka -lpthread
 
+# Then TGEMM_HOST_TRACE: a trace written and read back, and a file that
+# cannot be created.
+HOST_TRACE_CSV := $(BUILD)/tests/host_trace.csv
 test-host-mock: $(BUILD)/tests/test_host_mock
-	$(BUILD)/tests/test_host_mock
+	env -u TGEMM_HOST_TRACE $(BUILD)/tests/test_host_mock
+	rm -f $(HOST_TRACE_CSV)
+	TGEMM_HOST_TRACE=$(HOST_TRACE_CSV) $(BUILD)/tests/test_host_mock trace
+	TGEMM_HOST_TRACE=/nonexistent/dir/trace.csv $(BUILD)/tests/test_host_mock bad-trace
 
 # Host operands on the GPU (cases skip without one): the default plans, then
 # out of core under device memory limits of 1 MiB and 8 MiB, with every
@@ -168,12 +179,17 @@ test-env: $(BUILD)/tests/test_env
 	    echo "== TGEMM_DEVICE_MEMORY_LIMIT=$$v"; \
 	    TGEMM_DEVICE_MEMORY_LIMIT=$$v $(BUILD)/tests/test_env bad-memory-limit || exit 1; \
 	done
+	for v in abc 0 -3 1.5 257 99999999999999999999; do \
+	    echo "== TGEMM_HOST_COPY_THREADS=$$v"; \
+	    TGEMM_HOST_COPY_THREADS=$$v $(BUILD)/tests/test_env bad-copy-threads || exit 1; \
+	done
 	TGEMM_DEVICE_MEMORY_LIMIT=100 $(BUILD)/tests/test_env tiny-memory-limit
 
 # The BLAS ABI, one scenario per process (settings are read once). Every
 # run starts from a clean TGEMM_* environment; see tests/test_blas.c.
 BLAS_ENV := env -u TGEMM_OFFLOAD -u TGEMM_OFFLOAD_MIN_FLOPS -u TGEMM_CPU_BLAS -u TGEMM_TRACE -u TGEMM_DEVICE \
-            -u TGEMM_KERNEL -u TGEMM_VERBOSE -u TGEMM_DEVICE_MEMORY_LIMIT -u LD_PRELOAD
+            -u TGEMM_KERNEL -u TGEMM_VERBOSE -u TGEMM_DEVICE_MEMORY_LIMIT -u TGEMM_HOST_COPY_THREADS \
+            -u TGEMM_HOST_TRACE -u LD_PRELOAD
 BLAS_TRACE := $(BUILD)/tests/test_blas.trace
 test-blas: $(BUILD)/tests/test_blas
 	$(BLAS_ENV) $(BUILD)/tests/test_blas checks
@@ -288,6 +304,19 @@ bench: $(BUILD)/bench/bench_gemm
 	$(BUILD)/bench/bench_gemm --host --csv $(BENCH_OUT)/host.csv
 	python3 bench/plot.py $(BENCH_OUT)
 	$(MAKE) --no-print-directory bench-blas BENCH_OUT=$(BENCH_OUT)
+
+# Where the time of a call on host operands goes: 8192^3 NN from pageable
+# and pinned memory (bench_gemm --host, 5 timed calls each after the
+# validated one) with TGEMM_HOST_TRACE, summarised per kind of call; the
+# CSV stays in $(BENCH_OUT)/host_trace.csv (bench/host_trace.py --timeline
+# CALL lists one call). HOST_TRACE_SHAPE overrides the shape.
+HOST_TRACE_SHAPE ?= 8192 8192 8192 N N
+bench-host-trace: $(BUILD)/bench/bench_gemm
+	@mkdir -p $(BENCH_OUT)
+	rm -f $(BENCH_OUT)/host_trace.csv
+	TGEMM_HOST_TRACE=$(BENCH_OUT)/host_trace.csv $(BUILD)/bench/bench_gemm --host --reps 5 \
+	    --shape $(HOST_TRACE_SHAPE) --csv $(BENCH_OUT)/host_trace_bench.csv
+	python3 bench/host_trace.py $(BENCH_OUT)/host_trace.csv | tee $(BENCH_OUT)/host_trace_summary.txt
 
 # The BLAS ABI against the CPU BLAS: one program linked only against
 # OpenBLAS, run plain and with libtgemm preloaded (GPU forced), side by side.

@@ -4,6 +4,7 @@
 # memcheck and racecheck on a reduced set, and the benchmarks.
 #
 #   tests/gpu-session.sh [STEP...]   steps: info build test long sanitize bench sweep profile
+#                                    hosttrace hostthreads
 #
 # Logs, CSV and PNG files are written to a work folder and packed into
 # $OUT/session.tar.gz at the end (the device tool returns few files), with
@@ -75,6 +76,17 @@ for step in "${steps[@]}"; do
             -c 1 build/bench/bench_gemm --reps 20 --shape 4096 4096 4096 N T
         cuobjdump --dump-sass build/obj/kernels/tiled_128x128x8.o > "$OUT/sass_128x128x8.txt" 2>&1
         cuobjdump --dump-sass build/obj/kernels/skinny.o > "$OUT/sass_skinny.txt" 2>&1 ;;
+    hosttrace)
+        # Where 8192^3 on host operands spends its time: TGEMM_HOST_TRACE's
+        # CSV (host_trace.csv), its summary and the model's prediction.
+        run_step hosttrace make bench-host-trace BENCH_OUT="$OUT" ;;
+    hostthreads)
+        # 8192^3 from pageable memory with 4 to 16 staging threads.
+        make -j"$JOBS" build/bench/bench_gemm >/dev/null
+        for t in ${HOST_THREADS:-4 8 12 14 16}; do
+            run_step "hostthreads_$t" env TGEMM_HOST_COPY_THREADS=$t build/bench/bench_gemm --host --reps 5 \
+                --shape 8192 8192 8192 N N --csv "$OUT/hostthreads_$t.csv"
+        done ;;
     *)
         echo "unknown step $step"; first_fail=2 ;;
     esac
@@ -83,6 +95,7 @@ done
 echo "=== summary"
 for k in "${!status[@]}"; do echo "$k ${status[$k]}"; done | sort | tee "$OUT/summary.txt"
 cp "$OUT/summary.txt" "$FINAL/summary.txt"
-for f in suite.csv squares.csv host.csv; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/$f"; done
+for f in suite.csv squares.csv host.csv host_trace_summary.txt; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/$f"; done
+[ -f "$OUT/host_trace.csv" ] && gzip -c "$OUT/host_trace.csv" > "$FINAL/host_trace.csv.gz"
 tar czf "$FINAL/session.tar.gz" -C "$OUT" .
 exit $first_fail

@@ -10,6 +10,8 @@
  *   quiet        (nothing set)              -> nothing is ever printed
  *   bad-memory-limit   TGEMM_DEVICE_MEMORY_LIMIT=12Q (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
+ *   bad-copy-threads   TGEMM_HOST_COPY_THREADS=0 (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
  *   tiny-memory-limit  TGEMM_DEVICE_MEMORY_LIMIT=100
  *                                           -> OUT_OF_MEMORY naming the variable
  *                                              (NO_DEVICE without a GPU), C unchanged
@@ -104,6 +106,16 @@ static void test_bad_memory_limit(void **state)
     assert_quick_return_ok();
 }
 
+static void test_bad_copy_threads(void **state)
+{
+    (void)state;
+    float c[kN * kN];
+    assert_int_equal(real_call(c), TGEMM_ERROR_INVALID_SETTING);
+    assert_c_untouched(c);
+    assert_non_null(strstr(tgemm_last_error_detail(), "TGEMM_HOST_COPY_THREADS"));
+    assert_quick_return_ok();
+}
+
 /* 100 bytes cannot hold even the smallest tiles of an 8 x 8 x 8 product. */
 static void test_tiny_memory_limit(void **state)
 {
@@ -193,6 +205,7 @@ int main(int argc, char **argv)
         {"verbose", cmocka_unit_test(test_verbose_logs_errors)},
         {"quiet", cmocka_unit_test(test_quiet_by_default)},
         {"bad-memory-limit", cmocka_unit_test(test_bad_memory_limit)},
+        {"bad-copy-threads", cmocka_unit_test(test_bad_copy_threads)},
         {"tiny-memory-limit", cmocka_unit_test(test_tiny_memory_limit)},
     };
     if (argc != 2) {

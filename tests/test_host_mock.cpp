@@ -19,8 +19,16 @@
 // copies where a pitch is too large; allocation failures that make the plan
 // shrink; a kernel launch failing mid-call; work queued on the caller's
 // stream first; many threads at once; tgemm_release_resources() freeing
-// everything.
+// everything; no timing events made unless TGEMM_HOST_TRACE is set.
+//
+// Run with an argument, one scenario per process (settings are read once):
+//   trace      TGEMM_HOST_TRACE=FILE (a new file): calls of several kinds,
+//              then the file is read back and checked row by row
+//   bad-trace  TGEMM_HOST_TRACE names a file that cannot be created: calls
+//              fail with TGEMM_ERROR_INVALID_SETTING and C untouched
 
+#include <algorithm>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +48,7 @@
 #include "api/status.hpp"
 #include "dispatch/dispatch.hpp"
 #include "runtime/host_pipeline.hpp"
+#include "runtime/host_trace.hpp"
 
 // After tgemm's headers: cmocka defines a macro named fail. cmocka.h
 // declares only part of its interface extern "C".
@@ -66,18 +75,25 @@ struct Op {
 struct Stream {
     std::deque<Op> queue;
     uint64_t enqueued = 0, done = 0;
+    std::vector<uint64_t> done_tick;  // per operation: the clock when it ran
 };
 
 struct Event {
     Stream *stream = nullptr;  // nullptr until recorded
     uint64_t pos = 0;
+    uint64_t record_tick = 0;  // the clock when it was recorded
 };
+
+// The mock's clock: one tick (a "microsecond" for cudaEventElapsedTime) per
+// operation run.
+uint64_t ticks = 0;
 
 std::mutex mu;
 std::mt19937_64 rng(7);
 std::set<Stream *> streams;
 Stream legacy;           // the NULL stream and cudaStreamPerThread
 std::set<Event *> events;
+int timing_events = 0;   // events made with timing (TGEMM_HOST_TRACE only)
 std::set<void *> host_allocs;
 std::map<void *, size_t> device_allocs;
 
@@ -120,6 +136,7 @@ bool run_one()
     if (op.fn)
         op.fn();
     ++s->done;
+    s->done_tick.push_back(++ticks);
     return true;
 }
 
@@ -223,9 +240,11 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
     return cudaSuccess;
 }
 
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int)
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (!(flags & cudaEventDisableTiming))
+        ++mock::timing_events;
     auto *e = new mock::Event();
     mock::events.insert(e);
     *ev = reinterpret_cast<cudaEvent_t>(e);
@@ -246,7 +265,24 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
     auto *e = reinterpret_cast<mock::Event *>(ev);
     e->stream = mock::stream_of(s);
     e->pos = e->stream->enqueued;
+    e->record_tick = mock::ticks;
     mock::maybe_progress();
+    return cudaSuccess;
+}
+
+// The clock when each event completed: when its stream ran the operation
+// before it, or when it was recorded on an idle stream.
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    const auto when = [](mock::Event *e) {
+        if (e->stream == nullptr)
+            return e->record_tick;
+        mock::run_until([&] { return e->stream->done >= e->pos; }, "cudaEventElapsedTime");
+        return std::max(e->record_tick, e->pos > 0 ? e->stream->done_tick[e->pos - 1] : 0);
+    };
+    const uint64_t a = when(reinterpret_cast<mock::Event *>(start)), b = when(reinterpret_cast<mock::Event *>(end));
+    *ms = static_cast<float>((static_cast<double>(b) - static_cast<double>(a)) / 1000.0);
     return cudaSuccess;
 }
 
@@ -774,15 +810,255 @@ void test_release(void **)
     assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
 }
 
+// Without TGEMM_HOST_TRACE the path makes no timing events (and writes no
+// rows): the trace costs nothing when unset.
+void test_no_trace_cost(void **)
+{
+    std::mt19937_64 rng(9);
+    for (int i = 0; i < 20; ++i)
+        random_call(rng, 100, nullptr);
+    std::lock_guard<std::mutex> lk(mu);
+    assert_int_equal(mock::timing_events, 0);
+}
+
+// ---------------------------------------------------------------- TGEMM_HOST_TRACE
+
+struct CsvRow {
+    uint64_t call = 0;
+    std::string event;
+    int64_t task = 0, tile_row = 0, tile_col = 0, chunk = 0;
+    char operand = '-';
+    int thread = 0;
+    uint64_t bytes = 0;
+    double start = 0, end = 0;
+    std::string detail;
+};
+
+std::vector<std::string> split(const std::string &line, size_t fields)
+{
+    std::vector<std::string> out;
+    size_t at = 0;
+    while (out.size() + 1 < fields) {
+        const size_t comma = line.find(',', at);
+        if (comma == std::string::npos)
+            break;
+        out.push_back(line.substr(at, comma - at));
+        at = comma + 1;
+    }
+    out.push_back(line.substr(at));
+    return out;
+}
+
+// A number after `key=` in a call's detail.
+double detail_value(const std::string &detail, const char *key)
+{
+    const std::string padded = " " + detail, field = std::string(" ") + key + "=";
+    const size_t at = padded.find(field);
+    if (at == std::string::npos)
+        fail_msg("'%s' not in the call's detail: %s", key, detail.c_str());
+    return std::atof(padded.c_str() + at + field.size());
+}
+
+// The problems the trace scenario runs, each once: pageable, pinned C with
+// beta != 0, C in more than one piece.
+struct TraceCase {
+    Problem p;
+};
+
+std::vector<TraceCase> trace_cases()
+{
+    std::vector<TraceCase> v;
+    TraceCase c;
+    c.p.m = 150;
+    c.p.n = 90;
+    c.p.k = 200;
+    v.push_back(c);
+    c.p.beta = 0.5f;
+    c.p.kc = MemKind::Pinned;
+    v.push_back(c);
+    c = TraceCase();
+    c.p.m = 100;
+    c.p.n = 100000;
+    c.p.k = 3;
+    c.p.pad_c = 3;
+    v.push_back(c);  // C in two pieces of staging
+    return v;
+}
+
+void test_trace_file(void **)
+{
+    const char *path = std::getenv("TGEMM_HOST_TRACE");
+    assert_non_null(path);
+    std::mt19937_64 rng(11);
+    const std::vector<TraceCase> cases = trace_cases();
+    for (const TraceCase &tc : cases) {
+        Data d = make_data(tc.p, rng);
+        assert_int_equal(run(tc.p, d, nullptr), TGEMM_SUCCESS);
+        check(tc.p, d, "traced call");
+    }
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        assert_true(mock::timing_events > 0);
+    }
+
+    FILE *f = std::fopen(path, "r");
+    assert_non_null(f);
+    std::vector<std::string> lines;
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, f) != nullptr) {
+        std::string line = buf;
+        assert_true(!line.empty() && line.back() == '\n');
+        line.pop_back();
+        lines.push_back(line);
+    }
+    std::fclose(f);
+    assert_true(lines.size() > cases.size());
+    assert_string_equal((lines[0] + "\n").c_str(), tgemm::trace_header());
+
+    std::vector<std::vector<CsvRow>> calls(cases.size());
+    for (size_t i = 1; i < lines.size(); ++i) {
+        const std::vector<std::string> f = split(lines[i], 12);
+        if (f.size() != 12)
+            fail_msg("line %zu has %zu fields: %s", i + 1, f.size(), lines[i].c_str());
+        CsvRow r;
+        r.call = std::strtoull(f[0].c_str(), nullptr, 10);
+        r.event = f[1];
+        r.task = std::atoll(f[2].c_str());
+        r.tile_row = std::atoll(f[3].c_str());
+        r.tile_col = std::atoll(f[4].c_str());
+        r.chunk = std::atoll(f[5].c_str());
+        r.operand = f[6].empty() ? '?' : f[6][0];
+        r.thread = std::atoi(f[7].c_str());
+        r.bytes = std::strtoull(f[8].c_str(), nullptr, 10);
+        r.start = std::atof(f[9].c_str());
+        r.end = std::atof(f[10].c_str());
+        r.detail = f[11];
+        if (r.call < 1 || r.call > calls.size())
+            fail_msg("line %zu: call %llu", i + 1, (unsigned long long)r.call);
+        if (!(r.start >= 0 && r.end >= r.start))
+            fail_msg("line %zu: times %g to %g", i + 1, r.start, r.end);
+        calls[r.call - 1].push_back(r);
+    }
+
+    for (size_t c = 0; c < calls.size(); ++c) {
+        const std::vector<CsvRow> &rows = calls[c];
+        const Problem &p = cases[c].p;
+        // The call row comes first, with the plan.
+        assert_true(!rows.empty() && rows[0].event == "call");
+        const std::string &detail = rows[0].detail;
+        assert_int_equal(detail_value(detail, "status"), 0);
+        assert_int_equal(detail_value(detail, "m"), p.m);
+        const double call_end = rows[0].end;
+        const int threads = static_cast<int>(detail_value(detail, "copy_threads"));
+        int64_t mb = 0, nb = 0, kb = 0;
+        const size_t at = detail.find(" blocks=");
+        assert_true(at != std::string::npos &&
+                    std::sscanf(detail.c_str() + at, " blocks=%" SCNd64 "x%" SCNd64 "x%" SCNd64, &mb, &nb, &kb) == 3);
+
+        std::map<std::string, int> count;
+        std::map<char, uint64_t> h2d, staged_in;
+        uint64_t d2h = 0, staged_out = 0, parts = 0;
+        std::set<int64_t> kernel_tasks;
+        for (size_t i = 1; i < rows.size(); ++i) {
+            const CsvRow &r = rows[i];
+            ++count[r.event];
+            const bool gpu = r.event == "h2d" || r.event == "kernel" || r.event == "d2h";
+            // Host rows lie within the call; GPU rows only start after it did.
+            if (!gpu && r.end > call_end)
+                fail_msg("call %zu: %s ends at %g after the call (%g)", c + 1, r.event.c_str(), r.end, call_end);
+            if (r.event == "copy_part") {
+                if (r.thread < 0 || r.thread >= threads)
+                    fail_msg("call %zu: copy part on thread %d of %d", c + 1, r.thread, threads);
+                parts += r.bytes;
+            } else if (r.event == "stage_in" || r.event == "stage_out") {
+                // A stage row follows its parts, which add up to it.
+                if (parts != r.bytes)
+                    fail_msg("call %zu: %s of %llu bytes, its parts %llu", c + 1, r.event.c_str(),
+                             (unsigned long long)r.bytes, (unsigned long long)parts);
+                parts = 0;
+                if (r.event == "stage_in")
+                    staged_in[r.operand] += r.bytes;
+                else
+                    staged_out += r.bytes;
+            } else if (r.event == "h2d") {
+                h2d[r.operand] += r.bytes;
+            } else if (r.event == "d2h") {
+                d2h += r.bytes;
+            } else if (r.event == "kernel") {
+                kernel_tasks.insert(r.task);
+                if (r.tile_row < 0 || r.tile_row >= mb || r.tile_col < 0 || r.tile_col >= nb || r.chunk < 0 ||
+                    r.chunk >= kb)
+                    fail_msg("call %zu: kernel of task %lld at tile (%lld, %lld) chunk %lld", c + 1,
+                             (long long)r.task, (long long)r.tile_row, (long long)r.tile_col, (long long)r.chunk);
+            } else if (r.event != "wait_buffer" && r.event != "wait_out" && r.event != "wait_end") {
+                fail_msg("call %zu: unknown event %s", c + 1, r.event.c_str());
+            }
+        }
+        // One kernel per task, every task once.
+        assert_int_equal(count["kernel"], mb * nb * kb);
+        assert_int_equal(kernel_tasks.size(), mb * nb * kb);
+        assert_int_equal(count["wait_end"], 1);
+        // What crosses the link is what the plan says; what is pageable
+        // went through the copy threads on the way.
+        uint64_t moved = d2h;
+        for (const auto &kv : h2d)
+            moved += kv.second;
+        assert_true(static_cast<double>(moved) == detail_value(detail, "link_bytes"));
+        for (char op : {'A', 'B'})
+            assert_int_equal(staged_in[op], h2d[op]);
+        const uint64_t c_bytes = static_cast<uint64_t>(p.m * p.n) * sizeof(float);
+        assert_int_equal(d2h, c_bytes);
+        if (p.kc == MemKind::Pageable) {
+            assert_int_equal(staged_out, c_bytes);
+            assert_int_equal(staged_in['C'], p.beta != 0.0f ? c_bytes : 0);
+        } else {
+            assert_int_equal(count["stage_out"], 0);
+        }
+    }
+}
+
+// A trace file that cannot be opened: every call on host operands says so,
+// before it touches C.
+void test_bad_trace_file(void **)
+{
+    std::mt19937_64 rng(12);
+    Problem p;
+    p.m = 40;
+    p.n = 30;
+    p.k = 20;
+    p.beta = 1.0f;
+    for (int i = 0; i < 2; ++i) {
+        Data d = make_data(p, rng);
+        assert_int_equal(run(p, d, nullptr), TGEMM_ERROR_INVALID_SETTING);
+        assert_non_null(std::strstr(tgemm_last_error_detail(), "TGEMM_HOST_TRACE="));
+        assert_non_null(std::strstr(tgemm_last_error_detail(), "cannot be opened"));
+        assert_memory_equal(d.C.data(), d.C0.data(), d.C.size() * sizeof(float));
+    }
+}
+
 }  // namespace
 
-int main()
+int main(int argc, char **argv)
 {
+    const std::string scenario = argc > 1 ? argv[1] : "";
+    if (scenario == "trace") {
+        const CMUnitTest tests[] = {cmocka_unit_test(test_trace_file)};
+        return cmocka_run_group_tests_name("tgemm_host_mock trace", tests, nullptr, nullptr) ? 1 : 0;
+    }
+    if (scenario == "bad-trace") {
+        const CMUnitTest tests[] = {cmocka_unit_test(test_bad_trace_file)};
+        return cmocka_run_group_tests_name("tgemm_host_mock bad-trace", tests, nullptr, nullptr) ? 1 : 0;
+    }
+    if (!scenario.empty() || std::getenv("TGEMM_HOST_TRACE") != nullptr) {
+        std::fprintf(stderr, "usage: test_host_mock [trace | bad-trace]; without one, TGEMM_HOST_TRACE unset\n");
+        return 2;
+    }
     const CMUnitTest tests[] = {
         cmocka_unit_test(test_random_calls),  cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_small_max_pitch), cmocka_unit_test(test_allocation_retry),
         cmocka_unit_test(test_launch_failure), cmocka_unit_test(test_caller_stream),
-        cmocka_unit_test(test_threads),       cmocka_unit_test(test_release),
+        cmocka_unit_test(test_threads),       cmocka_unit_test(test_no_trace_cost),
+        cmocka_unit_test(test_release),
     };
     return cmocka_run_group_tests_name("tgemm_host_mock", tests, nullptr, nullptr) ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 // The CPU side of the host-operand path, no GPU needed (make test-host-plan):
 // the planner (src/runtime/host_plan.cpp), the parallel host copy
-// (src/runtime/host_copy.cpp) and the parsing of TGEMM_DEVICE_MEMORY_LIMIT
-// (src/runtime/settings.cpp), linked from the library's own objects.
+// (src/runtime/host_copy.cpp), the parsing of TGEMM_DEVICE_MEMORY_LIMIT
+// (src/runtime/settings.cpp) and the CSV of TGEMM_HOST_TRACE
+// (src/runtime/host_trace.cpp), linked from the library's own objects.
 //
 // The schedule test replays every task of a plan against a model of the
 // device buffers: each element a kernel reads must hold the right element
@@ -14,6 +15,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 // cmocka.h declares only part of its interface extern "C".
 extern "C" {
@@ -25,12 +29,15 @@ extern "C" {
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/host_copy.hpp"
 #include "runtime/host_plan.hpp"
+#include "runtime/host_trace.hpp"
 #include "runtime/settings.hpp"
 
 using namespace tgemm;
@@ -466,12 +473,166 @@ void test_host_copy(void **)
     check_copy(3000, 700, 3001, 3004); // over the threads, pieces crossing columns
     check_copy(1, 300000, 2, 1);      // a row: 300000 columns of one element
     check_copy(2000000, 1, 2000000, 2000003);
+    // Back to back, as a call's pieces come.
+    for (int i = 0; i < 20; ++i)
+        check_copy(1 << 11, 300 + i, (1 << 11) + 5, 1 << 11);
     // Several callers at once share the pool.
     std::vector<std::thread> th;
     for (int i = 0; i < 6; ++i)
         th.emplace_back([i] { check_copy(1000 + i, 900, 1000 + i + 3, 1000 + i); });
     for (std::thread &t : th)
         t.join();
+}
+
+// The parts a copy records for TGEMM_HOST_TRACE: they cover the block once,
+// each on a thread of the pool, in time order within a thread.
+void test_host_copy_parts(void **)
+{
+    // TGEMM_HOST_COPY_THREADS when set (make test-host-plan runs it so),
+    // else up to kCopyThreads.
+    const int threads = host_copy_threads();
+    if (const char *e = std::getenv("TGEMM_HOST_COPY_THREADS"))
+        assert_int_equal(threads, std::atoi(e));
+    else
+        assert_true(threads >= 1 && threads <= kCopyThreads);
+    const int64_t rows = 3000, cols = 1500;  // 18 MB: one part per thread
+    std::vector<float> src(static_cast<size_t>(rows * cols)), dst(src.size());
+    for (size_t i = 0; i < src.size(); ++i)
+        src[i] = static_cast<float>(i);
+    std::vector<CopyPart> parts;
+    host_copy(dst.data(), rows, src.data(), rows, rows, cols, &parts);
+    assert_true(dst == src);
+    assert_int_equal(parts.size(), threads);
+    int64_t elems = 0;
+    for (const CopyPart &p : parts) {
+        assert_true(p.thread >= 0 && p.thread < threads);
+        assert_true(p.begin_ns > 0 && p.end_ns >= p.begin_ns);
+        assert_true(p.elems >= 65536);
+        elems += p.elems;
+    }
+    assert_int_equal(elems, rows * cols);
+    // Below 1 MiB the calling thread copies alone: one part, thread 0.
+    host_copy(dst.data(), 100, src.data(), 100, 100, 100, &parts);
+    assert_int_equal(parts.size(), 1);
+    assert_int_equal(parts[0].thread, 0);
+    assert_int_equal(parts[0].elems, 10000);
+    // Nothing to copy, nothing recorded.
+    host_copy(dst.data(), 1, src.data(), 1, 0, 5, &parts);
+    assert_int_equal(parts.size(), 0);
+}
+
+// ---------------------------------------------------------------- TGEMM_HOST_TRACE
+
+void test_trace_format(void **)
+{
+    assert_string_equal(trace_header(),
+                        "call,event,task,tile_row,tile_col,chunk,operand,thread,bytes,start_us,end_us,detail\n");
+    TraceRow r;
+    r.event = TraceEvent::StageIn;
+    r.task = 12;
+    r.tile_row = 1;
+    r.tile_col = 3;
+    r.chunk = 2;
+    r.operand = 'B';
+    r.bytes = 16777216;
+    r.start_us = 1234.5678;
+    r.end_us = 1800.25;
+    assert_string_equal(format_trace_row(3, r).c_str(), "3,stage_in,12,1,3,2,B,-1,16777216,1234.568,1800.250,\n");
+    r = TraceRow();
+    r.event = TraceEvent::CopyPart;
+    r.thread = 11;
+    r.bytes = 1 << 20;
+    assert_string_equal(format_trace_row(1, r).c_str(), "1,copy_part,-1,-1,-1,-1,-,11,1048576,0.000,0.000,\n");
+    r = TraceRow();
+    r.end_us = 36975;
+    r.detail = "m=8192 n=8192 k=8192 A=pageable";
+    assert_string_equal(format_trace_row(18446744073709551615ull, r).c_str(),
+                        "18446744073709551615,call,-1,-1,-1,-1,-,-1,0,0.000,36975.000,m=8192 n=8192 k=8192 A=pageable\n");
+    // A detail with a comma or a quote is quoted, its quotes doubled.
+    r.detail = "a,b \"c\"";
+    assert_string_equal(format_trace_row(2, r).c_str(),
+                        "2,call,-1,-1,-1,-1,-,-1,0,0.000,36975.000,\"a,b \"\"c\"\"\"\n");
+    // Every event has its name.
+    const TraceEvent all[] = {TraceEvent::Call,    TraceEvent::StageIn,    TraceEvent::StageOut,
+                              TraceEvent::CopyPart, TraceEvent::WaitBuffer, TraceEvent::WaitOut,
+                              TraceEvent::WaitEnd, TraceEvent::H2D,        TraceEvent::Kernel,
+                              TraceEvent::D2H};
+    std::set<std::string> names;
+    for (TraceEvent e : all)
+        names.insert(trace_event_name(e));
+    assert_int_equal(names.size(), sizeof all / sizeof all[0]);
+    assert_int_equal(names.count("?"), 0);
+}
+
+std::string read_all(const char *path)
+{
+    std::string s;
+    FILE *f = std::fopen(path, "r");
+    if (f == nullptr)
+        return s;
+    char buf[512];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+        s.append(buf, n);
+    std::fclose(f);
+    return s;
+}
+
+// The file gets the header once, then each call's rows as they come; a
+// path that cannot be opened says why.
+void test_trace_file(void **)
+{
+    char dir[] = "/tmp/tgemm-trace-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const std::string path = std::string(dir) + "/trace.csv";
+    std::string error;
+    int fd = open_trace(path.c_str(), &error);
+    assert_true(fd >= 0);
+    assert_true(append_trace(fd, "1,call\n", &error));
+    assert_true(append_trace(fd, "2,call\n", &error));
+    close(fd);
+    // Opened again (another process, a later run): appends, no second header.
+    fd = open_trace(path.c_str(), &error);
+    assert_true(fd >= 0);
+    assert_true(append_trace(fd, "1,kernel\n", &error));
+    close(fd);
+    assert_string_equal(read_all(path.c_str()).c_str(), (std::string(trace_header()) + "1,call\n2,call\n1,kernel\n").c_str());
+    struct stat st;
+    assert_int_equal(stat(path.c_str(), &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644 & ~[] { const mode_t m = umask(0); umask(m); return m; }());
+    // Several threads at once: every block whole, the header once.
+    fd = open_trace(path.c_str(), &error);
+    std::vector<std::thread> th;
+    for (int t = 0; t < 8; ++t)
+        th.emplace_back([fd, t] {
+            std::string e, block;
+            for (int i = 0; i < 50; ++i)
+                block += std::to_string(t) + ",row," + std::to_string(i) + "\n";
+            for (int i = 0; i < 20; ++i)
+                append_trace(fd, block, &e);
+        });
+    for (std::thread &x : th)
+        x.join();
+    close(fd);
+    const std::string all = read_all(path.c_str());
+    size_t header = 0, lines = 0;
+    for (size_t at = 0; (at = all.find('\n', at)) != std::string::npos; ++at)
+        ++lines;
+    for (size_t at = 0; (at = all.find("call,event", at)) != std::string::npos; ++at)
+        ++header;
+    assert_int_equal(header, 1);
+    assert_int_equal(lines, 4 + 8 * 20 * 50);
+    std::remove(path.c_str());
+    rmdir(dir);
+
+    const std::string missing = std::string(dir) + "/no/such/dir/trace.csv";
+    error.clear();
+    assert_int_equal(open_trace(missing.c_str(), &error), -1);
+    assert_non_null(std::strstr(error.c_str(), "cannot be opened for appending"));
+    assert_non_null(std::strstr(error.c_str(), "No such file or directory"));
+    // A descriptor that cannot be written.
+    assert_false(append_trace(-1, "x\n", &error));
+    assert_true(!error.empty());
 }
 
 // ---------------------------------------------------------------- TGEMM_DEVICE_MEMORY_LIMIT
@@ -502,14 +663,18 @@ void test_parse_bytes(void **)
 
 }  // namespace
 
-int main()
+// With an argument, only the tests it names (a cmocka filter: * and ? match).
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     const CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_8192_cube),      cmocka_unit_test(test_plan_benchmark_shapes),
         cmocka_unit_test(test_plan_budget_limits),  cmocka_unit_test(test_plan_mixed_operands),
         cmocka_unit_test(test_plan_degenerate),     cmocka_unit_test(test_plan_too_small),
         cmocka_unit_test(test_plan_random_schedules), cmocka_unit_test(test_host_copy),
-        cmocka_unit_test(test_parse_bytes),
+        cmocka_unit_test(test_host_copy_parts),     cmocka_unit_test(test_trace_format),
+        cmocka_unit_test(test_trace_file),          cmocka_unit_test(test_parse_bytes),
     };
     return cmocka_run_group_tests_name("tgemm_host_plan", tests, nullptr, nullptr) ? 1 : 0;
 }

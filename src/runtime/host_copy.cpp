@@ -1,6 +1,7 @@
 #include "runtime/host_copy.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -9,11 +10,23 @@
 #include <system_error>
 #include <thread>
 
+#include "runtime/settings.hpp"
+
 namespace tgemm {
 namespace {
 
 constexpr int64_t kParallelMinElems = int64_t{1} << 18;  // 1 MiB: below it, threads cost more than they save
 constexpr int64_t kTaskMinElems = int64_t{1} << 16;      // 256 KiB per task at least
+
+int64_t now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// 0 on threads that are not the pool's workers (the callers).
+thread_local int t_worker_index = 0;
 
 // A fixed set of worker threads serving a queue of jobs. A job is a number
 // of independent tasks; the thread that posts it takes tasks too, so every
@@ -66,11 +79,15 @@ private:
 
     CopyPool()
     {
-        const int hw = static_cast<int>(std::thread::hardware_concurrency());
-        const int want = std::max(0, std::min(kCopyThreads, hw) - 1);
+        const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+        const int want_threads = settings().host_copy_threads > 0 ? settings().host_copy_threads
+                                                                  : std::min(kCopyThreads, hw);
+        const int want = std::max(0, want_threads - 1);
         try {
-            for (; workers_ < want; ++workers_)
-                std::thread([this] { work(); }).detach();
+            for (; workers_ < want; ++workers_) {
+                const int index = workers_ + 1;
+                std::thread([this, index] { work(index); }).detach();
+            }
         } catch (const std::system_error &) {
             // Fewer workers: every job still completes on its own thread.
         }
@@ -85,8 +102,9 @@ private:
         return i;
     }
 
-    void work()
+    void work(int index)
     {
+        t_worker_index = index;
         std::unique_lock<std::mutex> lk(mu_);
         for (;;) {
             work_cv_.wait(lk, [&] { return !queue_.empty(); });
@@ -119,19 +137,42 @@ void copy_range(float *dst, int64_t dld, const float *src, int64_t sld, int64_t 
 
 }  // namespace
 
-void host_copy(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols)
+int host_copy_threads()
+{
+    return CopyPool::instance().threads();
+}
+
+void host_copy(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols,
+               std::vector<CopyPart> *parts)
 {
     const int64_t total = rows * cols;
+    if (parts != nullptr)
+        parts->clear();
     if (total <= 0)
         return;
     if (total < kParallelMinElems) {
+        const int64_t t0 = parts != nullptr ? now_ns() : 0;
         copy_range(dst, dld, src, sld, rows, 0, total);
+        if (parts != nullptr)
+            parts->push_back(CopyPart{t_worker_index, t0, now_ns(), total});
         return;
     }
     CopyPool &pool = CopyPool::instance();
     const int64_t tasks = std::min<int64_t>(pool.threads(), total / kTaskMinElems);
+    if (parts != nullptr)
+        parts->assign(static_cast<size_t>(tasks), CopyPart{});
     pool.run(tasks, [&](int64_t i) {
-        copy_range(dst, dld, src, sld, rows, total * i / tasks, total * (i + 1) / tasks);
+        const int64_t begin = total * i / tasks, end = total * (i + 1) / tasks;
+        if (parts == nullptr) {
+            copy_range(dst, dld, src, sld, rows, begin, end);
+            return;
+        }
+        CopyPart &part = (*parts)[static_cast<size_t>(i)];
+        part.thread = t_worker_index;
+        part.begin_ns = now_ns();
+        copy_range(dst, dld, src, sld, rows, begin, end);
+        part.end_ns = now_ns();
+        part.elems = end - begin;
     });
 }
 

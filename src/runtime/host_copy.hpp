@@ -4,20 +4,36 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace tgemm {
 
-// Threads that share one copy, the calling thread included. At ~11 GB/s
-// each, five keep up with the link in one direction (55 GB/s) and nine
-// with both at once (98 GB/s); twelve leave some slack for the memory
-// traffic of the DMA engines themselves.
+// Threads that share one copy by default, the calling thread included
+// (TGEMM_HOST_COPY_THREADS overrides it). At ~11 GB/s each, five keep up
+// with the link in one direction (55 GB/s) and nine with both at once
+// (98 GB/s); twelve leave some slack for the memory traffic of the DMA
+// engines themselves.
 constexpr int kCopyThreads = 12;
+
+// One part of a copy as one thread did it, for TGEMM_HOST_TRACE: `thread`
+// is 0 for the calling thread, 1 to threads - 1 for the pool's workers;
+// times are std::chrono::steady_clock nanoseconds.
+struct CopyPart {
+    int thread = 0;
+    int64_t begin_ns = 0, end_ns = 0;
+    int64_t elems = 0;
+};
 
 // Copies a rows x cols column-major block from src (leading dimension sld)
 // to dst (leading dimension dld). Blocks of 1 MiB and more are split over
-// up to kCopyThreads threads of a pool shared by all callers, which the
-// calling thread joins, so concurrent callers never wait on each other's
-// work to make progress. Returns when the copy is complete.
-void host_copy(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols);
+// the threads of a pool shared by all callers, which the calling thread
+// joins, so concurrent callers never wait on each other's work to make
+// progress. Returns when the copy is complete. With `parts`, records one
+// CopyPart per part.
+void host_copy(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols,
+               std::vector<CopyPart> *parts = nullptr);
+
+// The threads host_copy uses, the calling thread included.
+int host_copy_threads();
 
 }  // namespace tgemm

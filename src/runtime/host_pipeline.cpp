@@ -1,10 +1,13 @@
 #include "runtime/host_pipeline.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "api/check.hpp"
@@ -12,6 +15,7 @@
 #include "dispatch/dispatch.hpp"
 #include "runtime/host_copy.hpp"
 #include "runtime/host_plan.hpp"
+#include "runtime/host_trace.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/workspace.hpp"
 
@@ -48,6 +52,7 @@ struct Staging {
     // A piece of C waiting here for the host copy to its place in C.
     float *out = nullptr;
     int64_t out_ld = 0, rows = 0, cols = 0;
+    int64_t task = -1, tile_row = -1, tile_col = -1;  // where the piece comes from (TGEMM_HOST_TRACE)
 };
 
 struct Pipeline {
@@ -58,6 +63,9 @@ struct Pipeline {
     Staging staging[kStagingBuffers];
     int next_staging = 0;
     int64_t max_pitch = 0;  // bytes; cudaMemcpy2D takes no larger pitch
+    // TGEMM_HOST_TRACE only: events with timing, made as a call needs them.
+    std::vector<cudaEvent_t> timing;
+    size_t timing_used = 0;  // by the call in progress
 
     std::vector<cudaEvent_t *> events()
     {
@@ -69,9 +77,45 @@ struct Pipeline {
         }
         for (Staging &b : staging)
             v.push_back(&b.done);
+        for (cudaEvent_t &e : timing)
+            v.push_back(&e);
         return v;
     }
 };
+
+// Grows `events` to `count` events made with `flags`.
+cudaError_t grow_events(std::vector<cudaEvent_t> &events, size_t count, unsigned flags)
+{
+    while (events.size() < count) {
+        cudaEvent_t e = nullptr;
+        const cudaError_t err = cudaEventCreateWithFlags(&e, flags);
+        if (err != cudaSuccess)
+            return err;
+        events.push_back(e);
+    }
+    return cudaSuccess;
+}
+
+// TGEMM_HOST_TRACE's file, opened by the first call that needs it; -1 with
+// the reason when it cannot be opened.
+struct TraceFile {
+    int fd = -1;
+    std::string error;
+};
+
+const TraceFile &trace_file()
+{
+    static const TraceFile f = [] {
+        TraceFile t;
+        t.fd = open_trace(settings().host_trace.c_str(), &t.error);
+        return t;
+    }();
+    return f;
+}
+
+std::atomic<uint64_t> g_trace_calls{0};
+
+using Clock = std::chrono::steady_clock;
 
 tgemm_status check(cudaError_t e, const char *what)
 {
@@ -240,9 +284,23 @@ public:
         req_.c_host = is_host(kc);
         req_.c_in = req_.c_host && p.beta != 0.0f;
         pageable_ = kc == MemKind::Pageable || (reads_ab_ && (ka == MemKind::Pageable || kb == MemKind::Pageable));
+        tracing_ = !settings().host_trace.empty();
     }
 
     tgemm_status run(cudaStream_t caller)
+    {
+        if (!tracing_)
+            return run_call(caller);
+        tgemm_status st = start_trace();
+        if (st != TGEMM_SUCCESS)
+            return st;
+        st = run_call(caller);
+        write_trace(st);
+        return st;
+    }
+
+private:
+    tgemm_status run_call(cudaStream_t caller)
     {
         tgemm_status st;
         if ((st = allocate_staging()) != TGEMM_SUCCESS ||
@@ -262,11 +320,10 @@ public:
         if ((st = record_wait(pl_.ready, pl_.comp, pl_.in)) == TGEMM_SUCCESS)
             st = wait(pl_.out, pl_.ready);
         for (int64_t t = 0; t < task_count(plan_) && st == TGEMM_SUCCESS; ++t)
-            st = run_task(host_task(plan_, req_, t));
+            st = run_task(t, host_task(plan_, req_, t));
         return finish(caller, st);
     }
 
-private:
     tgemm_status wait(cudaStream_t s, cudaEvent_t ev)
     {
         return check(cudaStreamWaitEvent(s, ev, 0), "cudaStreamWaitEvent");
@@ -358,26 +415,185 @@ private:
         return TGEMM_SUCCESS;
     }
 
+    void describe_plan(char *buf, size_t cap) const
+    {
+        std::snprintf(buf, cap,
+                      "m=%lld n=%lld k=%lld A=%s B=%s C=%s tile=%lldx%lldx%lld blocks=%lldx%lldx%lld order=%s "
+                      "cache_a=%s cache_b=%s device_bytes=%llu budget=%llu link_mib=%.1f c_slots=%d "
+                      "link_bytes=%.0f",
+                      static_cast<long long>(p_.m), static_cast<long long>(p_.n), static_cast<long long>(p_.k),
+                      kind_name(ka_), kind_name(kb_), kind_name(kc_), static_cast<long long>(plan_.mt),
+                      static_cast<long long>(plan_.nt), static_cast<long long>(plan_.kt),
+                      static_cast<long long>(plan_.mb), static_cast<long long>(plan_.nb),
+                      static_cast<long long>(plan_.kb), plan_.rows_outer ? "rows" : "columns",
+                      cache_name(plan_.a.cache), cache_name(plan_.b.cache),
+                      static_cast<unsigned long long>(arena_bytes(plan_)),
+                      static_cast<unsigned long long>(req_.budget), plan_.link_bytes / 1048576.0,
+                      plan_.c.count, plan_.link_bytes);
+    }
+
     void log_plan() const
     {
-        std::fprintf(stderr,
-                     "tgemm: host plan m=%lld n=%lld k=%lld A=%s B=%s C=%s tile=%lldx%lldx%lld "
-                     "blocks=%lldx%lldx%lld order=%s cache_a=%s cache_b=%s device_bytes=%llu budget=%llu "
-                     "link_mib=%.1f\n",
-                     static_cast<long long>(p_.m), static_cast<long long>(p_.n), static_cast<long long>(p_.k),
-                     kind_name(ka_), kind_name(kb_), kind_name(kc_), static_cast<long long>(plan_.mt),
-                     static_cast<long long>(plan_.nt), static_cast<long long>(plan_.kt),
-                     static_cast<long long>(plan_.mb), static_cast<long long>(plan_.nb),
-                     static_cast<long long>(plan_.kb), plan_.rows_outer ? "rows" : "columns",
-                     cache_name(plan_.a.cache), cache_name(plan_.b.cache),
-                     static_cast<unsigned long long>(arena_bytes(plan_)),
-                     static_cast<unsigned long long>(req_.budget), plan_.link_bytes / 1048576.0);
+        char buf[512];
+        describe_plan(buf, sizeof buf);
+        std::fprintf(stderr, "tgemm: host plan %s\n", buf);
     }
+
+    // ---------------------------------------------------------------- TGEMM_HOST_TRACE
+
+    double since_start(Clock::time_point t) const
+    {
+        return std::chrono::duration<double, std::micro>(t - t0_).count();
+    }
+
+    double ns_since_start(int64_t ns) const
+    {
+        return static_cast<double>(ns - std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                            t0_.time_since_epoch()).count()) / 1000.0;
+    }
+
+    // Opens the file (once per process) and marks the start of the call on
+    // the host clock and on the idle copy stream.
+    tgemm_status start_trace()
+    {
+        const TraceFile &f = trace_file();
+        if (f.fd < 0)
+            return fail(TGEMM_ERROR_INVALID_SETTING, "TGEMM_HOST_TRACE='%s' %s", settings().host_trace.c_str(),
+                        f.error.c_str());
+        t0_ = Clock::now();
+        call_ = ++g_trace_calls;
+        pl_.timing_used = 0;
+        cudaError_t e = take_timing(&ref_);
+        ref_us_ = since_start(Clock::now());
+        if (e == cudaSuccess)
+            e = cudaEventRecord(ref_, pl_.in);
+        return check(e, "cudaEventRecord (TGEMM_HOST_TRACE)");
+    }
+
+    cudaError_t take_timing(cudaEvent_t *ev)
+    {
+        const cudaError_t e = grow_events(pl_.timing, pl_.timing_used + 1, cudaEventDefault);
+        if (e == cudaSuccess)
+            *ev = pl_.timing[pl_.timing_used++];
+        return e;
+    }
+
+    // A row for what the current task does on the host.
+    TraceRow task_row(TraceEvent e, char operand, uint64_t bytes, double start_us, double end_us) const
+    {
+        TraceRow r;
+        r.event = e;
+        r.task = task_;
+        r.tile_row = task_ >= 0 ? cur_.i0 / plan_.mt : -1;
+        r.tile_col = task_ >= 0 ? cur_.j0 / plan_.nt : -1;
+        r.chunk = task_ >= 0 ? cur_.k0 / std::max<int64_t>(plan_.kt, 1) : -1;
+        r.operand = operand;
+        r.bytes = bytes;
+        r.start_us = start_us;
+        r.end_us = end_us;
+        return r;
+    }
+
+    // A host copy of a piece and its parts.
+    void trace_copy(TraceRow row, const std::vector<CopyPart> &parts)
+    {
+        for (const CopyPart &part : parts) {
+            TraceRow r = row;
+            r.event = TraceEvent::CopyPart;
+            r.thread = part.thread;
+            r.bytes = static_cast<uint64_t>(part.elems) * sizeof(float);
+            r.start_us = ns_since_start(part.begin_ns);
+            r.end_us = ns_since_start(part.end_ns);
+            rows_.push_back(r);
+        }
+        rows_.push_back(std::move(row));
+    }
+
+    // Brackets GPU work on stream s: gpu_begin before it, gpu_end after.
+    void gpu_begin(cudaStream_t s, TraceRow row)
+    {
+        GpuSpan span;
+        span.row = rows_.size();
+        if (take_timing(&span.begin) != cudaSuccess || cudaEventRecord(span.begin, s) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return;
+        }
+        rows_.push_back(std::move(row));
+        spans_.push_back(span);
+        open_span_ = true;
+    }
+
+    void gpu_end(cudaStream_t s)
+    {
+        if (!open_span_)
+            return;
+        open_span_ = false;
+        GpuSpan &span = spans_.back();
+        if (take_timing(&span.end) != cudaSuccess || cudaEventRecord(span.end, s) != cudaSuccess) {
+            (void)cudaGetLastError();
+            span.end = nullptr;
+        }
+    }
+
+    // Times the GPU spans (the call has ended) and appends the call's rows
+    // to the file. A failed write does not fail the call, whose C is
+    // written; with TGEMM_VERBOSE it is logged once.
+    void write_trace(tgemm_status st)
+    {
+        const double end_us = since_start(Clock::now());
+        TraceRow call;
+        call.event = TraceEvent::Call;
+        call.end_us = end_us;
+        char buf[512] = "";
+        if (plan_.mb > 0)
+            describe_plan(buf, sizeof buf);
+        call.detail = std::string(buf) + " copy_threads=" + std::to_string(host_copy_threads()) +
+                      " staging=" + std::to_string(kStagingBuffers) + "x" + std::to_string(kStagingBytes >> 20) +
+                      "MiB status=" + std::to_string(static_cast<int>(st));
+        std::string text = format_trace_row(call_, call);
+        std::vector<bool> timed(rows_.size(), true);
+        for (const GpuSpan &span : spans_) {
+            float a = 0, b = 0;
+            TraceRow &r = rows_[span.row];
+            if (st != TGEMM_SUCCESS || span.end == nullptr || cudaEventElapsedTime(&a, ref_, span.begin) != cudaSuccess ||
+                cudaEventElapsedTime(&b, ref_, span.end) != cudaSuccess) {
+                (void)cudaGetLastError();
+                timed[span.row] = false;
+                continue;
+            }
+            r.start_us = ref_us_ + 1000.0 * a;
+            r.end_us = ref_us_ + 1000.0 * b;
+        }
+        for (size_t i = 0; i < rows_.size(); ++i)
+            if (timed[i])
+                text += format_trace_row(call_, rows_[i]);
+        std::string error;
+        if (!append_trace(trace_file().fd, text, &error)) {
+            static std::atomic<bool> reported{false};
+            if (settings().verbose > 0 && !reported.exchange(true))
+                std::fprintf(stderr, "tgemm: TGEMM_HOST_TRACE='%s': %s; the trace is incomplete\n",
+                             settings().host_trace.c_str(), error.c_str());
+        }
+    }
+
+    // ---------------------------------------------------------------- copies
 
     // A 2D copy; where a pitch is beyond what cudaMemcpy2D takes (huge
     // leading dimensions), one copy per column.
     tgemm_status copy_async(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols,
-                            cudaMemcpyKind kind, cudaStream_t s)
+                            cudaMemcpyKind kind, cudaStream_t s, char operand)
+    {
+        if (tracing_)
+            gpu_begin(s, task_row(kind == cudaMemcpyHostToDevice ? TraceEvent::H2D : TraceEvent::D2H, operand,
+                                  static_cast<uint64_t>(rows * cols) * sizeof(float), 0, 0));
+        const tgemm_status st = copy_2d(dst, dld, src, sld, rows, cols, kind, s);
+        if (tracing_)
+            gpu_end(s);
+        return st;
+    }
+
+    tgemm_status copy_2d(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols,
+                         cudaMemcpyKind kind, cudaStream_t s)
     {
         const size_t width = static_cast<size_t>(rows) * sizeof(float);
         const char *what = kind == cudaMemcpyHostToDevice ? "cudaMemcpy2DAsync (host to device)"
@@ -394,6 +610,41 @@ private:
         return TGEMM_SUCCESS;
     }
 
+    // Copies a piece between host memory and a staging buffer on the copy
+    // threads.
+    void stage(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols, TraceEvent e,
+               char operand)
+    {
+        if (!tracing_) {
+            host_copy(dst, dld, src, sld, rows, cols);
+            return;
+        }
+        const double t = since_start(Clock::now());
+        host_copy(dst, dld, src, sld, rows, cols, &parts_);
+        trace_copy(task_row(e, operand, static_cast<uint64_t>(rows * cols) * sizeof(float), t,
+                            since_start(Clock::now())),
+                   parts_);
+    }
+
+    // Waits on the host for ev, traced as e.
+    tgemm_status host_wait(cudaEvent_t ev, TraceEvent e, const Staging *piece, const char *what)
+    {
+        if (!tracing_)
+            return check(cudaEventSynchronize(ev), what);
+        const double t = since_start(Clock::now());
+        const tgemm_status st = check(cudaEventSynchronize(ev), what);
+        TraceRow r = task_row(e, piece != nullptr ? 'C' : '-', 0, t, since_start(Clock::now()));
+        if (piece != nullptr) {
+            r.task = piece->task;
+            r.tile_row = piece->tile_row;
+            r.tile_col = piece->tile_col;
+            r.chunk = -1;
+            r.bytes = static_cast<uint64_t>(piece->rows * piece->cols) * sizeof(float);
+        }
+        rows_.push_back(std::move(r));
+        return st;
+    }
+
     // The next staging buffer, once the copy that last used it is done and
     // any piece of C waiting in it has reached C.
     tgemm_status acquire(Staging **buf)
@@ -401,16 +652,32 @@ private:
         Staging &b = pl_.staging[pl_.next_staging];
         pl_.next_staging = (pl_.next_staging + 1) % kStagingBuffers;
         const tgemm_status st = b.out != nullptr ? drain(b)
-                                                 : check(cudaEventSynchronize(b.done), "cudaEventSynchronize (staging)");
+                                                 : host_wait(b.done, TraceEvent::WaitBuffer, nullptr,
+                                                             "cudaEventSynchronize (staging)");
         *buf = &b;
         return st;
     }
 
+    // Copies the piece of C in b to its place in C, once it has arrived.
     tgemm_status drain(Staging &b)
     {
-        const tgemm_status st = check(cudaEventSynchronize(b.done), "cudaEventSynchronize (copy out)");
-        if (st == TGEMM_SUCCESS)
-            host_copy(b.out, b.out_ld, b.ptr, b.rows, b.rows, b.cols);
+        const tgemm_status st = host_wait(b.done, TraceEvent::WaitOut, &b, "cudaEventSynchronize (copy out)");
+        if (st == TGEMM_SUCCESS) {
+            if (!tracing_) {
+                host_copy(b.out, b.out_ld, b.ptr, b.rows, b.rows, b.cols);
+            } else {
+                const double t = since_start(Clock::now());
+                host_copy(b.out, b.out_ld, b.ptr, b.rows, b.rows, b.cols, &parts_);
+                TraceRow r = task_row(TraceEvent::StageOut, 'C',
+                                      static_cast<uint64_t>(b.rows * b.cols) * sizeof(float), t,
+                                      since_start(Clock::now()));
+                r.task = b.task;
+                r.tile_row = b.tile_row;
+                r.tile_col = b.tile_col;
+                r.chunk = -1;
+                trace_copy(std::move(r), parts_);
+            }
+        }
         b.out = nullptr;
         return st;
     }
@@ -432,19 +699,19 @@ private:
     }
 
     // Copies the part r of a host operand (src, ld) to the device at dst (dld).
-    tgemm_status load(const Rect &r, const float *src, int64_t ld, MemKind kind, float *dst, int64_t dld)
+    tgemm_status load(const Rect &r, const float *src, int64_t ld, MemKind kind, float *dst, int64_t dld, char operand)
     {
         const float *from = src + r.row + r.col * ld;
         if (kind == MemKind::Pinned)
-            return copy_async(dst, dld, from, ld, r.rows, r.cols, cudaMemcpyHostToDevice, pl_.in);
+            return copy_async(dst, dld, from, ld, r.rows, r.cols, cudaMemcpyHostToDevice, pl_.in, operand);
         return for_each_piece(r.rows, r.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
             Staging *b = nullptr;
             tgemm_status st = acquire(&b);
             if (st != TGEMM_SUCCESS)
                 return st;
-            host_copy(b->ptr, pr, from + r0 + c0 * ld, ld, pr, pc);
-            if ((st = copy_async(dst + r0 + c0 * dld, dld, b->ptr, pr, pr, pc, cudaMemcpyHostToDevice, pl_.in)) !=
-                TGEMM_SUCCESS)
+            stage(b->ptr, pr, from + r0 + c0 * ld, ld, pr, pc, TraceEvent::StageIn, operand);
+            if ((st = copy_async(dst + r0 + c0 * dld, dld, b->ptr, pr, pr, pc, cudaMemcpyHostToDevice, pl_.in,
+                                 operand)) != TGEMM_SUCCESS)
                 return st;
             return record(b->done, pl_.in);
         });
@@ -457,27 +724,30 @@ private:
     {
         float *to = p_.c + r.row + r.col * p_.ldc;
         if (kc_ == MemKind::Pinned)
-            return copy_async(to, p_.ldc, src, dld, r.rows, r.cols, cudaMemcpyDeviceToHost, pl_.out);
+            return copy_async(to, p_.ldc, src, dld, r.rows, r.cols, cudaMemcpyDeviceToHost, pl_.out, 'C');
         return for_each_piece(r.rows, r.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
             Staging *b = nullptr;
             tgemm_status st = acquire(&b);
             if (st != TGEMM_SUCCESS)
                 return st;
-            if ((st = copy_async(b->ptr, pr, src + r0 + c0 * dld, dld, pr, pc, cudaMemcpyDeviceToHost, pl_.out)) !=
-                    TGEMM_SUCCESS ||
+            if ((st = copy_async(b->ptr, pr, src + r0 + c0 * dld, dld, pr, pc, cudaMemcpyDeviceToHost, pl_.out,
+                                 'C')) != TGEMM_SUCCESS ||
                 (st = record(b->done, pl_.out)) != TGEMM_SUCCESS)
                 return st;
             b->out = to + r0 + c0 * p_.ldc;
             b->out_ld = p_.ldc;
             b->rows = pr;
             b->cols = pc;
+            b->task = task_;
+            b->tile_row = task_ >= 0 ? cur_.i0 / plan_.mt : -1;
+            b->tile_col = task_ >= 0 ? cur_.j0 / plan_.nt : -1;
             return TGEMM_SUCCESS;
         });
     }
 
     // Copies in one operand's part of task x when the plan says so.
     tgemm_status load_operand(const OperandStep &s, const Slots &slots, cudaEvent_t *free, const float *src,
-                              int64_t ld, MemKind kind, bool *loaded)
+                              int64_t ld, MemKind kind, char operand, bool *loaded)
     {
         if (!s.load)
             return TGEMM_SUCCESS;
@@ -485,7 +755,7 @@ private:
         if (s.reuse && (st = wait(pl_.in, free[s.slot])) != TGEMM_SUCCESS)
             return st;
         *loaded = true;
-        return load(s.rect, src, ld, kind, arena_ + s.offset, slots.ld);
+        return load(s.rect, src, ld, kind, arena_ + s.offset, slots.ld, operand);
     }
 
     // The kernel's view of A or B: its slot, or the operand in place.
@@ -499,13 +769,15 @@ private:
         return arena_ + s.offset;
     }
 
-    tgemm_status run_task(const Task &x)
+    tgemm_status run_task(int64_t t, const Task &x)
     {
+        task_ = t;
+        cur_ = x;
         tgemm_status st;
         bool loaded = false;
         const bool c_host = plan_.c.cache == Cache::Tile;
-        if ((st = load_operand(x.a, plan_.a, pl_.free_a, p_.a, p_.lda, ka_, &loaded)) != TGEMM_SUCCESS ||
-            (st = load_operand(x.b, plan_.b, pl_.free_b, p_.b, p_.ldb, kb_, &loaded)) != TGEMM_SUCCESS)
+        if ((st = load_operand(x.a, plan_.a, pl_.free_a, p_.a, p_.lda, ka_, 'A', &loaded)) != TGEMM_SUCCESS ||
+            (st = load_operand(x.b, plan_.b, pl_.free_b, p_.b, p_.ldb, kb_, 'B', &loaded)) != TGEMM_SUCCESS)
             return st;
         // A slot of C is written (by the copy in, else by the kernel) only
         // after the tile it held before has left for the host.
@@ -513,7 +785,7 @@ private:
             return st;
         if (x.c.load) {
             loaded = true;
-            if ((st = load(x.c.rect, p_.c, p_.ldc, kc_, arena_ + x.c.offset, plan_.c.ld)) != TGEMM_SUCCESS)
+            if ((st = load(x.c.rect, p_.c, p_.ldc, kc_, arena_ + x.c.offset, plan_.c.ld, 'C')) != TGEMM_SUCCESS)
                 return st;
         }
         if (loaded && (st = record_wait(pl_.loaded, pl_.in, pl_.comp)) != TGEMM_SUCCESS)
@@ -530,7 +802,12 @@ private:
         d.c = c_host ? arena_ + x.c.offset : p_.c + x.i0 + x.j0 * p_.ldc;
         d.ldc = c_host ? plan_.c.ld : p_.ldc;
         d.beta = x.first ? p_.beta : 1.0f;
-        if ((st = launch_gemm(d, dev_, pl_.comp)) != TGEMM_SUCCESS)
+        if (tracing_)
+            gpu_begin(pl_.comp, task_row(TraceEvent::Kernel, '-', 0, 0, 0));
+        st = launch_gemm(d, dev_, pl_.comp);
+        if (tracing_)
+            gpu_end(pl_.comp);
+        if (st != TGEMM_SUCCESS)
             return st;
         const auto slotted = [](Cache c) { return c == Cache::Panel || c == Cache::Chunk; };
         if (slotted(plan_.a.cache) && (st = record(pl_.free_a[x.a.slot], pl_.comp)) != TGEMM_SUCCESS)
@@ -551,6 +828,7 @@ private:
     // pipeline goes back idle.
     tgemm_status finish(cudaStream_t caller, tgemm_status st)
     {
+        task_ = -1;
         cudaError_t e = cudaEventRecord(pl_.in_done, pl_.in);
         if (e == cudaSuccess)
             e = cudaEventRecord(pl_.out_done, pl_.out);
@@ -564,8 +842,15 @@ private:
             e = cudaEventRecord(pl_.end, pl_.comp);
         if (e == cudaSuccess)
             e = cudaStreamWaitEvent(caller, pl_.end, 0);
-        if (e == cudaSuccess)
-            e = cudaEventSynchronize(pl_.end);
+        if (e == cudaSuccess) {
+            if (!tracing_) {
+                e = cudaEventSynchronize(pl_.end);
+            } else {
+                const double t = since_start(Clock::now());
+                e = cudaEventSynchronize(pl_.end);
+                rows_.push_back(task_row(TraceEvent::WaitEnd, '-', 0, t, since_start(Clock::now())));
+            }
+        }
         if (e != cudaSuccess) {
             for (cudaStream_t s : {pl_.in, pl_.comp, pl_.out})
                 (void)cudaStreamSynchronize(s);
@@ -583,6 +868,11 @@ private:
         return st;
     }
 
+    struct GpuSpan {
+        size_t row = 0;  // in rows_
+        cudaEvent_t begin = nullptr, end = nullptr;
+    };
+
     const GemmParams &p_;
     const MemKind ka_, kb_, kc_;
     const DeviceInfo &dev_;
@@ -593,6 +883,18 @@ private:
     PlanRequest req_;
     HostPlan plan_;
     float *arena_ = nullptr;
+    int64_t task_ = -1;      // the task being enqueued, -1 = none
+    Task cur_;
+    // TGEMM_HOST_TRACE
+    bool tracing_ = false;
+    uint64_t call_ = 0;
+    Clock::time_point t0_;
+    cudaEvent_t ref_ = nullptr;  // recorded on the idle copy stream at t0_
+    double ref_us_ = 0;
+    std::vector<TraceRow> rows_;
+    std::vector<GpuSpan> spans_;
+    bool open_span_ = false;
+    std::vector<CopyPart> parts_;
 };
 
 }  // namespace

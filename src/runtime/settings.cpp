@@ -94,6 +94,14 @@ Settings read_settings()
             invalid(st, "TGEMM_DEVICE_MEMORY_LIMIT", e,
                     "a positive number of bytes, optionally with a K, M, G or T suffix (powers of 1024), such as 512M");
     }
+    if (const char *e = std::getenv("TGEMM_HOST_COPY_THREADS"); e && *e) {
+        if (parse_long(e, 1, kMaxHostCopyThreads, &v))
+            st.host_copy_threads = static_cast<int>(v);
+        else
+            invalid(st, "TGEMM_HOST_COPY_THREADS", e, "a number of threads from 1 to 256");
+    }
+    if (const char *e = std::getenv("TGEMM_HOST_TRACE"); e && *e)
+        st.host_trace = e;  // opened by the first call on host operands, which reports a failure
     if (const char *e = std::getenv("TGEMM_OFFLOAD"); e && *e) {
         if (std::strcmp(e, "auto") == 0)
             st.offload = Offload::Auto;

@@ -16,6 +16,8 @@ struct Settings {
     std::string kernel;     // TGEMM_KERNEL: force one kernel family by name (tuning, tests)
     uint64_t device_memory_limit = 0;  // TGEMM_DEVICE_MEMORY_LIMIT: bytes the host-operand path may
                                        // take on the device; 0 = no limit but free memory
+    int host_copy_threads = 0;         // TGEMM_HOST_COPY_THREADS: threads staging pageable operands; 0 = default
+    std::string host_trace;            // TGEMM_HOST_TRACE: CSV file for the host-operand timeline; empty = off
 
     // BLAS ABI (sgemm_, cblas_sgemm) only.
     Offload offload = Offload::Auto;  // TGEMM_OFFLOAD: auto | gpu | cpu
@@ -27,6 +29,8 @@ struct Settings {
 };
 
 const Settings &settings();
+
+constexpr long kMaxHostCopyThreads = 256;
 
 // Parses a positive byte count: decimal digits, optionally followed by one of
 // K, M, G, T (either case; powers of 1024). False on anything else, on zero
