@@ -1,6 +1,7 @@
 #include "runtime/host_copy.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -16,13 +17,23 @@ namespace tgemm {
 namespace {
 
 constexpr int64_t kParallelMinElems = int64_t{1} << 18;  // 1 MiB: below it, threads cost more than they save
-constexpr int64_t kTaskMinElems = int64_t{1} << 16;      // 256 KiB per task at least
+constexpr int64_t kTaskMinElems = int64_t{1} << 16;      // 256 KiB per part at least
+constexpr int kPartsPerThread = 4;
+
+using Clock = std::chrono::steady_clock;
 
 int64_t now_ns()
 {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+void cpu_relax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
 }
 
 // 0 on threads that are not the pool's workers (the callers).
@@ -46,11 +57,15 @@ public:
     void run(int64_t tasks, const std::function<void(int64_t)> &fn)
     {
         Job job{&fn, tasks};
+        bool wake;
         {
             std::lock_guard<std::mutex> lk(mu_);
             queue_.push_back(&job);
+            queued_.store(static_cast<int>(queue_.size()), std::memory_order_release);
+            wake = sleepers_ > 0;
         }
-        work_cv_.notify_all();
+        if (wake)
+            work_cv_.notify_all();
         for (;;) {
             int64_t i;
             {
@@ -60,21 +75,25 @@ public:
                 i = claim(job);
             }
             fn(i);
-            std::lock_guard<std::mutex> lk(mu_);
-            ++job.done;
+            job.done.fetch_add(1, std::memory_order_acq_rel);
         }
-        // A worker touches the job only between claiming a task and
-        // counting it done, both under the lock.
-        std::unique_lock<std::mutex> lk(mu_);
-        done_cv_.wait(lk, [&] { return job.done == job.tasks; });
+        // The parts still running on workers are short: poll for them a
+        // while before sleeping.
+        const auto until = Clock::now() + std::chrono::microseconds(kCopySpinUs);
+        while (job.done.load(std::memory_order_acquire) != job.tasks && Clock::now() < until)
+            cpu_relax();
+        if (job.done.load(std::memory_order_acquire) != job.tasks) {
+            std::unique_lock<std::mutex> lk(mu_);
+            done_cv_.wait(lk, [&] { return job.done.load(std::memory_order_acquire) == job.tasks; });
+        }
     }
 
 private:
     struct Job {
         const std::function<void(int64_t)> *fn;
         int64_t tasks;
-        int64_t next = 0;  // first unclaimed task; the job is queued while next < tasks
-        int64_t done = 0;
+        int64_t next = 0;                // first unclaimed task (under mu_); queued while next < tasks
+        std::atomic<int64_t> done{0};
     };
 
     CopyPool()
@@ -97,8 +116,10 @@ private:
     int64_t claim(Job &job)
     {
         const int64_t i = job.next++;
-        if (job.next == job.tasks)
+        if (job.next == job.tasks) {
             queue_.erase(std::find(queue_.begin(), queue_.end(), &job));
+            queued_.store(static_cast<int>(queue_.size()), std::memory_order_release);
+        }
         return i;
     }
 
@@ -107,13 +128,31 @@ private:
         t_worker_index = index;
         std::unique_lock<std::mutex> lk(mu_);
         for (;;) {
-            work_cv_.wait(lk, [&] { return !queue_.empty(); });
+            if (queue_.empty()) {
+                // Poll without the lock for a while: the next copy of a
+                // call usually follows within microseconds.
+                lk.unlock();
+                const auto until = Clock::now() + std::chrono::microseconds(kCopySpinUs);
+                while (queued_.load(std::memory_order_acquire) == 0 && Clock::now() < until)
+                    cpu_relax();
+                lk.lock();
+                if (queue_.empty()) {
+                    ++sleepers_;
+                    work_cv_.wait(lk, [&] { return !queue_.empty(); });
+                    --sleepers_;
+                }
+            }
             Job &job = *queue_.front();
             const int64_t i = claim(job);
+            const int64_t tasks = job.tasks;
+            const std::function<void(int64_t)> &fn = *job.fn;
             lk.unlock();
-            (*job.fn)(i);
+            fn(i);
+            // The job's owner may return as soon as the count is complete:
+            // nothing of the job is touched after it.
+            const bool last = job.done.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks;
             lk.lock();
-            if (++job.done == job.tasks)
+            if (last)
                 done_cv_.notify_all();
         }
     }
@@ -122,6 +161,8 @@ private:
     std::mutex mu_;
     std::condition_variable work_cv_, done_cv_;
     std::deque<Job *> queue_;
+    std::atomic<int> queued_{0};  // queue_.size(), for polling without the lock
+    int sleepers_ = 0;            // workers waiting on work_cv_ (under mu_)
 };
 
 // Copies elements [begin, end) of the block, counted down its columns.
@@ -158,7 +199,8 @@ void host_copy(float *dst, int64_t dld, const float *src, int64_t sld, int64_t r
         return;
     }
     CopyPool &pool = CopyPool::instance();
-    const int64_t tasks = std::min<int64_t>(pool.threads(), total / kTaskMinElems);
+    const int64_t tasks = std::max<int64_t>(
+        1, std::min<int64_t>(int64_t{kPartsPerThread} * pool.threads(), total / kTaskMinElems));
     if (parts != nullptr)
         parts->assign(static_cast<size_t>(tasks), CopyPart{});
     pool.run(tasks, [&](int64_t i) {

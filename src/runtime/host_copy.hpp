@@ -25,15 +25,21 @@ struct CopyPart {
 };
 
 // Copies a rows x cols column-major block from src (leading dimension sld)
-// to dst (leading dimension dld). Blocks of 1 MiB and more are split over
-// the threads of a pool shared by all callers, which the calling thread
-// joins, so concurrent callers never wait on each other's work to make
-// progress. Returns when the copy is complete. With `parts`, records one
-// CopyPart per part.
+// to dst (leading dimension dld). Blocks of 1 MiB and more are cut into
+// parts of at least 256 KiB, up to four per thread, which the threads of a
+// pool shared by all callers take one at a time, the calling thread too:
+// a thread that wakes late takes fewer parts instead of holding the copy
+// up, and concurrent callers never wait on each other's work to make
+// progress. Workers that run out of parts poll for the next copy for
+// kCopySpinUs before they sleep, so back-to-back copies of one call do not
+// pay a wake-up each. Returns when the copy is complete. With `parts`,
+// records one CopyPart per part.
 void host_copy(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols,
                std::vector<CopyPart> *parts = nullptr);
 
 // The threads host_copy uses, the calling thread included.
 int host_copy_threads();
+
+constexpr int kCopySpinUs = 100;
 
 }  // namespace tgemm
