@@ -317,6 +317,7 @@ bench-host-trace: $(BUILD)/bench/bench_gemm
 	TGEMM_HOST_TRACE=$(BENCH_OUT)/host_trace.csv $(BUILD)/bench/bench_gemm --host --reps 5 \
 	    --shape $(HOST_TRACE_SHAPE) --csv $(BENCH_OUT)/host_trace_bench.csv
 	python3 bench/host_trace.py $(BENCH_OUT)/host_trace.csv | tee $(BENCH_OUT)/host_trace_summary.txt
+	python3 bench/host_model.py --shape $(wordlist 1,3,$(HOST_TRACE_SHAPE)) | tee -a $(BENCH_OUT)/host_trace_summary.txt
 
 # The BLAS ABI against the CPU BLAS: one program linked only against
 # OpenBLAS, run plain and with libtgemm preloaded (GPU forced), side by side.

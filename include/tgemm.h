@@ -313,7 +313,7 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
  *
  * Calls with an operand in host memory keep, per device, up to two
  * pipelines (three CUDA streams with their events, and 128 MiB of pinned
- * staging buffers once a pageable operand needed them) and up to 512 MiB
+ * staging buffers once a pageable operand needed them) and up to 768 MiB
  * of device memory for tile buffers, so that the next call starts at once.
  * Threads calling at once each lease a whole pipeline for the duration of a
  * call (further callers wait for one), so they never share staging

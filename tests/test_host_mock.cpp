@@ -19,7 +19,9 @@
 // copies where a pitch is too large; allocation failures that make the plan
 // shrink; a kernel launch failing mid-call; work queued on the caller's
 // stream first; many threads at once; tgemm_release_resources() freeing
-// everything; no timing events made unless TGEMM_HOST_TRACE is set.
+// everything; plans with the small preferred sizes of tests, so that small
+// products run lead groups (tiles interleaved chunk by chunk) and many C
+// slots; no timing events made unless TGEMM_HOST_TRACE is set.
 //
 // Run with an argument, one scenario per process (settings are read once):
 //   trace      TGEMM_HOST_TRACE=FILE (a new file): calls of several kinds,
@@ -103,6 +105,7 @@ uint64_t pool_used = 0;
 int max_pitch = 1 << 30;
 int fail_launch_after = -1;                 // launches to let through before one fails; -1 = never
 int launches = 0;
+std::vector<const float *> launched_c;      // the C of each launch since the last reset (lead groups)
 
 Stream *stream_of(cudaStream_t s)
 {
@@ -422,6 +425,7 @@ tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &, cudaStream_t s
     if (mock::fail_launch_after > 0)
         --mock::fail_launch_after;
     ++mock::launches;
+    mock::launched_c.push_back(p.c);
     const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
     if (p.m < 1 || p.n < 1 || p.ldc < p.m ||
         (reads_ab && (p.lda < (p.trans_a ? p.k : p.m) || p.ldb < (p.trans_b ? p.n : p.k))))
@@ -624,6 +628,27 @@ cudaStream_t new_stream()
     return s;
 }
 
+// Whether the launches since the last reset took some tile's chunks apart
+// (a lead group): C of X, then of Y, then of X again.
+bool interleaved_launches()
+{
+    std::lock_guard<std::mutex> lk(mu);
+    std::set<const float *> closed;
+    const float *current = nullptr;
+    bool seen = false;
+    for (const float *c : mock::launched_c) {
+        if (c == current)
+            continue;
+        if (closed.count(c) != 0)
+            seen = true;
+        if (current != nullptr)
+            closed.insert(current);
+        current = c;
+    }
+    mock::launched_c.clear();
+    return seen;
+}
+
 // ---------------------------------------------------------------- tests
 
 void test_random_calls(void **)
@@ -642,6 +667,29 @@ void test_random_calls(void **)
         fail_msg("%d kernel launches broke launch_gemm's contract", mock::contract_violations);
     std::printf("    %d calls ran, %d refused for lack of memory\n", ran, refused);
     assert_true(ran > 400 && refused > 10);
+}
+
+// Preferred tiles and chunks of 32 to 96 instead of 2048: small products
+// take the schedules of large ones, lead groups included.
+void test_random_small_plans(void **)
+{
+    std::mt19937_64 rng(2027);
+    const cudaStream_t stream = new_stream();
+    int ran = 0, led = 0;
+    interleaved_launches();
+    for (int i = 0; i < 400; ++i) {
+        tgemm::set_host_plan_sizes(32 * (1 + static_cast<int64_t>(rng() % 3)),
+                                   32 * (1 + static_cast<int64_t>(rng() % 3)), 32);
+        // From 16 KiB to 4 MiB: from tiny tiles to all of A and B resident.
+        set_budget(static_cast<uint64_t>(std::exp(std::uniform_real_distribution<double>(std::log(16384.0), std::log(4194304.0))(rng))));
+        ran += random_call(rng, 200, i % 2 ? nullptr : stream);
+        led += interleaved_launches();
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    cudaStreamDestroy(stream);
+    set_budget(uint64_t{80} << 30);
+    std::printf("    %d calls ran, %d of them with a lead group\n", ran, led);
+    assert_true(ran > 300 && led > 50);
 }
 
 // A C tile of 100 x 41952 is more than one 16 MiB staging buffer holds.
@@ -859,10 +907,11 @@ double detail_value(const std::string &detail, const char *key)
     return std::atof(padded.c_str() + at + field.size());
 }
 
-// The problems the trace scenario runs, each once: pageable, pinned C with
-// beta != 0, C in more than one piece.
+// The problems the trace scenario runs, each once: pageable, pinned C,
+// beta != 0, a lead group, pieces of C fewer than staging buffers.
 struct TraceCase {
     Problem p;
+    int64_t tile = 0, depth = 0;  // preferred sizes, 0 = defaults
 };
 
 std::vector<TraceCase> trace_cases()
@@ -872,7 +921,9 @@ std::vector<TraceCase> trace_cases()
     c.p.m = 150;
     c.p.n = 90;
     c.p.k = 200;
-    v.push_back(c);
+    c.tile = 64;
+    c.depth = 64;
+    v.push_back(c);  // 3 x 2 tiles, 4 chunks: a lead group of four tiles
     c.p.beta = 0.5f;
     c.p.kc = MemKind::Pinned;
     v.push_back(c);
@@ -892,10 +943,12 @@ void test_trace_file(void **)
     std::mt19937_64 rng(11);
     const std::vector<TraceCase> cases = trace_cases();
     for (const TraceCase &tc : cases) {
+        tgemm::set_host_plan_sizes(tc.tile, tc.depth, tc.tile ? 32 : 0);
         Data d = make_data(tc.p, rng);
         assert_int_equal(run(tc.p, d, nullptr), TGEMM_SUCCESS);
         check(tc.p, d, "traced call");
     }
+    tgemm::set_host_plan_sizes(0, 0, 0);
     {
         std::lock_guard<std::mutex> lk(mu);
         assert_true(mock::timing_events > 0);
@@ -958,6 +1011,7 @@ void test_trace_file(void **)
         std::map<std::string, int> count;
         std::map<char, uint64_t> h2d, staged_in;
         uint64_t d2h = 0, staged_out = 0, parts = 0;
+        double last_stage_in = -1, first_stage_out = 1e300;
         std::set<int64_t> kernel_tasks;
         for (size_t i = 1; i < rows.size(); ++i) {
             const CsvRow &r = rows[i];
@@ -976,10 +1030,13 @@ void test_trace_file(void **)
                     fail_msg("call %zu: %s of %llu bytes, its parts %llu", c + 1, r.event.c_str(),
                              (unsigned long long)r.bytes, (unsigned long long)parts);
                 parts = 0;
-                if (r.event == "stage_in")
+                if (r.event == "stage_in") {
                     staged_in[r.operand] += r.bytes;
-                else
+                    last_stage_in = std::max(last_stage_in, r.start);
+                } else {
                     staged_out += r.bytes;
+                    first_stage_out = std::min(first_stage_out, r.start);
+                }
             } else if (r.event == "h2d") {
                 h2d[r.operand] += r.bytes;
             } else if (r.event == "d2h") {
@@ -1011,6 +1068,9 @@ void test_trace_file(void **)
         if (p.kc == MemKind::Pageable) {
             assert_int_equal(staged_out, c_bytes);
             assert_int_equal(staged_in['C'], p.beta != 0.0f ? c_bytes : 0);
+            // Fewer pieces of C than staging buffers: none is copied into C
+            // before the last piece of A, B has gone to staging.
+            assert_true(count["stage_out"] < 8 && first_stage_out >= last_stage_in);
         } else {
             assert_int_equal(count["stage_out"], 0);
         }
@@ -1054,11 +1114,11 @@ int main(int argc, char **argv)
         return 2;
     }
     const CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_calls),  cmocka_unit_test(test_pieces),
-        cmocka_unit_test(test_small_max_pitch), cmocka_unit_test(test_allocation_retry),
-        cmocka_unit_test(test_launch_failure), cmocka_unit_test(test_caller_stream),
-        cmocka_unit_test(test_threads),       cmocka_unit_test(test_no_trace_cost),
-        cmocka_unit_test(test_release),
+        cmocka_unit_test(test_random_calls),  cmocka_unit_test(test_random_small_plans),
+        cmocka_unit_test(test_pieces),        cmocka_unit_test(test_small_max_pitch),
+        cmocka_unit_test(test_allocation_retry), cmocka_unit_test(test_launch_failure),
+        cmocka_unit_test(test_caller_stream), cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_no_trace_cost), cmocka_unit_test(test_release),
     };
     return cmocka_run_group_tests_name("tgemm_host_mock", tests, nullptr, nullptr) ? 1 : 0;
 }

@@ -88,14 +88,19 @@ struct Replay {
     const bool elements;
     std::vector<int64_t> content;   // per arena element: 1 + index of the stored element it holds, 0 = nothing
     std::vector<int32_t> last_read; // per arena element: the last task whose kernel read it, -1 = none
-    int64_t wait_a[2] = {-1, -1}, wait_b[2] = {-1, -1}, wait_c[2] = {-1, -1};  // task of the last reuse wait
-    int64_t stored_c[2] = {-1, -1};  // task that last copied the slot's tile out
+    int64_t wait_a[2] = {-1, -1}, wait_b[2] = {-1, -1};  // task of the last reuse wait
+    std::vector<int64_t> wait_c;     // per C slot: task of the last reuse wait
+    std::vector<int64_t> stored_c;   // per C slot: task that last copied the slot's tile out, -1 = none
+    std::vector<int64_t> holder_c;   // per C slot: the tile being computed in it, -1 = none
     double moved = 0;                // bytes copied either way
 
     Replay(const PlanRequest &req, const HostPlan &plan)
         : r(req), p(plan), elements(replay_elements(plan)),
           content(elements ? static_cast<size_t>(plan.arena_elems) : 0, 0),
-          last_read(elements ? static_cast<size_t>(plan.arena_elems) : 0, -1)
+          last_read(elements ? static_cast<size_t>(plan.arena_elems) : 0, -1),
+          wait_c(static_cast<size_t>(std::max(plan.c.count, 1)), -1),
+          stored_c(static_cast<size_t>(std::max(plan.c.count, 1)), -1),
+          holder_c(static_cast<size_t>(std::max(plan.c.count, 1)), -1)
     {
     }
 
@@ -163,29 +168,45 @@ struct Replay {
     {
         const int64_t a_rows = r.trans_a ? r.k : r.m, b_rows = r.trans_b ? r.n : r.k;
         std::vector<unsigned char> covered(static_cast<size_t>(p.mb * p.nb), 0);
-        int64_t next_k = 0;
+        // Per tile: where its next K chunk must start. Tiles of the lead
+        // group interleave; every other tile runs its chunks back to back.
+        std::vector<int64_t> next_k(static_cast<size_t>(p.mb * p.nb), 0);
+        int64_t open_tile = -1;  // a tile after the lead group with chunks still to come
         for (int64_t t = 0; t < task_count(p); ++t) {
             const Task x = host_task(p, r, t);
             // The tile and its K chunks.
             if (x.rows < 1 || x.cols < 1 || x.i0 + x.rows > r.m || x.j0 + x.cols > r.n)
                 fail_msg("task %lld: tile (%lld, %lld) %lld x %lld outside C", (long long)t, (long long)x.i0,
                          (long long)x.j0, (long long)x.rows, (long long)x.cols);
-            if (x.first != (next_k == 0) || x.k0 != next_k)
-                fail_msg("task %lld: K chunk starts at %lld, expected %lld", (long long)t, (long long)x.k0,
-                         (long long)next_k);
-            next_k = x.k0 + x.depth;
-            if (r.k > 0 && x.depth < 1)
-                fail_msg("task %lld: empty K chunk", (long long)t);
-            if (x.last != (next_k == r.k) || next_k > r.k)
-                fail_msg("task %lld: K chunk ends at %lld of %lld, last = %d", (long long)t, (long long)next_k,
-                         (long long)r.k, x.last);
-            if (x.last)
-                next_k = 0;
             // Tiles sit on the grid of mt x nt and are cut only by the edge of C.
             if (x.i0 % p.mt != 0 || x.j0 % p.nt != 0 || x.rows != std::min(p.mt, r.m - x.i0) ||
                 x.cols != std::min(p.nt, r.n - x.j0))
                 fail_msg("task %lld: tile (%lld, %lld) %lld x %lld is off the grid", (long long)t, (long long)x.i0,
                          (long long)x.j0, (long long)x.rows, (long long)x.cols);
+            const int64_t tile = x.i0 / p.mt + x.j0 / p.nt * p.mb;
+            int64_t &nk = next_k[static_cast<size_t>(tile)];
+            if (x.first != (nk == 0) || x.k0 != nk)
+                fail_msg("task %lld: K chunk starts at %lld, expected %lld", (long long)t, (long long)x.k0,
+                         (long long)nk);
+            if (t >= p.lead * p.kb) {
+                if (open_tile >= 0 && open_tile != tile)
+                    fail_msg("task %lld: tile %lld starts before tile %lld has all its chunks", (long long)t,
+                             (long long)tile, (long long)open_tile);
+                open_tile = tile;
+            } else if (t % p.lead != 0 && x.k0 != host_task(p, r, t - 1).k0) {
+                fail_msg("task %lld: the lead group leaves a K chunk before all its tiles had it", (long long)t);
+            }
+            nk = x.k0 + x.depth;
+            if (r.k > 0 && x.depth < 1)
+                fail_msg("task %lld: empty K chunk", (long long)t);
+            if (x.last != (nk == r.k) || nk > r.k)
+                fail_msg("task %lld: K chunk ends at %lld of %lld, last = %d", (long long)t, (long long)nk,
+                         (long long)r.k, x.last);
+            if (x.last) {
+                nk = 0;
+                if (open_tile == tile)
+                    open_tile = -1;
+            }
             if (x.first)
                 ++covered[static_cast<size_t>(x.i0 / p.mt + x.j0 / p.nt * p.mb)];
             const Rect ra = r.trans_a ? Rect{x.k0, x.i0, x.depth, x.rows} : Rect{x.i0, x.k0, x.rows, x.depth};
@@ -203,21 +224,32 @@ struct Replay {
             }
             if (x.c.load != (x.first && r.c_in))
                 fail_msg("task %lld: C load = %d, first = %d, c_in = %d", (long long)t, x.c.load, x.first, r.c_in);
+            if (x.c.slot < 0 || x.c.slot >= p.c.count)
+                fail_msg("task %lld: C slot %d of %d", (long long)t, x.c.slot, p.c.count);
+            const size_t slot = static_cast<size_t>(x.c.slot);
             if (x.first) {
                 // The slot's previous tile must have been copied out before
                 // anything writes the slot, and the executor waits for that
                 // copy only when `reuse` says so.
-                if (stored_c[x.c.slot] >= 0 && !x.c.reuse)
+                if (holder_c[slot] >= 0)
+                    fail_msg("task %lld: C slot %d still holds tile %lld", (long long)t, x.c.slot,
+                             (long long)holder_c[slot]);
+                if (stored_c[slot] >= 0 && !x.c.reuse)
                     fail_msg("task %lld: C slot %d reused without a wait", (long long)t, x.c.slot);
                 if (x.c.reuse)
-                    wait_c[x.c.slot] = t;
+                    wait_c[slot] = t;
+                holder_c[slot] = tile;
                 if (x.c.load)
                     moved += 4.0 * static_cast<double>(x.rows * x.cols);
                 each(p.c, x.c, r.m, "C", t, [&](size_t e, int64_t id) { content[e] = id; });
             }
+            if (holder_c[slot] != tile)
+                fail_msg("task %lld: C slot %d holds tile %lld, not %lld", (long long)t, x.c.slot,
+                         (long long)holder_c[slot], (long long)tile);
             read(p.c, x.c, r.m, "C", t);
             if (x.last) {
-                stored_c[x.c.slot] = t;
+                stored_c[slot] = t;
+                holder_c[slot] = -1;
                 moved += 4.0 * static_cast<double>(x.rows * x.cols);
             }
         }
@@ -242,7 +274,11 @@ void check_layout(const HostPlan &p)
             assert_int_equal(s->count, 0);
             continue;
         }
-        assert_true(s->count >= 1 && s->count <= 2);
+        // Two slots (double buffering), one whole copy, or for C with a
+        // lead group one per lead tile and two more.
+        assert_true(s->count >= 1 && s->count <= (s == &p.c ? std::max<int64_t>(2, p.lead + 2) : 2));
+        if (s->cache == Cache::Whole)
+            assert_int_equal(s->count, 1);
         assert_true(s->offset >= end);
         assert_int_equal(s->offset % kSlotAlign, 0);
         assert_int_equal(s->stride % kSlotAlign, 0);
@@ -265,33 +301,94 @@ void replay(const PlanRequest &r, const HostPlan &p)
 
 void test_plan_8192_cube(void **)
 {
-    const PlanRequest r = request(8192, 8192, 8192);
-    const HostPlan p = must_plan(r);
+    PlanRequest r = request(8192, 8192, 8192);
+    HostPlan p = must_plan(r);
     assert_int_equal(p.mt, 2048);
     assert_int_equal(p.nt, 2048);
     assert_int_equal(p.kt, 2048);
     assert_int_equal(task_count(p), 64);
     assert_true(p.rows_outer);
-    assert_true(p.a.cache == Cache::Panel);
-    assert_int_equal(p.a.count, 2);
-    assert_true(p.b.cache == Cache::Whole);
+    // All of A and B stay; the first two rows of tiles (8) run K-outer,
+    // each in its own C slot, two more slots for the rest: 672 MiB.
+    assert_true(p.a.cache == Cache::Whole && p.b.cache == Cache::Whole);
+    assert_int_equal(p.lead, 8);
     assert_true(p.c.cache == Cache::Tile);
-    assert_int_equal(p.c.count, 2);
-    // Two A panels of 2048 x 8192, all of B, two C tiles: 416 MiB.
-    assert_int_equal(arena_bytes(p), 416 * kMiB);
+    assert_int_equal(p.c.count, 10);
+    assert_int_equal(arena_bytes(p), 672 * kMiB);
     // A, B and C each cross once.
+    assert_true(p.link_bytes == 3.0 * 256 * kMiB);
+    replay(r, p);
+
+    // The order: chunk 0 of tiles (0,0) .. (1,3), chunk 1 of them, ...; A
+    // chunks load at column 0, B chunks in row 0; then tile (2,0) chunk by
+    // chunk, loading its A panel, and so on without loads of B.
+    int loads_a = 0, loads_b = 0;
+    for (int64_t t = 0; t < 32; ++t) {
+        const Task x = host_task(p, r, t);
+        assert_int_equal(x.k0, (t / 8) * 2048);
+        assert_int_equal(x.i0, (t % 8) / 4 * 2048);
+        assert_int_equal(x.j0, t % 4 * 2048);
+        assert_int_equal(x.last, t >= 24);
+        assert_int_equal(x.a.load, x.j0 == 0);
+        assert_int_equal(x.b.load, x.i0 == 0);
+        loads_a += x.a.load;
+        loads_b += x.b.load;
+    }
+    assert_int_equal(loads_a, 8);
+    assert_int_equal(loads_b, 16);
+    for (int64_t t = 32; t < 64; ++t) {
+        const Task x = host_task(p, r, t);
+        assert_int_equal(x.i0, (2 + (t - 32) / 16) * 2048);
+        assert_int_equal(x.j0, (t - 32) / 4 % 4 * 2048);
+        assert_int_equal(x.k0, t % 4 * 2048);
+        assert_int_equal(x.a.load, x.j0 == 0);
+        assert_false(x.b.load);
+        // Slots 8 and 9 first, then the lead group's, freed in order.
+        const int64_t tile = 8 + (t - 32) / 4;
+        assert_int_equal(x.c.slot, tile % 10);
+        assert_int_equal(x.c.reuse, x.first && tile >= 10);
+    }
+
+    // Below 672 MiB: A panels instead of all of A, tile by tile (416 MiB).
+    r.budget = 671 * kMiB;
+    p = must_plan(r);
+    assert_int_equal(p.lead, 0);
+    assert_true(p.a.cache == Cache::Panel && p.b.cache == Cache::Whole);
+    assert_int_equal(p.a.count, 2);
+    assert_int_equal(p.c.count, 2);
+    assert_int_equal(arena_bytes(p), 416 * kMiB);
     assert_true(p.link_bytes == 3.0 * 256 * kMiB);
     replay(r, p);
 }
 
 void test_plan_benchmark_shapes(void **)
 {
-    // 4096^3: the same scheme, 2 x 2 tiles, two K chunks.
+    // 4096^3: 2 x 2 tiles, two K chunks: too few for a lead group; A
+    // panels and all of B.
     PlanRequest r = request(4096, 4096, 4096);
     HostPlan p = must_plan(r);
     assert_true(p.a.cache == Cache::Panel && p.b.cache == Cache::Whole);
+    assert_int_equal(p.lead, 0);
     assert_int_equal(task_count(p), 8);
     assert_int_equal(arena_bytes(p), 160 * kMiB);
+    replay(r, p);
+
+    // 4096 x 4096 x 16384: eight K chunks; all four tiles in the lead group.
+    r = request(4096, 4096, 16384);
+    p = must_plan(r);
+    assert_true(p.a.cache == Cache::Whole && p.b.cache == Cache::Whole);
+    assert_int_equal(p.lead, 4);
+    assert_int_equal(p.c.count, 4);
+    assert_int_equal(arena_bytes(p), (256 + 256 + 64) * kMiB);
+    replay(r, p);
+
+    // Only C on the host: tile by tile, two slots (a lead group would only
+    // bunch the copies of C together).
+    r = request(8192, 8192, 8192, false);
+    r.c_host = true;
+    p = must_plan(r);
+    assert_int_equal(p.lead, 0);
+    assert_int_equal(p.c.count, 2);
     replay(r, p);
 
     // 16384 x 16384 x 1024: one K chunk; the 1 GiB C streams out tile by tile.
@@ -408,12 +505,21 @@ void test_plan_too_small(void **)
 }
 
 // Random shapes, operands, transposes and budgets, each schedule replayed.
-void test_plan_random_schedules(void **)
+// With `small_sizes`, the preferred tiles and chunks are 32 to 96 instead of
+// 2048, so that the schedules of large products (several tiles and chunks,
+// lead groups) are replayed element by element; returns the plans with a
+// lead group.
+int random_schedules(bool small_sizes, uint64_t seed)
 {
-    std::mt19937_64 rng(20261122);
-    int planned = 0;
+    std::mt19937_64 rng(seed);
+    int planned = 0, led = 0;
     for (int i = 0; i < 3000; ++i) {
         PlanRequest r;
+        if (small_sizes) {
+            r.tile_side = 32 * (1 + static_cast<int64_t>(rng() % 3));
+            r.chunk_depth = 32 * (1 + static_cast<int64_t>(rng() % 3));
+            r.chunk_floor = 32;
+        }
         r.m = 1 + static_cast<int64_t>(rng() % 150);
         r.n = 1 + static_cast<int64_t>(rng() % 150);
         r.k = rng() % 10 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % 150);
@@ -445,9 +551,19 @@ void test_plan_random_schedules(void **)
             continue;
         }
         ++planned;
+        led += p.lead > 0;
         replay(r, p);
     }
     assert_true(planned > 1000);
+    return led;
+}
+
+void test_plan_random_schedules(void **)
+{
+    random_schedules(false, 20261122);
+    const int led = random_schedules(true, 20261123);
+    std::printf("    %d of the plans with small preferred sizes have a lead group\n", led);
+    assert_true(led > 50);
 }
 
 // ---------------------------------------------------------------- host copy

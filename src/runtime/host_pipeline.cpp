@@ -27,8 +27,21 @@ namespace {
 // carries one transfer; eight let the host pack and unpack up to eight
 // pieces ahead of the link (2.4 ms of transfers at 55 GB/s), which hides
 // the waits for each piece's copy to finish. 128 MiB per pipeline.
+//
+// A piece of C that has arrived in a buffer is copied into C only when the
+// buffer is needed again (buffers that hold none are taken first) or at the
+// end of the call: the host threads are the scarce resource of a pageable
+// call, and the GPU waits for pieces of A and B, never for pieces of C, so
+// those go first. Two buffers stay free for pieces of A and B (one is
+// filled while the other's copy to the device runs). At the end the pieces
+// of C are copied in the order they arrive, while the last kernels still
+// run. Against taking buffers in turn, copying each piece of C when its
+// buffer comes round again and the last ones after the GPU is done, this
+// takes pageable 8192^3 from 37.0 to 32.8 ms in bench/host_model.py (from
+// 16384 x 16384 x 1024, all C, only from 51.4 to 50.5).
 constexpr size_t kStagingBytes = size_t{16} << 20;
 constexpr int kStagingBuffers = 8;
+constexpr int kInputBuffers = 2;
 constexpr int64_t kStagingElems = static_cast<int64_t>(kStagingBytes / sizeof(float));
 
 // Pipelines per device. One call already keeps the link and the GPU busy;
@@ -42,13 +55,14 @@ constexpr int kPipelinesPerDevice = 2;
 // users of the GPU.
 constexpr uint64_t kDeviceReserve = uint64_t{256} << 20;
 
-// Tile-pool memory kept between calls: the 416 MiB of an 8192^3 plan stay
+// Tile-pool memory kept between calls: the 672 MiB of an 8192^3 plan stay
 // allocated for the next call; bigger plans give the rest back at the end.
-constexpr uint64_t kTileKeepBytes = uint64_t{512} << 20;
+constexpr uint64_t kTileKeepBytes = uint64_t{768} << 20;
 
 struct Staging {
     float *ptr = nullptr;
     cudaEvent_t done = nullptr;  // recorded after each copy from or to the buffer
+    uint64_t used = 0;           // when it was last taken (Pipeline::uses), 0 = never
     // A piece of C waiting here for the host copy to its place in C.
     float *out = nullptr;
     int64_t out_ld = 0, rows = 0, cols = 0;
@@ -59,9 +73,10 @@ struct Pipeline {
     cudaStream_t in = nullptr, comp = nullptr, out = nullptr;
     cudaEvent_t start = nullptr, ready = nullptr, loaded = nullptr, computed = nullptr;
     cudaEvent_t in_done = nullptr, out_done = nullptr, end = nullptr;
-    cudaEvent_t free_a[2] = {}, free_b[2] = {}, free_c[2] = {};  // a slot's last reader (A, B) or copy out (C)
+    cudaEvent_t free_a[2] = {}, free_b[2] = {};  // a slot's last reader
+    std::vector<cudaEvent_t> free_c;             // a C slot's copy out, as many as a plan has slots
     Staging staging[kStagingBuffers];
-    int next_staging = 0;
+    uint64_t uses = 0;      // staging buffers taken so far
     int64_t max_pitch = 0;  // bytes; cudaMemcpy2D takes no larger pitch
     // TGEMM_HOST_TRACE only: events with timing, made as a call needs them.
     std::vector<cudaEvent_t> timing;
@@ -73,8 +88,9 @@ struct Pipeline {
         for (int i = 0; i < 2; ++i) {
             v.push_back(&free_a[i]);
             v.push_back(&free_b[i]);
-            v.push_back(&free_c[i]);
         }
+        for (cudaEvent_t &e : free_c)
+            v.push_back(&e);
         for (Staging &b : staging)
             v.push_back(&b.done);
         for (cudaEvent_t &e : timing)
@@ -95,6 +111,9 @@ cudaError_t grow_events(std::vector<cudaEvent_t> &events, size_t count, unsigned
     }
     return cudaSuccess;
 }
+
+// Preferred plan sizes (set_host_plan_sizes, tests only); 0 = the defaults.
+std::atomic<int64_t> g_tile_side{0}, g_chunk_depth{0}, g_chunk_floor{0};
 
 // TGEMM_HOST_TRACE's file, opened by the first call that needs it; -1 with
 // the reason when it cannot be opened.
@@ -154,6 +173,7 @@ tgemm_status create_pipeline(int dev, Pipeline **out)
     for (cudaStream_t *s : {&pl->in, &pl->comp, &pl->out})
         if (e == cudaSuccess)
             e = cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
+    pl->free_c.assign(2, nullptr);
     for (cudaEvent_t *ev : pl->events())
         if (e == cudaSuccess)
             e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
@@ -283,6 +303,12 @@ public:
         req_.b_host = is_host(kb);
         req_.c_host = is_host(kc);
         req_.c_in = req_.c_host && p.beta != 0.0f;
+        if (const int64_t v = g_tile_side.load())
+            req_.tile_side = v;
+        if (const int64_t v = g_chunk_depth.load())
+            req_.chunk_depth = v;
+        if (const int64_t v = g_chunk_floor.load())
+            req_.chunk_floor = v;
         pageable_ = kc == MemKind::Pageable || (reads_ab_ && (ka == MemKind::Pageable || kb == MemKind::Pageable));
         tracing_ = !settings().host_trace.empty();
     }
@@ -381,9 +407,9 @@ private:
         return TGEMM_SUCCESS;
     }
 
-    // Plans within the budget and allocates the arena; when the allocation
-    // fails anyway (other allocations since the budget was read), plans
-    // again within half the failed size.
+    // Plans within the budget and allocates the arena and the C slots'
+    // events; when the allocation fails anyway (other allocations since the
+    // budget was read), plans again within half the failed size.
     tgemm_status plan_and_allocate()
     {
         bool by_setting = false;
@@ -410,6 +436,9 @@ private:
             (void)cudaGetLastError();
             req_.budget = arena_bytes(plan_) / 2;
         }
+        if ((st = check(grow_events(pl_.free_c, static_cast<size_t>(plan_.c.count), cudaEventDisableTiming),
+                        "cudaEventCreateWithFlags")) != TGEMM_SUCCESS)
+            return st;
         if (settings().verbose >= 2)
             log_plan();
         return TGEMM_SUCCESS;
@@ -419,7 +448,7 @@ private:
     {
         std::snprintf(buf, cap,
                       "m=%lld n=%lld k=%lld A=%s B=%s C=%s tile=%lldx%lldx%lld blocks=%lldx%lldx%lld order=%s "
-                      "cache_a=%s cache_b=%s device_bytes=%llu budget=%llu link_mib=%.1f c_slots=%d "
+                      "cache_a=%s cache_b=%s device_bytes=%llu budget=%llu link_mib=%.1f lead=%lld c_slots=%d "
                       "link_bytes=%.0f",
                       static_cast<long long>(p_.m), static_cast<long long>(p_.n), static_cast<long long>(p_.k),
                       kind_name(ka_), kind_name(kb_), kind_name(kc_), static_cast<long long>(plan_.mt),
@@ -429,7 +458,7 @@ private:
                       cache_name(plan_.a.cache), cache_name(plan_.b.cache),
                       static_cast<unsigned long long>(arena_bytes(plan_)),
                       static_cast<unsigned long long>(req_.budget), plan_.link_bytes / 1048576.0,
-                      plan_.c.count, plan_.link_bytes);
+                      static_cast<long long>(plan_.lead), plan_.c.count, plan_.link_bytes);
     }
 
     void log_plan() const
@@ -645,17 +674,43 @@ private:
         return st;
     }
 
-    // The next staging buffer, once the copy that last used it is done and
-    // any piece of C waiting in it has reached C.
-    tgemm_status acquire(Staging **buf)
+    // A staging buffer for the next piece (`for_out`: of C, from the
+    // device), once the copy that last used it is done: the least recently
+    // used of those that hold no piece of C, else the one whose piece of C
+    // came first, after that piece is copied into C. A piece of C takes a
+    // free buffer only while kInputBuffers others stay free, so that pieces
+    // of A and B always have two to alternate between.
+    tgemm_status acquire(Staging **buf, bool for_out)
     {
-        Staging &b = pl_.staging[pl_.next_staging];
-        pl_.next_staging = (pl_.next_staging + 1) % kStagingBuffers;
-        const tgemm_status st = b.out != nullptr ? drain(b)
-                                                 : host_wait(b.done, TraceEvent::WaitBuffer, nullptr,
-                                                             "cudaEventSynchronize (staging)");
-        *buf = &b;
+        Staging *pick = nullptr;
+        int free_count = 0;
+        for (Staging &b : pl_.staging)
+            if (b.out == nullptr) {
+                ++free_count;
+                if (pick == nullptr || b.used < pick->used)
+                    pick = &b;
+            }
+        if (for_out && free_count <= kInputBuffers)
+            pick = nullptr;
+        tgemm_status st;
+        if (pick != nullptr) {
+            st = host_wait(pick->done, TraceEvent::WaitBuffer, nullptr, "cudaEventSynchronize (staging)");
+        } else {
+            pick = oldest_out();
+            st = drain(*pick);
+        }
+        pick->used = ++pl_.uses;
+        *buf = pick;
         return st;
+    }
+
+    Staging *oldest_out()
+    {
+        Staging *pick = nullptr;
+        for (Staging &b : pl_.staging)
+            if (b.out != nullptr && (pick == nullptr || b.used < pick->used))
+                pick = &b;
+        return pick;
     }
 
     // Copies the piece of C in b to its place in C, once it has arrived.
@@ -706,7 +761,7 @@ private:
             return copy_async(dst, dld, from, ld, r.rows, r.cols, cudaMemcpyHostToDevice, pl_.in, operand);
         return for_each_piece(r.rows, r.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
             Staging *b = nullptr;
-            tgemm_status st = acquire(&b);
+            tgemm_status st = acquire(&b, false);
             if (st != TGEMM_SUCCESS)
                 return st;
             stage(b->ptr, pr, from + r0 + c0 * ld, ld, pr, pc, TraceEvent::StageIn, operand);
@@ -718,8 +773,8 @@ private:
     }
 
     // Copies a finished tile of C from the device (src, dld) to host C. A
-    // pageable C receives it later, when its staging buffer is reused or
-    // the call ends.
+    // pageable C receives it later, when its staging buffer is needed again
+    // or at the end of the call.
     tgemm_status store(const Rect &r, const float *src, int64_t dld)
     {
         float *to = p_.c + r.row + r.col * p_.ldc;
@@ -727,7 +782,7 @@ private:
             return copy_async(to, p_.ldc, src, dld, r.rows, r.cols, cudaMemcpyDeviceToHost, pl_.out, 'C');
         return for_each_piece(r.rows, r.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
             Staging *b = nullptr;
-            tgemm_status st = acquire(&b);
+            tgemm_status st = acquire(&b, true);
             if (st != TGEMM_SUCCESS)
                 return st;
             if ((st = copy_async(b->ptr, pr, src + r0 + c0 * dld, dld, pr, pc, cudaMemcpyDeviceToHost, pl_.out,
@@ -823,9 +878,9 @@ private:
     }
 
     // Joins the copy streams into the compute stream, frees the arena there,
-    // makes the caller's stream wait, and waits for all of it; then moves the
-    // last pieces of a pageable C into place. Runs after errors too, so the
-    // pipeline goes back idle.
+    // makes the caller's stream wait; moves the pieces of a pageable C still
+    // in staging buffers into place as they arrive, and waits for the end.
+    // Runs after errors too, so the pipeline goes back idle.
     tgemm_status finish(cudaStream_t caller, tgemm_status st)
     {
         task_ = -1;
@@ -842,6 +897,13 @@ private:
             e = cudaEventRecord(pl_.end, pl_.comp);
         if (e == cudaSuccess)
             e = cudaStreamWaitEvent(caller, pl_.end, 0);
+        // The pieces of C left in staging, oldest first: each arrived with
+        // the copies before it, while later kernels may still run.
+        for (Staging *b = oldest_out(); b != nullptr; b = oldest_out()) {
+            if (e == cudaSuccess && st == TGEMM_SUCCESS)
+                st = drain(*b);
+            b->out = nullptr;
+        }
         if (e == cudaSuccess) {
             if (!tracing_) {
                 e = cudaEventSynchronize(pl_.end);
@@ -856,14 +918,6 @@ private:
                 (void)cudaStreamSynchronize(s);
             if (st == TGEMM_SUCCESS)
                 st = fail_cuda(e, "finishing a call on host operands");
-        }
-        for (int i = 0; i < kStagingBuffers; ++i) {
-            Staging &b = pl_.staging[(pl_.next_staging + i) % kStagingBuffers];
-            if (b.out == nullptr)
-                continue;
-            if (st == TGEMM_SUCCESS)
-                st = drain(b);
-            b.out = nullptr;
         }
         return st;
     }
@@ -908,6 +962,13 @@ tgemm_status run_host_operands(const GemmParams &p, MemKind ka, MemKind kb, MemK
         return st;
     HostRun run(p, ka, kb, kc, dev, lease.pipeline(), lease.pool());
     return run.run(s);
+}
+
+void set_host_plan_sizes(int64_t tile_side, int64_t chunk_depth, int64_t chunk_floor)
+{
+    g_tile_side.store(tile_side);
+    g_chunk_depth.store(chunk_depth);
+    g_chunk_floor.store(chunk_floor);
 }
 
 tgemm_status release_host_resources()

@@ -14,6 +14,8 @@
 // run; the operating system reclaims the memory with the process.
 #pragma once
 
+#include <cstdint>
+
 #include <cuda_runtime_api.h>
 
 #include "kernels/gemm_params.hpp"
@@ -31,5 +33,10 @@ tgemm_status run_host_operands(const GemmParams &p, MemKind ka, MemKind kb, MemK
 // tgemm_release_resources(): frees the pipelines no call has leased and
 // returns the tile pools' cached memory to the driver.
 tgemm_status release_host_resources();
+
+// Tests only: the preferred tile side, chunk depth and chunk floor of later
+// calls' plans (PlanRequest in host_plan.hpp), so that small products take
+// the schedules of large ones; zeros restore the defaults.
+void set_host_plan_sizes(int64_t tile_side, int64_t chunk_depth, int64_t chunk_floor);
 
 }  // namespace tgemm

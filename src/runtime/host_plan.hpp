@@ -24,7 +24,24 @@
 //          buffering). The operand crosses once per tile that reads it.
 // Host C has two tile slots: one is computed while the other drains.
 // Device and managed operands (and A, B when they are not read) are used in
-// place. Every device buffer is a column-major copy of a part of the operand
+// place.
+//
+// The lead group. Where A and B both stay whole on the device (memory
+// permitting), the first `lead` tiles of the loop order (two rows of it) run
+// K-outer: every lead tile's first chunk, then every lead tile's second, and
+// so on; the tiles after them run tile by tile as above. Why: host threads
+// stage pageable operands at only ~34 GB/s on the H100 machine (fitted to
+// the measured times by bench/host_model.py), and tile by tile the first
+// row of tiles needs all of B and a panel of A, 5/8 of the input, for 1/4
+// of the multiply: at 8192^3 each of its 16 kernels waits for one or two
+// new 16 MiB chunks (0.5 ms each to stage, 0.4 ms to multiply). In the lead
+// group each K step needs the chunks of two rows of A and of all of B, 6
+// for 8 kernels, so the GPU soon has work queued while the host stages
+// (and the host has copies of C to do while the tiles after the lead group
+// need little input). In the model, pageable 8192^3 goes from 32.8 to
+// 29.9 ms (pinned 28.5 to 27.9); two rows was the best lead of 0 to all
+// rows on every square and rectangular shape tried there. Each lead tile
+// has its own C slot; two more serve the tiles after them. Every device buffer is a column-major copy of a part of the operand
 // as stored (transposed operands stay transposed), with a leading dimension
 // rounded up to kLdAlign.
 #pragma once
@@ -65,6 +82,9 @@ struct PlanRequest {
     bool a_host = false, b_host = false, c_host = false;  // operands that cross the link
     bool c_in = false;                                    // host C is read (beta != 0)
     uint64_t budget = 0;                                  // bytes the device buffers may take
+    // The preferred sizes above; tests make them small, so that small
+    // products take the schedules of large ones. Multiples of kTileQuantum.
+    int64_t tile_side = kTileSide, chunk_depth = kChunkDepth, chunk_floor = kChunkFloor;
 };
 
 // One operand's device buffers: `count` slots of ld x cols, `stride` floats
@@ -81,14 +101,16 @@ struct HostPlan {
     int64_t mt = 0, nt = 0, kt = 0;  // tile sides and chunk depth (kt = 0 when k = 0)
     int64_t mb = 0, nb = 0, kb = 0;  // row blocks, column blocks, K chunks (kb >= 1)
     bool rows_outer = true;
+    int64_t lead = 0;                // tiles of the lead group, run K-outer first; 0 = none
     Slots a, b, c;
     int64_t arena_elems = 0;         // floats of device memory all slots take
     double link_bytes = 0;           // bytes the plan moves over the link
 };
 
 // Picks the plan: the preferred sizes if some plan at those sizes fits the
-// budget (the one that moves the fewest bytes, then the one that takes the
-// least memory), else smaller ones, K chunks first. Returns false when even
+// budget (the one that moves the fewest bytes, then one with a lead group,
+// then the one that takes the least memory), else smaller ones, K chunks
+// first. Returns false when even
 // 32 x 32 x 32 pieces do not fit; *need_bytes then holds what they take.
 bool plan_host(const PlanRequest &r, HostPlan *plan, uint64_t *need_bytes);
 
@@ -111,7 +133,8 @@ struct OperandStep {
 };
 
 // Task t of the schedule (0 <= t < task_count): one kernel on a K chunk of
-// one C tile. c.rect leaves the device after the kernel when `last` and C
+// one C tile. Tasks run in order t = 0, 1, ...: the lead group's tiles chunk
+// by chunk, then each later tile's chunks in turn. c.rect leaves the device after the kernel when `last` and C
 // is a host operand. Steps of in-place operands only carry the rect.
 struct Task {
     int64_t i0 = 0, j0 = 0, k0 = 0;          // C tile origin, K chunk start
