@@ -223,6 +223,11 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {16, 3000, 1100}, {17, 3000, 1100}, {3000, 16, 1100}, {3000, 17, 1100}, {1, 4099, 2050},
         {4099, 1, 2050},  {5, 7, 9000},     {1, 1, 5000},     {64, 64, 5001},   {130, 70, 9999},
         {260, 250, 4097}, {33, 700, 3000},
+        /* skinny_dots plans: several row groups per block with a partial
+         * last block, each Y staging path (along K, along j, scalar for
+         * s % 4 != 0), and K longer than one staged piece. */
+        {16, 4099, 4100}, {4099, 16, 4100}, {8, 5000, 3000}, {12, 2600, 4000},
+        {2600, 13, 1500}, {1, 9000, 300},  {16, 17, 100000}, {3, 1, 2000000},
     };
     for (size_t i = 0; i < sizeof kSwitch / sizeof kSwitch[0]; ++i) {
         for (int pair = 0; pair < 4; ++pair) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 
@@ -26,24 +27,30 @@ using namespace kernels;
 // TGEMM_KERNEL=<family> sends every problem to that tiled family instead.
 
 constexpr int64_t kSkinnyMax = 16;
+static_assert(sizeof(DeviceInfo::skinny_cluster_blocks) / sizeof(int) == kSkinnyMaxCluster + 1,
+              "one count per cluster size");
 
 struct TiledEntry {
     const KernelFamily *family;
-    double efficiency;  // fraction of FP32 peak per SM with the SM full, measured on the H100
+    // Fraction of FP32 peak per SM with the SM full, measured on the H100,
+    // for each transpose pair: [NN, NT, TN, TT].
+    double efficiency[4];
     int blocks_per_sm;  // resident blocks per SM (registers, shared memory)
 };
 
-// Efficiencies: 4096^3 median over the four transpose pairs, each family
-// forced (tests/gpu-session.sh sweep), H100, 2026-11-22.
+// Efficiencies: 4096^3 TFLOP/s / 66.9 for each transpose pair, each family
+// forced (tests/gpu-session.sh sweep; the table in docs/performance.md),
+// H100, 2026-11-22.
 const TiledEntry kTiled[] = {
-    {&tiled_256x128x8, 0.60, 1},
-    {&tiled_128x256x8, 0.63, 1},
-    {&tiled_128x128x8, 0.64, 2},
-    {&tiled_128x128x16, 0.60, 1},
-    {&tiled_128x64x8, 0.55, 4},
-    {&tiled_64x128x8, 0.55, 4},
-    {&tiled_64x64x8, 0.48, 4},
-    {&tiled_32x32x8, 0.43, 16},
+    {&tiled_256x128x16, {0.683, 0.696, 0.649, 0.680}, 1},
+    {&tiled_256x128x8, {0.662, 0.674, 0.640, 0.647}, 1},
+    {&tiled_128x256x8, {0.617, 0.643, 0.617, 0.623}, 1},
+    {&tiled_128x128x8, {0.649, 0.662, 0.589, 0.647}, 2},
+    {&tiled_128x128x16, {0.601, 0.623, 0.584, 0.595}, 1},
+    {&tiled_128x64x8, {0.584, 0.622, 0.550, 0.556}, 4},
+    {&tiled_64x128x8, {0.565, 0.617, 0.549, 0.596}, 4},
+    {&tiled_64x64x8, {0.483, 0.546, 0.438, 0.469}, 4},
+    {&tiled_32x32x8, {0.430, 0.489, 0.372, 0.429}, 16},
 };
 
 const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
@@ -61,6 +68,7 @@ struct Plan {
     SkinnyParams skinny = {};
     int splits = 1;
     int64_t k_chunk = 0;
+    bool cluster = false;  // split-K finished inside the kernel (SplitK::cluster)
 };
 
 int64_t ceil_div(int64_t a, int64_t b)
@@ -100,7 +108,8 @@ double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &de
     const int64_t slots = static_cast<int64_t>(dev.sm_count) * e.blocks_per_sm;
     const double waves = static_cast<double>(ceil_div(blocks, slots));
     const int64_t resident = std::min<int64_t>(e.blocks_per_sm, ceil_div(blocks, dev.sm_count));
-    const double rate = std::min(e.efficiency * kSmFlops / static_cast<double>(resident),
+    const double efficiency = e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)];
+    const double rate = std::min(efficiency * kSmFlops / static_cast<double>(resident),
                                  f.threads / 32 * kWarpFlops);
     const double step_seconds = std::max(kStepSeconds, 2.0 * f.bm * f.bn * f.bk / rate);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
@@ -184,10 +193,14 @@ Plan plan_skinny(const GemmParams &p, const DeviceInfo &dev)
     const SkinnyParams &s = plan.skinny;
     const int64_t stride = s.x_r == 1 ? s.x_k : s.x_r;
     plan.skinny.vec = (reinterpret_cast<uintptr_t>(s.x) & 15u) == 0 && stride % 4 == 0;
-    const SplitK sk = skinny_split(plan.skinny, dev.sm_count);
-    if (sk.splits > 1 && split_fits(p, sk.splits)) {
+    const bool y16 = (reinterpret_cast<uintptr_t>(s.y) & 15u) == 0;
+    plan.skinny.y_vec = y16 && (s.y_k == 1 ? (s.s == 1 || s.y_j % 4 == 0)
+                                           : (s.y_j == 1 && s.s % 4 == 0 && s.y_k % 4 == 0));
+    const SplitK sk = skinny_split(&plan.skinny, dev.sm_count, dev.skinny_cluster_blocks);
+    if (sk.splits > 1 && (sk.cluster || split_fits(p, sk.splits))) {
         plan.splits = sk.splits;
         plan.k_chunk = sk.k_chunk;
+        plan.cluster = sk.cluster;
     }
     return plan;
 }
@@ -205,12 +218,31 @@ bool aligned16(const void *ptr)
     return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0;
 }
 
+// TGEMM_VERBOSE=2: which kernel runs the call, on standard error.
+void log_plan(const GemmParams &p, const Plan &plan)
+{
+    const char ta = p.trans_a ? 'T' : 'N', tb = p.trans_b ? 'T' : 'N';
+    const char *form = plan.splits == 1 ? "none" : plan.cluster ? "cluster" : "workspace";
+    if (plan.family != nullptr)
+        std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld %c%c tiled %s split-k=%d (%s) k-chunk=%lld\n",
+                     static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k), ta, tb,
+                     plan.family->name, plan.splits, form, static_cast<long long>(plan.k_chunk));
+    else
+        std::fprintf(stderr,
+                     "tgemm: device plan m=%lld n=%lld k=%lld %c%c streaming %s s=%d groups=%d split-k=%d (%s) "
+                     "k-chunk=%lld\n",
+                     static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k), ta, tb,
+                     plan.skinny.x_r == 1 ? "rows" : "dots", plan.skinny.s, plan.skinny.groups, plan.splits, form,
+                     static_cast<long long>(plan.k_chunk));
+}
+
 tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cudaStream_t s)
 {
     SplitK sk;
     sk.splits = plan.splits;
     sk.k_chunk = plan.k_chunk;
     sk.work = work;
+    sk.cluster = plan.cluster;
     cudaError_t e;
     if (plan.family != nullptr) {
         const bool out_aligned = plan.splits > 1 ? p.m % 4 == 0 : aligned16(p.c) && p.ldc % 4 == 0;
@@ -222,21 +254,21 @@ tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cud
     }
     if (e != cudaSuccess)
         return fail_cuda(e, "sgemm kernel launch");
-    if (plan.splits > 1 && (e = launch_splitk_reduce(p, sk, s)) != cudaSuccess)
+    if (plan.splits > 1 && !plan.cluster && (e = launch_splitk_reduce(p, sk, s)) != cudaSuccess)
         return fail_cuda(e, "split-K reduction launch");
     return TGEMM_SUCCESS;
 }
 
 }  // namespace
 
-tgemm_status prepare_kernels(const DeviceInfo &)
+tgemm_status prepare_kernels(DeviceInfo *dev)
 {
     for (const TiledEntry &e : kTiled) {
         const cudaError_t err = e.family->prepare();
         if (err != cudaSuccess)
             return fail_cuda(err, e.family->name);
     }
-    const cudaError_t err = prepare_skinny();
+    const cudaError_t err = prepare_skinny(dev->cc_major, dev->skinny_cluster_blocks);
     return err == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(err, "skinny kernels");
 }
 
@@ -264,8 +296,12 @@ tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_
     if (plan.family == nullptr && ceil_div(plan.skinny.r, skinny_rows_per_block(plan.skinny)) > dev.max_grid_x)
         return fail(TGEMM_ERROR_UNSUPPORTED, "%lld rows exceed the grid limit", static_cast<long long>(plan.skinny.r));
 
+    if (settings().verbose >= 2)
+        log_plan(p, plan);
+
     Workspace ws;
-    if (plan.splits > 1 && !ws.acquire(dev, static_cast<size_t>(plan.splits) * p.m * p.n * sizeof(float), s)) {
+    if (plan.splits > 1 && !plan.cluster &&
+        !ws.acquire(dev, static_cast<size_t>(plan.splits) * p.m * p.n * sizeof(float), s)) {
         plan.splits = 1;  // no room for partial sums: the same kernel over all of K
         plan.k_chunk = p.k;
     }

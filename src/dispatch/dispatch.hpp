@@ -10,7 +10,7 @@
 namespace tgemm {
 
 // Prepares every kernel for a device (called once per device).
-tgemm_status prepare_kernels(const DeviceInfo &dev);
+tgemm_status prepare_kernels(DeviceInfo *dev);
 
 // Enqueues C := alpha * op(A) * op(B) + beta * C on s. Pointers must be
 // device-accessible; m, n >= 1. The table at the top of dispatch.cpp says

@@ -28,6 +28,7 @@ extern const KernelFamily tiled_128x64x8;
 extern const KernelFamily tiled_64x128x8;
 extern const KernelFamily tiled_128x256x8;
 extern const KernelFamily tiled_256x128x8;
+extern const KernelFamily tiled_256x128x16;
 
 // C := beta * C over the m x n matrix (beta == 0 writes zeros, reading nothing).
 cudaError_t launch_scale(float *c, int64_t m, int64_t n, int64_t ldc, float beta, cudaStream_t s);
@@ -48,11 +49,21 @@ struct SkinnyParams {
     int s;             // short dimension
     float alpha, beta;
     bool vec;          // x is 16-byte aligned and its non-unit stride is a multiple of 4
+    bool y_vec;        // y is 16-byte aligned and groups of 4 along its unit stride can move as one
+                       // (y_k == 1: s == 1 or y_j % 4 == 0; y_j == 1: s % 4 == 0 and y_k % 4 == 0)
+    int groups;        // skinny_dots: groups of r per warp in a block (set by skinny_split)
 };
 
 cudaError_t launch_skinny(const SkinnyParams &p, const SplitK &sk, cudaStream_t s);
-cudaError_t prepare_skinny();                           // per device, before the first launch
-SplitK skinny_split(const SkinnyParams &p, int sm_count);  // splits and k_chunk; work unset
+// Split-K slices the streaming kernels may join in one cluster, at most.
+constexpr int kSkinnyMaxCluster = 8;
+// Per device, before the first launch. Sets cluster_blocks[n], n = 0 to
+// kSkinnyMaxCluster, to the blocks that run at once in clusters of n (0: the
+// cluster form is not available); a cluster launch is planned only when all
+// its blocks fit, so none waits for a second wave.
+cudaError_t prepare_skinny(int cc_major, int *cluster_blocks);
+// The split of K (work unset) for a skinny product; also sets p->groups.
+SplitK skinny_split(SkinnyParams *p, int sm_count, const int *cluster_blocks);
 int64_t skinny_rows_per_block(const SkinnyParams &p);   // values of r per block
 
 // C := alpha * (sum of the split-K slices, in slice order) + beta * C.

@@ -24,10 +24,18 @@ struct GemmParams {
 // work + s * m * n (column-major, ld = m); a reduction then forms
 // C = alpha * sum_s + beta * C, adding the slices in order 0, 1, ... so the
 // result does not depend on scheduling.
+//
+// Cluster form (streaming kernels only, sm_90 and later): the `splits`
+// blocks of one piece of C form a thread-block cluster along y; each keeps
+// its raw sums in its own shared memory and, after a cluster barrier, each
+// finishes a share of the piece by adding all blocks' sums in slice order
+// through distributed shared memory: the same additions as the reduction
+// kernel, without the workspace or the second launch.
 struct SplitK {
-    int splits = 1;      // 1: no split, the kernel writes C itself
-    int64_t k_chunk = 0; // multiple of the kernel's K step
-    float *work = nullptr;
+    int splits = 1;        // 1: no split, the kernel writes C itself
+    int64_t k_chunk = 0;   // multiple of the kernel's K step
+    float *work = nullptr;  // the slices (not used in cluster form)
+    bool cluster = false;  // cluster form; splits is the cluster size
 };
 
 }  // namespace tgemm

@@ -10,13 +10,21 @@
 //     consecutive r (one 16-byte load per k when aligned); the 8 warps of a
 //     block own the same 128 r and split the block's K among themselves, and
 //     their sums are added through shared memory in warp order.
-//   - skinny_dots: X is contiguous along k (x_k == 1). A warp owns 4 values of
-//     r; its lanes read 16-byte pieces of K side by side, and the partial sums
-//     are added across the warp at the end by a fixed butterfly.
+//   - skinny_dots: X is contiguous along k (x_k == 1). A warp owns a group of
+//     dots_rw(S) values of r at a time; its lanes read 16-byte pieces of K side
+//     by side, and at the end of the block's K the warp's dots_rw(S) x S
+//     partial sums are summed across the lanes by a fixed reduce-scatter
+//     butterfly that leaves each lane a different sum to store. A block owns
+//     8 warps x p.groups such groups, so the Y piece it stages once serves
+//     8 * dots_rw(S) * p.groups values of r.
 // Both are deterministic. Split-K across blocks (blockIdx.y) gives enough
 // blocks when R is small; partial sums then go unscaled to a workspace slice
 // and splitk_reduce finishes C.
 #include "family.hpp"
+
+#include <cmath>
+
+#include <cooperative_groups.h>
 
 namespace tgemm {
 namespace kernels {
@@ -25,21 +33,54 @@ namespace {
 constexpr int kThreads = 256;             // both kernels: 8 warps
 constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerBlock = 32 * 4;     // skinny_rows: 4 r per lane, all warps share them
-// skinny_dots: r per warp. Each Y value read from shared memory serves that
-// many r; at s = 16 the registers hold only two r's sums without spilling.
+// skinny_dots: r per warp group. Each 16-byte Y read from shared memory
+// serves that many r: S / dots_rw(S) bytes of shared memory per byte of X,
+// at most 4, so at the memory floor's rate (~13 B of X per clock per SM)
+// shared memory (128 B/clock) stays below half busy.
 __host__ __device__ constexpr int dots_rw(int S)
 {
-    return S >= 16 ? 2 : 4;
+    return S >= 16 ? 4 : 2;
 }
-constexpr int kDotsStep = 128;            // skinny_dots: K per warp step (32 lanes x 4)
+// skinny_dots: lanes that split the S values of j (each lane keeps S / that
+// many). At S = 16 two halves keep 4 x 8 sums per lane instead of 4 x 16,
+// which leaves the registers for four steps of X loads in flight.
+__host__ __device__ constexpr int dots_jg(int S)
+{
+    return S >= 16 ? 2 : 1;
+}
+constexpr int kDotsStep = 128;            // skinny_dots: K chunks are multiples of this
 constexpr int kRowsStep = 64;             // skinny_rows: K chunks are multiples of this
-constexpr size_t kSmemBytes = 96 * 1024;  // dynamic shared memory per block, at most
+constexpr size_t kSmemBytes = 96 * 1024;  // staging shared memory per block, at most
+constexpr size_t kPartBytes = 16 * 1024;  // cluster form: the block's raw sums (at most 256 r x 16 j)
+constexpr int kMaxCluster = 8;            // the portable cluster size limit (family.hpp: kSkinnyMaxCluster)
+// Cluster launches ask for at least this much shared memory, so that every
+// one runs exactly two blocks per SM (the registers allow two, the shared
+// memory no third) and prepare_skinny's count of resident clusters holds.
+constexpr size_t kClusterSmem = 80 * 1024;
+static_assert(kMaxCluster == kSkinnyMaxCluster, "one limit");
 
 // The most K staged at once: S rows of (chunk + 4) floats fit in kSmemBytes.
 template <int S>
 __host__ __device__ constexpr int chunk_cap(int step)
 {
     return static_cast<int>((kSmemBytes / sizeof(float) / S - 4) / step) * step;
+}
+
+// skinny_dots' Y layout: 16-byte cells, cell (kk / 4, j) holding Y(j, kk..kk+3)
+// at cell index (kk / 4) * dots_pitch(S) + j. The pitch is odd, so the eight
+// lanes of a 16-byte shared load, at eight consecutive kk / 4, hit eight
+// different bank groups; and j's cells lie at fixed offsets from one
+// address, so the compiler needs no register per j.
+__host__ __device__ constexpr int dots_pitch(int S)
+{
+    return S % 2 == 0 ? S + 1 : S;
+}
+
+// The most K skinny_dots stages at once.
+template <int S>
+__host__ __device__ constexpr int dots_chunk_cap()
+{
+    return static_cast<int>(kSmemBytes / (4 * sizeof(float)) / dots_pitch(S) / 32) * 128;
 }
 
 // K staged per chunk for this launch: the longest slice, rounded up to the
@@ -74,6 +115,41 @@ __device__ __forceinline__ void store_out(const SkinnyParams &p, const SplitK &s
         const float v = p.alpha * acc;
         *c = p.beta != 0.0f ? fmaf(p.beta, *c, v) : v;
     }
+}
+
+// Cluster form of split-K (SplitK::cluster): part[e] holds this block's raw
+// sum for r = r_base + e / S, j = e % S, e < rows * S. After a cluster
+// barrier each block finishes its share of the e: the slices' sums added in
+// slice (cluster rank) order, as splitk_reduce adds them, then scaled into
+// C. The second barrier keeps every block's shared memory alive until the
+// others have read it.
+template <int S>
+__device__ __forceinline__ void cluster_finish(const SkinnyParams &p, const SplitK &sk, float *part, int64_t r_base,
+                                               int rows)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();
+    const int n = sk.splits, rank = static_cast<int>(cluster.block_rank());
+    const int elems = rows * S, per = (elems + n - 1) / n;
+    const int end = (rank + 1) * per < elems ? (rank + 1) * per : elems;
+    for (int e = rank * per + static_cast<int>(threadIdx.x); e < end; e += kThreads) {
+        const int64_t r = r_base + e / S;
+        const int j = e % S;
+        if (r < p.r && j < p.s) {
+            float sum = cluster.map_shared_rank(part, 0)[e];
+            for (int c = 1; c < n; ++c)
+                sum += cluster.map_shared_rank(part, c)[e];
+            float *out = p.c + r * p.c_r + j * p.c_j;
+            const float v = p.alpha * sum;
+            *out = p.beta != 0.0f ? fmaf(p.beta, *out, v) : v;
+        }
+    }
+    cluster.sync();
+#else
+    (void)p, (void)sk, (void)part, (void)r_base, (void)rows;  // never launched in cluster form below sm_90
+#endif
 }
 
 // Stages Y(j, k0 + kk) for kk < len (zero for kk in [len, padded) and j >= s)
@@ -121,6 +197,14 @@ __device__ __forceinline__ float4 load_x4(const float *xp, int64_t stride, int c
     v.z = count > 2 ? __ldg(xp + 2 * stride) : 0.0f;
     v.w = count > 3 ? __ldg(xp + 3 * stride) : 0.0f;
     return v;
+}
+
+// skinny_rows' shared memory: the staging area (cap x S), which then holds
+// the warps' sums (8 x 128 x S), then (cluster form) the block's sums.
+template <int S>
+__host__ __device__ constexpr int rows_part_offset(int cap)
+{
+    return cap * S > kWarps * kRowsPerBlock * S ? cap * S : kWarps * kRowsPerBlock * S;
 }
 
 template <int S, bool kVec>
@@ -190,137 +274,313 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
         for (int w = 1; w < kWarps; ++w)
             sum += red[(w * kRowsPerBlock + row) * S + j];
         const int64_t rr = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + row;
-        if (rr < p.r && j < p.s)
+        if (sk.cluster)
+            ys[rows_part_offset<S>(cap) + e] = sum;  // the block's sums, after the warp sums
+        else if (rr < p.r && j < p.s)
             store_out(p, sk, rr, j, sum);
+    }
+    if (sk.cluster)
+        cluster_finish<S>(p, sk, ys + rows_part_offset<S>(cap), static_cast<int64_t>(blockIdx.x) * kRowsPerBlock,
+                          kRowsPerBlock);
+}
+
+// Stages Y(j, k0 + kk) for kk < len, j < p.s into skinny_dots' layout
+// (dots_pitch), zero for kk in [len, padded) and j in [p.s, S). When p.y_vec
+// allows, every thread moves 16-byte pieces (along K when Y is contiguous
+// along K, else along j), eight in flight per thread before the first store,
+// so one block's staging costs about one L2 round trip, not one per element.
+template <int S>
+__device__ __forceinline__ void stage_y_dots(const SkinnyParams &p, int64_t k0, int len, int padded, float4 *ys)
+{
+    constexpr int kBatch = 8;
+    constexpr int kPitch = dots_pitch(S);
+    const int quads = padded / 4;
+    if (p.y_vec && p.y_k == 1) {  // 4 consecutive kk of one j per piece: one cell
+        const int total = S * quads;
+        for (int base = 0; base < total; base += kBatch * kThreads) {
+            float4 v[kBatch];
+#pragma unroll
+            for (int u = 0; u < kBatch; ++u) {
+                const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
+                const int j = idx / quads, kk = (idx % quads) * 4;
+                const float *src = p.y + j * p.y_j + k0 + kk;
+                if (idx < total && j < p.s && kk + 4 <= len) {
+                    v[u] = __ldg(reinterpret_cast<const float4 *>(src));
+                } else {
+                    const bool in = idx < total && j < p.s;
+                    v[u].x = in && kk + 0 < len ? __ldg(src + 0) : 0.0f;
+                    v[u].y = in && kk + 1 < len ? __ldg(src + 1) : 0.0f;
+                    v[u].z = in && kk + 2 < len ? __ldg(src + 2) : 0.0f;
+                    v[u].w = in && kk + 3 < len ? __ldg(src + 3) : 0.0f;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kBatch; ++u) {
+                const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
+                if (idx < total)
+                    ys[(idx % quads) * kPitch + idx / quads] = v[u];
+            }
+        }
+        return;
+    }
+    float *const yf = reinterpret_cast<float *>(ys);
+    if constexpr (S >= 4) {
+        if (p.y_vec) {  // Y contiguous along j (y_j == 1): 4 consecutive j of one kk per piece
+            constexpr int kQuads = S / 4;
+            const int total = kQuads * padded;
+            for (int base = 0; base < total; base += kBatch * kThreads) {
+                float4 v[kBatch];
+#pragma unroll
+                for (int u = 0; u < kBatch; ++u) {
+                    const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
+                    const int j = (idx % kQuads) * 4, kk = idx / kQuads;
+                    const bool in = idx < total && j < p.s && kk < len;
+                    v[u] = in ? __ldg(reinterpret_cast<const float4 *>(p.y + j + (k0 + kk) * p.y_k))
+                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
+#pragma unroll
+                for (int u = 0; u < kBatch; ++u) {
+                    const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
+                    if (idx < total) {
+                        const int j = (idx % kQuads) * 4, kk = idx / kQuads;
+                        float *d = yf + ((kk / 4) * kPitch + j) * 4 + kk % 4;
+                        d[0] = v[u].x;
+                        d[4] = v[u].y;
+                        d[8] = v[u].z;
+                        d[12] = v[u].w;
+                    }
+                }
+            }
+            return;
+        }
+    }
+    // Any strides: one element per load, neighbouring threads along the
+    // operand's contiguous dimension.
+    const int total = padded * S;
+    for (int base = 0; base < total; base += kBatch * kThreads) {
+        float v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
+            const int kk = p.y_k == 1 ? idx % padded : idx / S, j = p.y_k == 1 ? idx / padded : idx % S;
+            v[u] = (idx < total && kk < len && j < p.s) ? __ldg(p.y + j * p.y_j + (k0 + kk) * p.y_k) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
+            const int kk = p.y_k == 1 ? idx % padded : idx / S, j = p.y_k == 1 ? idx / padded : idx % S;
+            if (idx < total)
+                yf[((kk / 4) * kPitch + j) * 4 + kk % 4] = v[u];
+        }
+    }
+}
+
+// Sums each of the N values v[] over the 2 * O lanes that differ only in
+// their low bits (lane index l = lane % (2 * O)) by a fixed butterfly (the
+// same additions in the same order on every run). While more than one value
+// is left per lane, each exchange halves them: a lane keeps the half picked
+// by its lane bit O and adds its partner's copy of that half. Afterwards
+// lane l holds the sums of values (l * N) / L + i in v[i] for i < N / L,
+// L = 2 * O (N >= L); for N < L, lane l holds value (l * N) / L in v[0].
+template <int N, int C, int O>
+__device__ __forceinline__ void reduce_scatter(float (&v)[N], int lane)
+{
+    if constexpr (O > 0) {
+        if constexpr (C > 1) {
+            constexpr int H = C / 2;
+            const bool up = (lane & O) != 0;
+#pragma unroll
+            for (int i = 0; i < H; ++i) {
+                const float send = up ? v[i] : v[H + i];
+                const float keep = up ? v[H + i] : v[i];
+                v[i] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+            }
+            reduce_scatter<N, H, O / 2>(v, lane);
+        } else {
+            v[0] += __shfl_xor_sync(0xffffffffu, v[0], O);
+            reduce_scatter<N, 1, O / 2>(v, lane);
+        }
     }
 }
 
 template <int S, bool kVec>
 __global__ void __launch_bounds__(kThreads, 2) skinny_dots(SkinnyParams p, SplitK sk)
 {
-    constexpr int kDotsRw = dots_rw(S);
-    const int cap = chunk_for(p, sk, chunk_cap<S>(kDotsStep), kDotsStep);
-    const int ld = cap + 4;  // ys[j][kk]; the pad keeps rows 16-byte aligned and off each other's banks
+    constexpr int kRw = dots_rw(S);
+    constexpr int kJg = dots_jg(S);       // lanes along j
+    constexpr int kJs = S / kJg;          // j per lane
+    constexpr int kKg = 32 / kJg;         // lanes along K
+    constexpr int kStep = 4 * kKg;        // K per warp step
+    constexpr int kSums = kRw * kJs;      // partial sums per lane per group
+    constexpr int kOwned = kSums >= kKg ? kSums / kKg : 1;  // finished sums per lane after the butterfly
+    constexpr int kPitch = dots_pitch(S);
+    const int cap = chunk_for(p, sk, dots_chunk_cap<S>(), kDotsStep);
     extern __shared__ float4 smem_raw[];
-    float *const ys = reinterpret_cast<float *>(smem_raw);
+    float4 *const ys = smem_raw;  // Y cells, dots_pitch layout; then (cluster form) the block's sums
     int64_t k0, kn;
     k_range(p, sk, &k0, &kn);
+    const int chunks = static_cast<int>((kn + cap - 1) / cap);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t r0 = (static_cast<int64_t>(blockIdx.x) * kWarps + warp) * kDotsRw;
+    const int kg = lane % kKg, jg = lane / kKg;
+    const int64_t block_r0 = static_cast<int64_t>(blockIdx.x) * kWarps * kRw * p.groups;
 
-    float acc[kDotsRw][S];
-#pragma unroll
-    for (int q = 0; q < kDotsRw; ++q)
-#pragma unroll
-        for (int j = 0; j < S; ++j)
-            acc[q][j] = 0.0f;
-
-    const float *xr[kDotsRw];
-#pragma unroll
-    for (int q = 0; q < kDotsRw; ++q)
-        xr[q] = p.x + (r0 + q < p.r ? r0 + q : 0) * p.x_r + k0;
-
-    for (int64_t kc = 0; kc < kn; kc += cap) {
-        const int len = kn - kc < cap ? static_cast<int>(kn - kc) : cap;
-        const int padded = (len + kDotsStep - 1) / kDotsStep * kDotsStep;
-        stage_y<S>(p, k0 + kc, len, padded, ys, 1, ld);
-        __syncthreads();
-        const auto accumulate = [&](const float4 (&xv)[kDotsRw], int kk) {
-#pragma unroll
-            for (int j = 0; j < S; ++j) {
-                const float4 y = *reinterpret_cast<const float4 *>(ys + j * ld + kk);
-#pragma unroll
-                for (int q = 0; q < kDotsRw; ++q) {
-                    acc[q][j] = fmaf(xv[q].x, y.x, acc[q][j]);
-                    acc[q][j] = fmaf(xv[q].y, y.y, acc[q][j]);
-                    acc[q][j] = fmaf(xv[q].z, y.z, acc[q][j]);
-                    acc[q][j] = fmaf(xv[q].w, y.w, acc[q][j]);
-                }
-            }
-        };
-        // Steps where every lane's four k lie inside the chunk, for a warp
-        // whose r all exist: 16-byte loads with no branch around them, so the
-        // unrolled steps' loads are in flight together. The rest (the
-        // chunk's last partial step, a partial warp, unaligned X) is guarded.
-        const bool rows_ok = r0 + kDotsRw <= p.r;
-        const int full = kVec && rows_ok ? len / kDotsStep : 0;
-#pragma unroll(S >= 16 ? 4 : 2)
-        for (int i = 0; i < full; ++i) {
-            const int kk = lane * 4 + i * kDotsStep;
-            float4 xv[kDotsRw];
-#pragma unroll
-            for (int q = 0; q < kDotsRw; ++q)
-                xv[q] = __ldg(reinterpret_cast<const float4 *>(xr[q] + kc + kk));
-            accumulate(xv, kk);
-        }
-        for (int kk = lane * 4 + full * kDotsStep; kk < padded; kk += kDotsStep) {
-            float4 xv[kDotsRw];
-#pragma unroll
-            for (int q = 0; q < kDotsRw; ++q) {
-                const int count = r0 + q < p.r ? len - kk : 0;
-                xv[q] = load_x4(xr[q] + kc + kk, 1, count, kVec);
-            }
-            accumulate(xv, kk);
-        }
+    // One chunk (the planned case): stage Y once for all of the block's groups.
+    if (chunks == 1) {
+        stage_y_dots<S>(p, k0, static_cast<int>(kn), static_cast<int>((kn + kDotsStep - 1) / kDotsStep * kDotsStep),
+                        ys);
         __syncthreads();
     }
+
+    for (int g = 0; g < p.groups; ++g) {
+        const int64_t r0 = block_r0 + static_cast<int64_t>(g * kWarps + warp) * kRw;
+        if (chunks == 1 && r0 >= p.r)
+            break;  // no barrier below when there is one chunk
+        // Rows past the end read the last row (in bounds) and are not stored.
+        const float *xr[kRw];
 #pragma unroll
-    for (int q = 0; q < kDotsRw; ++q)
+        for (int q = 0; q < kRw; ++q)
+            xr[q] = p.x + (r0 + q < p.r ? r0 + q : p.r - 1) * p.x_r + k0;
+
+        float done[kOwned];
 #pragma unroll
-        for (int j = 0; j < S; ++j)
+        for (int i = 0; i < kOwned; ++i)
+            done[i] = 0.0f;
+        for (int c = 0; c < chunks; ++c) {
+            const int64_t kc = static_cast<int64_t>(c) * cap;
+            const int len = kn - kc < cap ? static_cast<int>(kn - kc) : cap;
+            const int padded = (len + kDotsStep - 1) / kDotsStep * kDotsStep;
+            if (chunks > 1) {
+                __syncthreads();  // every warp is done with the previous chunk
+                stage_y_dots<S>(p, k0 + kc, len, padded, ys);
+                __syncthreads();
+            }
+            float acc[kSums];
 #pragma unroll
-            for (int off = 16; off > 0; off /= 2)
-                acc[q][j] += __shfl_xor_sync(0xffffffffu, acc[q][j], off);
-    // Lane (q * S + j) % 32 writes output (q, j): the stores are spread over the warp.
+            for (int e = 0; e < kSums; ++e)
+                acc[e] = 0.0f;
+            const auto accumulate = [&](const float4 (&xv)[kRw], int kk) {
 #pragma unroll
-    for (int q = 0; q < kDotsRw; ++q)
+                for (int t = 0; t < kJs; ++t) {
+                    const float4 y = ys[(kk / 4) * kPitch + jg * kJs + t];
 #pragma unroll
-        for (int j = 0; j < S; ++j)
-            if (lane == (q * S + j) % 32 && r0 + q < p.r && j < p.s)
-                store_out(p, sk, r0 + q, j, acc[q][j]);
+                    for (int q = 0; q < kRw; ++q) {
+                        float &a = acc[q * kJs + t];
+                        a = fmaf(xv[q].x, y.x, a);
+                        a = fmaf(xv[q].y, y.y, a);
+                        a = fmaf(xv[q].z, y.z, a);
+                        a = fmaf(xv[q].w, y.w, a);
+                    }
+                }
+            };
+            // Steps where every lane's four k lie inside the chunk: 16-byte
+            // streaming loads with no branch around them, so the unrolled
+            // steps' loads are in flight together. The chunk's last partial
+            // step (and unaligned X) is guarded.
+            const int full = kVec ? len / kStep : 0;
+#pragma unroll(S >= 16 ? 2 : 4)
+            for (int i = 0; i < full; ++i) {
+                const int kk = kg * 4 + i * kStep;
+                float4 xv[kRw];
+#pragma unroll
+                for (int q = 0; q < kRw; ++q)
+                    xv[q] = __ldcs(reinterpret_cast<const float4 *>(xr[q] + kc + kk));
+                accumulate(xv, kk);
+            }
+            for (int kk = kg * 4 + full * kStep; kk < padded; kk += kStep) {
+                float4 xv[kRw];
+#pragma unroll
+                for (int q = 0; q < kRw; ++q)
+                    xv[q] = load_x4(xr[q] + kc + kk, 1, len - kk, kVec);
+                accumulate(xv, kk);
+            }
+            reduce_scatter<kSums, kSums, kKg / 2>(acc, kg);
+#pragma unroll
+            for (int i = 0; i < kOwned; ++i)
+                done[i] += acc[i];
+        }
+        // Lane (kg, jg) stores sums (kg * kSums) / kKg + i of its j half:
+        // neighbouring lanes hold neighbouring j of one r (or, below kKg
+        // sums, the same one).
+        if (kSums >= kKg || kg % (kKg / kSums) == 0) {
+#pragma unroll
+            for (int i = 0; i < kOwned; ++i) {
+                const int e = kg * kSums / kKg + i;
+                const int q = e / kJs, j = jg * kJs + e % kJs;
+                if (sk.cluster)
+                    reinterpret_cast<float *>(ys + (cap / 4) * kPitch)[(r0 + q - block_r0) * S + j] = done[i];
+                else if (r0 + q < p.r && j < p.s)
+                    store_out(p, sk, r0 + q, j, done[i]);
+            }
+        }
+    }
+    if (sk.cluster)
+        cluster_finish<S>(p, sk, reinterpret_cast<float *>(ys + (cap / 4) * kPitch), block_r0, kWarps * kRw * p.groups);
 }
 
 template <int S, bool kVec>
 cudaError_t allow_smem_pair()
 {
-    cudaError_t e = cudaFuncSetAttribute(skinny_rows<S, kVec>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(kSmemBytes));
+    constexpr int kMax = static_cast<int>(kSmemBytes + kPartBytes);
+    cudaError_t e = cudaFuncSetAttribute(skinny_rows<S, kVec>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMax);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(skinny_dots<S, kVec>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(kSmemBytes));
+        e = cudaFuncSetAttribute(skinny_dots<S, kVec>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMax);
     return e;
+}
+
+// Launches kernel over grid, as clusters of sk.splits blocks along y in
+// cluster form.
+cudaError_t launch_k(void (*kernel)(SkinnyParams, SplitK), dim3 grid, size_t smem, cudaStream_t st,
+                     const SkinnyParams &p, const SplitK &sk)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = sk.cluster && smem < kClusterSmem ? kClusterSmem : smem;
+    cfg.stream = st;
+    cudaLaunchAttribute attr[1];
+    if (sk.cluster) {
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = 1;
+        attr[0].val.clusterDim.y = static_cast<unsigned>(sk.splits);
+        attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+    }
+    return cudaLaunchKernelEx(&cfg, kernel, p, sk);
+}
+
+// Dynamic shared memory of each kernel for a launch.
+template <int S>
+size_t rows_smem(const SkinnyParams &p, const SplitK &sk)
+{
+    const int cap = chunk_for(p, sk, chunk_cap<S>(kRowsStep), kRowsStep);
+    return sizeof(float) * (static_cast<size_t>(rows_part_offset<S>(cap)) + (sk.cluster ? kRowsPerBlock * S : 0));
+}
+
+template <int S>
+size_t dots_smem(const SkinnyParams &p, const SplitK &sk)
+{
+    const size_t part = sk.cluster ? static_cast<size_t>(kWarps) * dots_rw(S) * p.groups * S : 0;
+    const int cap = chunk_for(p, sk, dots_chunk_cap<S>(), kDotsStep);
+    return sizeof(float4) * static_cast<size_t>(cap / 4) * dots_pitch(S) + sizeof(float) * part;
 }
 
 template <int S>
 cudaError_t launch_for(const SkinnyParams &p, const SplitK &sk, cudaStream_t st)
 {
     if (p.x_r == 1) {
-        const int cap = chunk_for(p, sk, chunk_cap<S>(kRowsStep), kRowsStep);
-        const size_t red = sizeof(float) * kWarps * kRowsPerBlock * S;
-        const size_t stage = sizeof(float) * static_cast<size_t>(cap) * S;
         const dim3 grid(static_cast<unsigned>((p.r + kRowsPerBlock - 1) / kRowsPerBlock),
                         static_cast<unsigned>(sk.splits));
-        const size_t smem = red > stage ? red : stage;
-        if (p.vec)
-            skinny_rows<S, true><<<grid, kThreads, smem, st>>>(p, sk);
-        else
-            skinny_rows<S, false><<<grid, kThreads, smem, st>>>(p, sk);
-    } else {
-        const int cap = chunk_for(p, sk, chunk_cap<S>(kDotsStep), kDotsStep);
-        const size_t smem = sizeof(float) * static_cast<size_t>(S) * (cap + 4);
-        constexpr int kPerBlock = kWarps * dots_rw(S);
-        const dim3 grid(static_cast<unsigned>((p.r + kPerBlock - 1) / kPerBlock), static_cast<unsigned>(sk.splits));
-        if (p.vec)
-            skinny_dots<S, true><<<grid, kThreads, smem, st>>>(p, sk);
-        else
-            skinny_dots<S, false><<<grid, kThreads, smem, st>>>(p, sk);
+        return launch_k(p.vec ? skinny_rows<S, true> : skinny_rows<S, false>, grid, rows_smem<S>(p, sk), st, p, sk);
     }
-    return cudaGetLastError();
+    const int64_t per_block = static_cast<int64_t>(kWarps) * dots_rw(S) * p.groups;
+    const dim3 grid(static_cast<unsigned>((p.r + per_block - 1) / per_block), static_cast<unsigned>(sk.splits));
+    return launch_k(p.vec ? skinny_dots<S, true> : skinny_dots<S, false>, grid, dots_smem<S>(p, sk), st, p, sk);
 }
 
 }  // namespace
 
-cudaError_t prepare_skinny()
+cudaError_t prepare_skinny(int cc_major, int *cluster_blocks)
 {
     const cudaError_t e[] = {
         allow_smem_pair<1, false>(), allow_smem_pair<1, true>(),   allow_smem_pair<2, false>(),
@@ -331,6 +591,30 @@ cudaError_t prepare_skinny()
     for (cudaError_t x : e)
         if (x != cudaSuccess)
             return x;
+    // Cluster form: how many blocks run at once in clusters of n, at the two
+    // blocks per SM every cluster launch has (kClusterSmem). Clusters must
+    // fit inside one GPC, so this is below 2 * SMs.
+    for (int n = 0; n <= kMaxCluster; ++n) {
+        cluster_blocks[n] = 0;
+        if (n < 2 || cc_major < 9)
+            continue;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(1, static_cast<unsigned>(n));
+        cfg.blockDim = dim3(kThreads);
+        cfg.dynamicSmemBytes = kClusterSmem;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = 1;
+        attr[0].val.clusterDim.y = static_cast<unsigned>(n);
+        attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        int count = 0;
+        if (cudaOccupancyMaxActiveClusters(&count, skinny_dots<16, true>, &cfg) == cudaSuccess)
+            cluster_blocks[n] = count * n;
+        else
+            (void)cudaGetLastError();  // an unsupported size is not an error of the call
+    }
     return cudaSuccess;
 }
 
@@ -341,27 +625,110 @@ int short_bucket(int s)
 
 int64_t skinny_rows_per_block(const SkinnyParams &p)
 {
-    return p.x_r == 1 ? kRowsPerBlock : kWarps * dots_rw(short_bucket(p.s));
+    return p.x_r == 1 ? kRowsPerBlock : kWarps * dots_rw(short_bucket(p.s)) * p.groups;
 }
 
-SplitK skinny_split(const SkinnyParams &p, int sm_count)
+namespace {
+
+int64_t div_up(int64_t a, int64_t b)
 {
-    // Two blocks per SM keep enough loads in flight (both kernels run two
-    // 8-warp blocks per SM); split K until there are that many, but keep every
-    // slice at least 4 steps long so the partial sums stay cheap.
-    const bool rows = p.x_r == 1;
-    const int64_t per_block = skinny_rows_per_block(p);
-    const int64_t step = rows ? kRowsStep : kDotsStep;
-    const int64_t blocks = (p.r + per_block - 1) / per_block;
-    const int64_t want = (2 * static_cast<int64_t>(sm_count) + blocks - 1) / blocks;
-    const int64_t most = p.k / (4 * step);
+    return (a + b - 1) / b;
+}
+
+int64_t dots_cap(int s)
+{
+    switch (short_bucket(s)) {
+    case 1: return dots_chunk_cap<1>();
+    case 2: return dots_chunk_cap<2>();
+    case 4: return dots_chunk_cap<4>();
+    case 8: return dots_chunk_cap<8>();
+    default: return dots_chunk_cap<16>();
+    }
+}
+
+// skinny_rows: two 8-warp blocks per SM keep enough loads in flight; split K
+// until there are that many blocks, keeping every slice at least 4 steps long
+// so the partial sums stay cheap.
+SplitK rows_split(const SkinnyParams &p, int sm_count, const int *cluster_blocks)
+{
+    const int64_t blocks = div_up(p.r, kRowsPerBlock);
+    const int64_t want = div_up(2 * static_cast<int64_t>(sm_count), blocks);
+    const int64_t most = p.k / (4 * kRowsStep);
     int64_t splits = want < most ? want : most;
     if (splits < 1)
         splits = 1;
     SplitK sk;
-    sk.k_chunk = ((p.k + splits - 1) / splits + step - 1) / step * step;
-    sk.splits = static_cast<int>((p.k + sk.k_chunk - 1) / sk.k_chunk);
+    sk.k_chunk = div_up(div_up(p.k, splits), kRowsStep) * kRowsStep;
+    sk.splits = static_cast<int>(div_up(p.k, sk.k_chunk));
+    sk.cluster = sk.splits > 1 && sk.splits <= kMaxCluster && blocks * sk.splits <= cluster_blocks[sk.splits];
     return sk;
+}
+
+// skinny_dots: the split of K and the groups per block with the least
+// modelled time. The kernel streams X at the memory's rate when two blocks
+// per SM are resident, so each block moves its bytes (its X, plus the Y
+// piece it stages) at 1 / (2 * SMs) of the bandwidth, in whole waves; a
+// split adds its slices' traffic and the reduction's launch, or in cluster
+// form (at most kMaxCluster slices, all blocks resident at once) the exchange
+// through distributed shared memory. More groups per block stage Y once for more rows; more slices make
+// more, shorter blocks.
+constexpr double kDotsBandwidth = 2.88e12;  // bytes/s, H100 (shared/PERF.md)
+constexpr double kDotsLaunch = 3e-6;        // the split-K reduction kernel
+constexpr double kClusterFinish = 1e-6;     // two cluster barriers and the exchange
+
+SplitK dots_split(SkinnyParams *p, int sm_count, const int *cluster_blocks)
+{
+    const int S = short_bucket(p->s);
+    const int64_t rw = dots_rw(S), cap = dots_cap(p->s);
+    const double slots = 2.0 * sm_count;
+    const double block_rate = kDotsBandwidth / slots;
+    double best = INFINITY;
+    SplitK sk;
+    sk.splits = 1;
+    sk.k_chunk = p->k;
+    p->groups = 1;
+    for (int64_t want = 1; want <= 64; ++want) {
+        const int64_t chunk = div_up(div_up(p->k, want), kDotsStep) * kDotsStep;
+        const int64_t splits = div_up(p->k, chunk);
+        if (splits != want)
+            continue;  // the same split as a smaller want
+        if (splits > 1 && chunk < 4 * kDotsStep)
+            break;
+        const int64_t pieces = div_up(chunk, cap);
+        for (int groups = 1; groups <= 8; groups *= 2) {
+            const int64_t rows = kWarps * rw * groups;
+            const double blocks = static_cast<double>(div_up(p->r, rows) * splits);
+            const double waves = std::ceil(blocks / slots);
+            const double x_bytes = 4.0 * static_cast<double>(rows < p->r ? rows : p->r) * chunk;
+            const double y_bytes = 4.0 * S * chunk * (pieces > 1 ? groups : 1);
+            double t = waves * (x_bytes + y_bytes) / block_rate;
+            const bool cluster = splits > 1 && splits <= kMaxCluster && blocks <= cluster_blocks[splits] &&
+                                 rows * S * 4 <= static_cast<int64_t>(kPartBytes);
+            if (cluster)
+                t += kClusterFinish;
+            else if (splits > 1)
+                t += (2.0 * splits + 1.0) * 4.0 * p->r * S / kDotsBandwidth + kDotsLaunch;
+            if (t < best) {
+                best = t;
+                sk.splits = static_cast<int>(splits);
+                sk.k_chunk = chunk;
+                sk.cluster = cluster;
+                p->groups = groups;
+            }
+        }
+    }
+    return sk;
+}
+
+}  // namespace
+
+SplitK skinny_split(SkinnyParams *p, int sm_count, const int *cluster_blocks)
+{
+    if (p->x_r == 1) {
+        p->groups = 1;
+        return rows_split(*p, sm_count, cluster_blocks);
+    }
+    return dots_split(p, sm_count, cluster_blocks);
 }
 
 cudaError_t launch_skinny(const SkinnyParams &p, const SplitK &sk, cudaStream_t st)

@@ -49,7 +49,7 @@ tgemm_status init_device_info(int dev, DeviceInfo *info)
         return fail_cuda(e, "cudaDeviceGetAttribute");
     info->id = dev;
     const tgemm_status st = create_workspace_pool(dev, &info->pool);
-    return st != TGEMM_SUCCESS ? st : prepare_kernels(*info);
+    return st != TGEMM_SUCCESS ? st : prepare_kernels(info);
 }
 
 }  // namespace

@@ -13,6 +13,9 @@ struct DeviceInfo {
     int sm_count = 0;
     int max_grid_x = 0;
     int cc_major = 0, cc_minor = 0;
+    // Blocks of the streaming kernels resident at once in clusters of n
+    // (kernels/family.hpp, prepare_skinny); all 0 below sm_90.
+    int skinny_cluster_blocks[9] = {};
     cudaMemPool_t pool = nullptr;  // workspace pool (runtime/workspace.hpp)
 };
 
