@@ -36,13 +36,18 @@ struct TiledEntry {
     // for each transpose pair: [NN, NT, TN, TT].
     double efficiency[4];
     int blocks_per_sm;  // resident blocks per SM (registers, shared memory)
+    // Its speed with unaligned operands (scalar loads) over its aligned speed,
+    // 4095^3 NN against 4096^3 NN.
+    double unaligned = 1.0;
 };
 
 // Efficiencies: 4096^3 TFLOP/s / 66.9 for each transpose pair, each family
 // forced (tests/gpu-session.sh sweep; the table in docs/performance.md),
-// H100, 2026-11-22.
+// H100, 2026-11-22. Unaligned factors from 4095^3 the same way: within 4%
+// of 1 for every family but 256x128x16, whose 24 scalar loads per K step
+// at one block per SM cost it 18%.
 const TiledEntry kTiled[] = {
-    {&tiled_256x128x16, {0.683, 0.696, 0.649, 0.680}, 1},
+    {&tiled_256x128x16, {0.683, 0.696, 0.649, 0.680}, 1, 0.82},
     {&tiled_256x128x8, {0.662, 0.674, 0.640, 0.647}, 1},
     {&tiled_128x256x8, {0.617, 0.643, 0.617, 0.623}, 1},
     {&tiled_128x128x8, {0.649, 0.662, 0.589, 0.647}, 2},
@@ -96,6 +101,17 @@ double split_cost(const GemmParams &p, int splits)
     return (2.0 * slices + c) / kMemoryBandwidth + kLaunchSeconds;
 }
 
+bool aligned16(const void *ptr)
+{
+    return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0;
+}
+
+// Whether the tiled kernels can move A and B as 16-byte vectors.
+bool operands_aligned(const GemmParams &p)
+{
+    return aligned16(p.a) && aligned16(p.b) && p.lda % 4 == 0 && p.ldb % 4 == 0;
+}
+
 // Modelled seconds for a tiled family with a split-K factor: whole waves of
 // blocks; each block walks its K steps (plus the prologue's) at the slower of
 // the step latency and its share of the SM's FFMA rate, a share that grows
@@ -108,7 +124,8 @@ double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &de
     const int64_t slots = static_cast<int64_t>(dev.sm_count) * e.blocks_per_sm;
     const double waves = static_cast<double>(ceil_div(blocks, slots));
     const int64_t resident = std::min<int64_t>(e.blocks_per_sm, ceil_div(blocks, dev.sm_count));
-    const double efficiency = e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)];
+    const double efficiency =
+        e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] * (operands_aligned(p) ? 1.0 : e.unaligned);
     const double rate = std::min(efficiency * kSmFlops / static_cast<double>(resident),
                                  f.threads / 32 * kWarpFlops);
     const double step_seconds = std::max(kStepSeconds, 2.0 * f.bm * f.bn * f.bk / rate);
@@ -213,11 +230,6 @@ const KernelFamily *forced_family(const std::string &name)
     return nullptr;
 }
 
-bool aligned16(const void *ptr)
-{
-    return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0;
-}
-
 // TGEMM_VERBOSE=2: which kernel runs the call, on standard error.
 void log_plan(const GemmParams &p, const Plan &plan)
 {
@@ -246,7 +258,7 @@ tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cud
     cudaError_t e;
     if (plan.family != nullptr) {
         const bool out_aligned = plan.splits > 1 ? p.m % 4 == 0 : aligned16(p.c) && p.ldc % 4 == 0;
-        const bool aligned = aligned16(p.a) && aligned16(p.b) && p.lda % 4 == 0 && p.ldb % 4 == 0 && out_aligned;
+        const bool aligned = operands_aligned(p) && out_aligned;
         const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) | (aligned ? 1 : 0);
         e = plan.family->launch[idx](p, sk, s);
     } else {
@@ -269,7 +281,16 @@ tgemm_status prepare_kernels(DeviceInfo *dev)
             return fail_cuda(err, e.family->name);
     }
     const cudaError_t err = prepare_skinny(dev->cc_major, dev->skinny_cluster_blocks);
-    return err == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(err, "skinny kernels");
+    if (err != cudaSuccess)
+        return fail_cuda(err, "skinny kernels");
+    if (settings().verbose >= 2) {
+        std::fprintf(stderr, "tgemm: device %d: %d SMs; blocks resident in clusters of 2..%d:", dev->id,
+                     dev->sm_count, kSkinnyMaxCluster);
+        for (int n = 2; n <= kSkinnyMaxCluster; ++n)
+            std::fprintf(stderr, " %d", dev->skinny_cluster_blocks[n]);
+        std::fprintf(stderr, "\n");
+    }
+    return TGEMM_SUCCESS;
 }
 
 tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s)

@@ -648,7 +648,10 @@ int64_t dots_cap(int s)
 
 // skinny_rows: two 8-warp blocks per SM keep enough loads in flight; split K
 // until there are that many blocks, keeping every slice at least 4 steps long
-// so the partial sums stay cheap.
+// so the partial sums stay cheap. Where a split of at least 3/4 as many
+// slices lets every block run at once in clusters, take it: finishing in
+// the cluster saves the reduction kernel and its launch (H100: clusters of
+// 8 hold 240 of the 264 block slots, so 32 x 8 blocks would not fit, 32 x 7 do).
 SplitK rows_split(const SkinnyParams &p, int sm_count, const int *cluster_blocks)
 {
     const int64_t blocks = div_up(p.r, kRowsPerBlock);
@@ -658,9 +661,18 @@ SplitK rows_split(const SkinnyParams &p, int sm_count, const int *cluster_blocks
     if (splits < 1)
         splits = 1;
     SplitK sk;
-    sk.k_chunk = div_up(div_up(p.k, splits), kRowsStep) * kRowsStep;
-    sk.splits = static_cast<int>(div_up(p.k, sk.k_chunk));
-    sk.cluster = sk.splits > 1 && sk.splits <= kMaxCluster && blocks * sk.splits <= cluster_blocks[sk.splits];
+    const auto make = [&](int64_t n) {
+        sk.k_chunk = div_up(div_up(p.k, n), kRowsStep) * kRowsStep;
+        sk.splits = static_cast<int>(div_up(p.k, sk.k_chunk));
+        sk.cluster = sk.splits > 1 && sk.splits <= kMaxCluster && blocks * sk.splits <= cluster_blocks[sk.splits];
+    };
+    make(splits);
+    for (int64_t n = sk.splits; !sk.cluster && n > 1 && 4 * n >= 3 * sk.splits; --n) {
+        const SplitK keep = sk;
+        make(n);
+        if (!sk.cluster)
+            sk = keep;
+    }
     return sk;
 }
 
