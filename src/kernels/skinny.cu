@@ -527,25 +527,35 @@ cudaError_t allow_smem_pair()
     return e;
 }
 
+// A launch of grid blocks of kThreads with smem bytes of dynamic shared
+// memory on st; with cluster > 1, as clusters of that many blocks along y
+// (attr holds the attribute the configuration points to).
+cudaLaunchConfig_t launch_config(dim3 grid, size_t smem, cudaStream_t st, int cluster, cudaLaunchAttribute *attr)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = st;
+    if (cluster > 1) {
+        attr->id = cudaLaunchAttributeClusterDimension;
+        attr->val.clusterDim.x = 1;
+        attr->val.clusterDim.y = static_cast<unsigned>(cluster);
+        attr->val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+    }
+    return cfg;
+}
+
 // Launches kernel over grid, as clusters of sk.splits blocks along y in
 // cluster form.
 cudaError_t launch_k(void (*kernel)(SkinnyParams, SplitK), dim3 grid, size_t smem, cudaStream_t st,
                      const SkinnyParams &p, const SplitK &sk)
 {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = sk.cluster && smem < kClusterSmem ? kClusterSmem : smem;
-    cfg.stream = st;
-    cudaLaunchAttribute attr[1];
-    if (sk.cluster) {
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = 1;
-        attr[0].val.clusterDim.y = static_cast<unsigned>(sk.splits);
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-    }
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = launch_config(grid, sk.cluster && smem < kClusterSmem ? kClusterSmem : smem, st,
+                                                 sk.cluster ? sk.splits : 1, &attr);
     return cudaLaunchKernelEx(&cfg, kernel, p, sk);
 }
 
@@ -598,17 +608,8 @@ cudaError_t prepare_skinny(int cc_major, int *cluster_blocks)
         cluster_blocks[n] = 0;
         if (n < 2 || cc_major < 9)
             continue;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(1, static_cast<unsigned>(n));
-        cfg.blockDim = dim3(kThreads);
-        cfg.dynamicSmemBytes = kClusterSmem;
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = 1;
-        attr[0].val.clusterDim.y = static_cast<unsigned>(n);
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = launch_config(dim3(1, static_cast<unsigned>(n)), kClusterSmem, nullptr, n, &attr);
         int count = 0;
         if (cudaOccupancyMaxActiveClusters(&count, skinny_dots<16, true>, &cfg) == cudaSuccess)
             cluster_blocks[n] = count * n;
