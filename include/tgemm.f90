@@ -22,7 +22,7 @@ module tgemm
 
     ! Version of the tgemm.h this module matches.
     integer(c_int), parameter :: TGEMM_VERSION_MAJOR = 0
-    integer(c_int), parameter :: TGEMM_VERSION_MINOR = 1
+    integer(c_int), parameter :: TGEMM_VERSION_MINOR = 2
     integer(c_int), parameter :: TGEMM_VERSION_PATCH = 0
 
     ! tgemm_operation

@@ -20,7 +20,7 @@
  * @{
  */
 #define TGEMM_VERSION_MAJOR 0 /**< Incompatible ABI changes bump this. */
-#define TGEMM_VERSION_MINOR 1 /**< Compatible additions bump this. */
+#define TGEMM_VERSION_MINOR 2 /**< Compatible additions bump this. */
 #define TGEMM_VERSION_PATCH 0 /**< Fixes that change no interface. */
 
 /** @cond TGEMM_INTERNAL */
@@ -335,6 +335,8 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
  * tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m);
  * tgemm_release_resources(); // pinned and device memory go back now
  * @endcode
+ *
+ * @since 0.2.0
  */
 TGEMM_API tgemm_status tgemm_release_resources(void);
 
