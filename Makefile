@@ -57,7 +57,7 @@ LIB_CU_SRC := $(wildcard src/kernels/*.cu)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib test test-long test-cpu test-gpu test-host test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib test test-long test-cpu test-gpu test-host test-skinny-plan test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs demo bench bench-blas \
         bench-host-trace \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
@@ -108,7 +108,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 # of the table on its own, so every family's edges are tested directly.
 KERNEL_FAMILIES := 32x32x8 64x64x8 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
-test: test-cpu test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
+test: test-cpu test-skinny-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
       test-install test-docs test-blas test-preload test-fortran
 	@echo "make test: all passed"
 
@@ -117,6 +117,17 @@ test-cpu: $(BUILD)/tests/test_api
 
 test-gpu: $(BUILD)/tests/test_gemm
 	$(BUILD)/tests/test_gemm
+
+# The streaming kernels' planner (split of K, row groups, cluster form) is
+# host code in the kernels' object; its unit test links that object and
+# needs no GPU.
+$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp $(BUILD)/obj/kernels/skinny.o
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
+	    $(BUILD)/obj/kernels/skinny.o -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
+
+test-skinny-plan: $(BUILD)/tests/test_skinny_plan
+	$(BUILD)/tests/test_skinny_plan
 
 # The host-operand path's planner, its parallel host copy, the parser of
 # TGEMM_DEVICE_MEMORY_LIMIT and the CSV of TGEMM_HOST_TRACE are plain C++;
