@@ -7,8 +7,9 @@
 #                                    hosttrace hostthreads
 #
 # Logs, CSV and PNG files are written to a work folder and packed into
-# $OUT/session.tar.gz at the end (the device tool returns few files), with
-# the summary also in $OUT/summary.txt. Each step runs even if an earlier one
+# $OUT/session.tar.gz after every step (the device tool returns few files,
+# and none from a call it cuts off at its time limit), with the summary in
+# $OUT/summary.txt at the end. Each step runs even if an earlier one
 # failed; the exit status is that of the first failure.
 set -u
 FINAL=${OUT:-build/gpu-session}
@@ -31,6 +32,17 @@ run_step() {
     local rc=$?
     status[$name]="rc=$rc $((SECONDS - t0))s"
     [ $rc -eq 0 ] || [ $first_fail -ne 0 ] || first_fail=$rc
+    pack
+}
+
+# Copies what the steps so far left into $FINAL, after every step, so that
+# a session the device tool cuts off at its time limit still returns them.
+pack() {
+    for f in suite.csv squares.csv host.csv host_trace_summary.txt; do
+        [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/$f"
+    done
+    [ -f "$OUT/host_trace.csv" ] && gzip -c "$OUT/host_trace.csv" > "$FINAL/host_trace.csv.gz"
+    tar czf "$FINAL/session.tar.gz" -C "$OUT" .
 }
 
 for step in "${steps[@]}"; do
@@ -95,7 +107,5 @@ done
 echo "=== summary"
 for k in "${!status[@]}"; do echo "$k ${status[$k]}"; done | sort | tee "$OUT/summary.txt"
 cp "$OUT/summary.txt" "$FINAL/summary.txt"
-for f in suite.csv squares.csv host.csv host_trace_summary.txt; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/$f"; done
-[ -f "$OUT/host_trace.csv" ] && gzip -c "$OUT/host_trace.csv" > "$FINAL/host_trace.csv.gz"
-tar czf "$FINAL/session.tar.gz" -C "$OUT" .
+pack
 exit $first_fail
