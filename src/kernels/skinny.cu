@@ -601,12 +601,24 @@ cudaError_t prepare_skinny(int cc_major, int *cluster_blocks)
     for (cudaError_t x : e)
         if (x != cudaSuccess)
             return x;
-    // Cluster form: how many blocks run at once in clusters of n, at the two
-    // blocks per SM every cluster launch has (kClusterSmem). Clusters must
-    // fit inside one GPC, so this is below 2 * SMs.
+    // Cluster form: only where the kernels running on this device were
+    // compiled with their cluster code, i.e. for compute_90 or later. The
+    // build has sm_90a code (cc 9.0) and compute_80 PTX, which a newer GPU
+    // JIT-compiles without the cluster code: there the PTX version tells.
+    bool cluster_code = cc_major == 9;
+    cudaFuncAttributes fa;
+    if (cc_major > 9) {
+        if (cudaFuncGetAttributes(&fa, skinny_dots<16, true>) == cudaSuccess)
+            cluster_code = fa.ptxVersion >= 90;
+        else
+            (void)cudaGetLastError();  // no cluster form, not an error of the call
+    }
+    // How many blocks run at once in clusters of n, at the two blocks per SM
+    // every cluster launch has (kClusterSmem). Clusters must fit inside one
+    // GPC, so this is below 2 * SMs.
     for (int n = 0; n <= kMaxCluster; ++n) {
         cluster_blocks[n] = 0;
-        if (n < 2 || cc_major < 9)
+        if (n < 2 || !cluster_code)
             continue;
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg = launch_config(dim3(1, static_cast<unsigned>(n)), kClusterSmem, nullptr, n, &attr);
