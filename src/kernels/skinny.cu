@@ -148,7 +148,11 @@ __device__ __forceinline__ void cluster_finish(const SkinnyParams &p, const Spli
     }
     cluster.sync();
 #else
-    (void)p, (void)sk, (void)part, (void)r_base, (void)rows;  // never launched in cluster form below sm_90
+    // Code without clusters (compute_80 PTX) is never sent a cluster launch
+    // (prepare_skinny checks); were it, stop rather than leave C unwritten.
+    (void)p, (void)part, (void)r_base, (void)rows;
+    if (sk.cluster)
+        __trap();
 #endif
 }
 
@@ -501,7 +505,7 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_dots(SkinnyParams p, Split
         // Lane (kg, jg) stores sums (kg * kSums) / kKg + i of its j half:
         // neighbouring lanes hold neighbouring j of one r (or, below kKg
         // sums, the same one).
-        if (kSums >= kKg || kg % (kKg / kSums) == 0) {
+        if (kSums >= kKg || kg % (kSums >= kKg ? 1 : kKg / kSums) == 0) {
 #pragma unroll
             for (int i = 0; i < kOwned; ++i) {
                 const int e = kg * kSums / kKg + i;
@@ -518,12 +522,11 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_dots(SkinnyParams p, Split
 }
 
 template <int S, bool kVec>
-cudaError_t allow_smem_pair()
+cudaError_t allow_smem_pair(int max_bytes)
 {
-    constexpr int kMax = static_cast<int>(kSmemBytes + kPartBytes);
-    cudaError_t e = cudaFuncSetAttribute(skinny_rows<S, kVec>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMax);
+    cudaError_t e = cudaFuncSetAttribute(skinny_rows<S, kVec>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(skinny_dots<S, kVec>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMax);
+        e = cudaFuncSetAttribute(skinny_dots<S, kVec>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes);
     return e;
 }
 
@@ -592,27 +595,31 @@ cudaError_t launch_for(const SkinnyParams &p, const SplitK &sk, cudaStream_t st)
 
 cudaError_t prepare_skinny(int cc_major, int *cluster_blocks)
 {
-    const cudaError_t e[] = {
-        allow_smem_pair<1, false>(), allow_smem_pair<1, true>(),   allow_smem_pair<2, false>(),
-        allow_smem_pair<2, true>(),  allow_smem_pair<4, false>(),  allow_smem_pair<4, true>(),
-        allow_smem_pair<8, false>(), allow_smem_pair<8, true>(),   allow_smem_pair<16, false>(),
-        allow_smem_pair<16, true>(),
-    };
-    for (cudaError_t x : e)
-        if (x != cudaSuccess)
-            return x;
-    // Cluster form: only where the kernels running on this device were
-    // compiled with their cluster code, i.e. for compute_90 or later. The
-    // build has sm_90a code (cc 9.0) and compute_80 PTX, which a newer GPU
-    // JIT-compiles without the cluster code: there the PTX version tells.
-    bool cluster_code = cc_major == 9;
+    // Cluster form: only where the kernels that run on this device were
+    // compiled with their cluster code, for compute_90 or later (the
+    // default build has sm_90a code and compute_80 PTX, which other GPUs
+    // JIT-compile without it). The PTX version of the code in use tells.
+    bool cluster_code = false;
     cudaFuncAttributes fa;
-    if (cc_major > 9) {
+    if (cc_major >= 9) {
         if (cudaFuncGetAttributes(&fa, skinny_dots<16, true>) == cudaSuccess)
             cluster_code = fa.ptxVersion >= 90;
         else
             (void)cudaGetLastError();  // no cluster form, not an error of the call
     }
+    // The cluster form's sums need kPartBytes more; ask for them only where
+    // it can run (GPUs of compute capability 8.6 and 8.9 allow 99 KiB a block).
+    const int max_bytes = static_cast<int>(kSmemBytes + (cluster_code ? kPartBytes : 0));
+    const cudaError_t e[] = {
+        allow_smem_pair<1, false>(max_bytes),  allow_smem_pair<1, true>(max_bytes),
+        allow_smem_pair<2, false>(max_bytes),  allow_smem_pair<2, true>(max_bytes),
+        allow_smem_pair<4, false>(max_bytes),  allow_smem_pair<4, true>(max_bytes),
+        allow_smem_pair<8, false>(max_bytes),  allow_smem_pair<8, true>(max_bytes),
+        allow_smem_pair<16, false>(max_bytes), allow_smem_pair<16, true>(max_bytes),
+    };
+    for (cudaError_t x : e)
+        if (x != cudaSuccess)
+            return x;
     // How many blocks run at once in clusters of n, at the two blocks per SM
     // every cluster launch has (kClusterSmem). Clusters must fit inside one
     // GPC, so this is below 2 * SMs.
