@@ -224,6 +224,39 @@ float uniform_pm1(std::mt19937 &rng)
 
 // ------------------------------------------------------------------ validation
 
+// y = op(X) x and ya = |op(X)| xa, in double, for op(X) of rows x cols:
+// X stored rows x cols (op(X)(i, p) = X[i + p ld]) or, transposed, cols x
+// rows (op(X)(i, p) = X[p + i ld]). Each loop walks X down its columns.
+void apply_op(const std::vector<float> &X, int64_t ld, bool trans, int64_t rows, int64_t cols,
+              const std::vector<double> &x, const std::vector<double> &xa, std::vector<double> *y,
+              std::vector<double> *ya)
+{
+    y->assign(static_cast<size_t>(rows), 0.0);
+    ya->assign(static_cast<size_t>(rows), 0.0);
+    if (!trans) {
+        for (int64_t p = 0; p < cols; ++p) {
+            const float *col = &X[static_cast<size_t>(p * ld)];
+            const double xp = x[static_cast<size_t>(p)], xap = xa[static_cast<size_t>(p)];
+            for (int64_t i = 0; i < rows; ++i) {
+                (*y)[static_cast<size_t>(i)] += static_cast<double>(col[i]) * xp;
+                (*ya)[static_cast<size_t>(i)] += std::fabs(static_cast<double>(col[i])) * xap;
+            }
+        }
+    } else {
+        for (int64_t i = 0; i < rows; ++i) {
+            const float *col = &X[static_cast<size_t>(i * ld)];
+            double acc = 0, acca = 0;
+            for (int64_t p = 0; p < cols; ++p) {
+                const double e = col[p];
+                acc += e * x[static_cast<size_t>(p)];
+                acca += std::fabs(e) * xa[static_cast<size_t>(p)];
+            }
+            (*y)[static_cast<size_t>(i)] = acc;
+            (*ya)[static_cast<size_t>(i)] = acca;
+        }
+    }
+}
+
 // Residual check of C ~= alpha * op(A) * op(B) against a random vector t:
 //   r = C t - alpha op(A) (op(B) t),
 //   |r_i| <= 4 (K + 2) 2^-24 (|alpha| |op(A)| (|op(B)| |t|))_i + 1e-30 for every row i,
@@ -246,55 +279,14 @@ double validate(const char *lib, const Shape &s, int64_t lda, int64_t ldb, int64
                     (long long)i, (long long)j, static_cast<double>(c));
         }
 
-    // u = op(B) t and ua = |op(B)| |t|, both of length K.
-    std::vector<double> u(static_cast<size_t>(K), 0.0), ua(static_cast<size_t>(K), 0.0);
-    if (s.tb == 'N') { // B stored K x N: op(B)(p, j) = B[p + j ldb]
-        for (int64_t j = 0; j < N; ++j) {
-            const float *col = &B[static_cast<size_t>(j * ldb)];
-            const double tj = t[static_cast<size_t>(j)], atj = std::fabs(tj);
-            for (int64_t p = 0; p < K; ++p) {
-                u[static_cast<size_t>(p)] += static_cast<double>(col[p]) * tj;
-                ua[static_cast<size_t>(p)] += std::fabs(static_cast<double>(col[p])) * atj;
-            }
-        }
-    } else { // B stored N x K: op(B)(p, j) = B[j + p ldb]
-        for (int64_t p = 0; p < K; ++p) {
-            const float *col = &B[static_cast<size_t>(p * ldb)];
-            double acc = 0, acca = 0;
-            for (int64_t j = 0; j < N; ++j) {
-                const double b = col[j], tj = t[static_cast<size_t>(j)];
-                acc += b * tj;
-                acca += std::fabs(b) * std::fabs(tj);
-            }
-            u[static_cast<size_t>(p)] = acc;
-            ua[static_cast<size_t>(p)] = acca;
-        }
-    }
-
-    // v = op(A) u and va = |op(A)| ua, both of length M.
-    std::vector<double> v(static_cast<size_t>(M), 0.0), va(static_cast<size_t>(M), 0.0);
-    if (s.ta == 'N') { // A stored M x K: op(A)(i, p) = A[i + p lda]
-        for (int64_t p = 0; p < K; ++p) {
-            const float *col = &A[static_cast<size_t>(p * lda)];
-            const double up = u[static_cast<size_t>(p)], uap = ua[static_cast<size_t>(p)];
-            for (int64_t i = 0; i < M; ++i) {
-                v[static_cast<size_t>(i)] += static_cast<double>(col[i]) * up;
-                va[static_cast<size_t>(i)] += std::fabs(static_cast<double>(col[i])) * uap;
-            }
-        }
-    } else { // A stored K x M: op(A)(i, p) = A[p + i lda]
-        for (int64_t i = 0; i < M; ++i) {
-            const float *col = &A[static_cast<size_t>(i * lda)];
-            double acc = 0, acca = 0;
-            for (int64_t p = 0; p < K; ++p) {
-                const double a = col[p];
-                acc += a * u[static_cast<size_t>(p)];
-                acca += std::fabs(a) * ua[static_cast<size_t>(p)];
-            }
-            v[static_cast<size_t>(i)] = acc;
-            va[static_cast<size_t>(i)] = acca;
-        }
-    }
+    // u = op(B) t and ua = |op(B)| |t|, both of length K; then v = op(A) u
+    // and va = |op(A)| ua, both of length M.
+    std::vector<double> at(static_cast<size_t>(N));
+    for (int64_t j = 0; j < N; ++j)
+        at[static_cast<size_t>(j)] = std::fabs(t[static_cast<size_t>(j)]);
+    std::vector<double> u, ua, v, va;
+    apply_op(B, ldb, s.tb != 'N', K, N, t, at, &u, &ua);
+    apply_op(A, lda, s.ta != 'N', M, K, u, ua, &v, &va);
 
     // ct = C t, length M.
     std::vector<double> ct(static_cast<size_t>(M), 0.0);
