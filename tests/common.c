@@ -159,6 +159,15 @@ shape_t shape_padded(shape_t s, int64_t pad)
     return s;
 }
 
+shapes_t shapes_of_call(bool col_major, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t pad_a,
+                        int64_t pad_b, int64_t pad_c)
+{
+    shapes_t s = {shape_padded(shape_of_a(col_major, ta, m, k, 0), pad_a),
+                  shape_padded(shape_of_b(col_major, tb, k, n, 0), pad_b),
+                  shape_padded(shape_of_c(col_major, m, n, 0), pad_c)};
+    return s;
+}
+
 static float float_from_bits(uint32_t u)
 {
     float f;

@@ -57,6 +57,13 @@ shape_t shape_of_c(bool col_major, int64_t m, int64_t n, int64_t ld);
 /* The same shape with ld = max(1, inner) + pad, the smallest valid ld plus pad. */
 shape_t shape_padded(shape_t s, int64_t pad);
 
+/* The three operands of one call: shape_of_a/b/c, each padded by its pad. */
+typedef struct {
+    shape_t SA, SB, SC;
+} shapes_t;
+shapes_t shapes_of_call(bool col_major, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t pad_a,
+                        int64_t pad_b, int64_t pad_c);
+
 /* Bit patterns that no computation produces: padding and unread C carry them. */
 float poison_pad(void);   /* NaN with payload 0xDEAD */
 float poison_c(void);     /* NaN with payload 0xC0DE */

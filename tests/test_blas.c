@@ -323,12 +323,8 @@ static void run_blas_case(const blas_case_t *t, bool exact)
     rng_t rng = {seed};
     const bool col = t->entry != ENTRY_CBLAS_ROW;
     const bool ta = char_trans(t->ta), tb = char_trans(t->tb);
-    const shape_t sa = shape_of_a(col, ta, t->m, t->k, 0);
-    const shape_t sb = shape_of_b(col, tb, t->k, t->n, 0);
-    const shape_t sc = shape_of_c(col, t->m, t->n, 0);
-    const shape_t SA = shape_padded(sa, t->pad_a);
-    const shape_t SB = shape_padded(sb, t->pad_b);
-    const shape_t SC = shape_padded(sc, t->pad_c);
+    const shapes_t shapes = shapes_of_call(col, ta, tb, t->m, t->n, t->k, t->pad_a, t->pad_b, t->pad_c);
+    const shape_t SA = shapes.SA, SB = shapes.SB, SC = shapes.SC;
     float *A = xmalloc(shape_elems(SA) * sizeof(float));
     float *B = xmalloc(shape_elems(SB) * sizeof(float));
     float *C0 = xmalloc(shape_elems(SC) * sizeof(float));

@@ -46,12 +46,8 @@ static void run_case(const gemm_case_t *t, bool exact)
 {
     const uint64_t seed = test_seed_for(t->index * 2 + (exact ? 1 : 0));
     rng_t rng = {seed};
-    const shape_t sa = shape_of_a(t->col_major, t->ta, t->m, t->k, 0);
-    const shape_t sb = shape_of_b(t->col_major, t->tb, t->k, t->n, 0);
-    const shape_t sc0 = shape_of_c(t->col_major, t->m, t->n, 0);
-    const shape_t SA = shape_padded(sa, t->pad_a);
-    const shape_t SB = shape_padded(sb, t->pad_b);
-    const shape_t SC = shape_padded(sc0, t->pad_c);
+    const shapes_t shapes = shapes_of_call(t->col_major, t->ta, t->tb, t->m, t->n, t->k, t->pad_a, t->pad_b, t->pad_c);
+    const shape_t SA = shapes.SA, SB = shapes.SB, SC = shapes.SC;
 
     float *A = xmalloc(shape_elems(SA) * sizeof(float));
     float *B = xmalloc(shape_elems(SB) * sizeof(float));
@@ -145,14 +141,10 @@ static const int64_t kPads[][3] = {{0, 0, 0}, {1, 3, 2}, {3, 1, 0}, {4, 0, 1}, {
 
 static char *case_name(const gemm_case_t *t)
 {
-    const shape_t sa = shape_of_a(t->col_major, t->ta, t->m, t->k, 0);
-    const shape_t sb = shape_of_b(t->col_major, t->tb, t->k, t->n, 0);
-    const shape_t sc = shape_of_c(t->col_major, t->m, t->n, 0);
+    const shapes_t s = shapes_of_call(t->col_major, t->ta, t->tb, t->m, t->n, t->k, t->pad_a, t->pad_b, t->pad_c);
     return xstrdup_printf("%c%c_%lldx%lldx%lld_lda%lld_ldb%lld_ldc%lld_a%g_b%g_%c%c%c%s%s%s", t->ta ? 't' : 'n',
                           t->tb ? 't' : 'n', (long long)t->m, (long long)t->n, (long long)t->k,
-                          (long long)shape_padded(sa, t->pad_a).ld,
-                          (long long)shape_padded(sb, t->pad_b).ld,
-                          (long long)shape_padded(sc, t->pad_c).ld, (double)t->alpha,
+                          (long long)s.SA.ld, (long long)s.SB.ld, (long long)s.SC.ld, (double)t->alpha,
                           (double)t->beta, mem_tag[t->mem_a], mem_tag[t->mem_b], mem_tag[t->mem_c],
                           t->col_major ? "" : "_rowmajor", t->offset ? "_misaligned" : "", t->use_ex ? "_ex" : "");
 }
@@ -430,10 +422,10 @@ static void test_concurrent_threads(void **state)
         j->c.alpha = 1.0f;
         j->c.beta = (i % 2) ? 0.5f : 0.0f;
         j->c.mem_a = j->c.mem_b = j->c.mem_c = (i % 3 == 0) ? MEM_DEVICE : (i % 3 == 1) ? MEM_HOST : MEM_PINNED;
-        const shape_t sa = shape_of_a(true, j->c.ta, j->c.m, j->c.k, 0), sb = shape_of_b(true, j->c.tb, j->c.k, j->c.n, 0);
-        j->SA = (shape_t){sa.inner, sa.outer, sa.inner + 1};
-        j->SB = (shape_t){sb.inner, sb.outer, sb.inner};
-        j->SC = (shape_t){j->c.m, j->c.n, j->c.m + 2};
+        const shapes_t s = shapes_of_call(true, j->c.ta, j->c.tb, j->c.m, j->c.n, j->c.k, 1, 0, 2);
+        j->SA = s.SA;
+        j->SB = s.SB;
+        j->SC = s.SC;
         j->A = xmalloc(shape_elems(j->SA) * 4);
         j->B = xmalloc(shape_elems(j->SB) * 4);
         j->C = xmalloc(shape_elems(j->SC) * 4);

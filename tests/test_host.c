@@ -125,19 +125,9 @@ typedef struct {
     bool use_ex; /* tgemm_sgemm_ex on a created stream, else tgemm_sgemm */
 } host_case_t;
 
-typedef struct {
-    shape_t SA, SB, SC;
-} shapes_t;
-
 static shapes_t shapes_of(const host_case_t *t)
 {
-    const bool col = !t->row_major;
-    const shape_t sa = shape_of_a(col, t->ta, t->m, t->k, 0), sb = shape_of_b(col, t->tb, t->k, t->n, 0);
-    const shape_t sc = shape_of_c(col, t->m, t->n, 0);
-    shapes_t s = {shape_padded(sa, t->pad_a),
-                  shape_padded(sb, t->pad_b),
-                  shape_padded(sc, t->pad_c)};
-    return s;
+    return shapes_of_call(!t->row_major, t->ta, t->tb, t->m, t->n, t->k, t->pad_a, t->pad_b, t->pad_c);
 }
 
 /* The call itself, on `stream` when use_ex; k == 0 passes NULL for A and B. */
