@@ -67,14 +67,16 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
     const bool worth_it = flops >= st.offload_min_flops && flops >= kOffloadMinFlopsPerByte * link_bytes;
     bool gpu_tried = false;
     tgemm_status gpu = TGEMM_SUCCESS;
-    if (gpu_allowed && (st.offload == Offload::Always || (reads_ab && worth_it))) {
+    // Runs the call on the GPU; true when it succeeded (and is traced).
+    const auto on_gpu = [&] {
         gpu_tried = true;
         gpu = execute(p, cudaStreamPerThread, true);
-        if (gpu == TGEMM_SUCCESS) {
+        if (gpu == TGEMM_SUCCESS)
             trace.path("gpu");
-            return;
-        }
-    }
+        return gpu == TGEMM_SUCCESS;
+    };
+    if (gpu_allowed && (st.offload == Offload::Always || (reads_ab && worth_it)) && on_gpu())
+        return;
 
     // alpha == 0 or k == 0: C := beta * C, which reads neither A nor B. Done
     // here rather than forwarded, because not every CPU BLAS keeps that
@@ -101,14 +103,8 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
 
     // No CPU BLAS: a small call the policy kept off the GPU still prefers
     // the GPU to the built-in loops.
-    if (gpu_allowed && !gpu_tried) {
-        gpu_tried = true;
-        gpu = execute(p, cudaStreamPerThread, true);
-        if (gpu == TGEMM_SUCCESS) {
-            trace.path("gpu");
-            return;
-        }
-    }
+    if (gpu_allowed && !gpu_tried && on_gpu())
+        return;
     if (!g_warned_builtin.exchange(true)) {
         const char *fix = "SGEMM runs on tgemm's slow built-in loops; set TGEMM_CPU_BLAS to a BLAS library such as "
                           "libopenblas.so.0";
