@@ -21,6 +21,7 @@
 // blocks when R is small; partial sums then go unscaled to a workspace slice
 // and splitk_reduce finishes C.
 #include "family.hpp"
+#include "cluster_launch.hpp"
 
 #include <cmath>
 
@@ -530,35 +531,14 @@ cudaError_t allow_smem_pair(int max_bytes)
     return e;
 }
 
-// A launch of grid blocks of kThreads with smem bytes of dynamic shared
-// memory on st; with cluster > 1, as clusters of that many blocks along y
-// (attr holds the attribute the configuration points to).
-cudaLaunchConfig_t launch_config(dim3 grid, size_t smem, cudaStream_t st, int cluster, cudaLaunchAttribute *attr)
-{
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = st;
-    if (cluster > 1) {
-        attr->id = cudaLaunchAttributeClusterDimension;
-        attr->val.clusterDim.x = 1;
-        attr->val.clusterDim.y = static_cast<unsigned>(cluster);
-        attr->val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-    }
-    return cfg;
-}
-
 // Launches kernel over grid, as clusters of sk.splits blocks along y in
 // cluster form.
 cudaError_t launch_k(void (*kernel)(SkinnyParams, SplitK), dim3 grid, size_t smem, cudaStream_t st,
                      const SkinnyParams &p, const SplitK &sk)
 {
     cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = launch_config(grid, sk.cluster && smem < kClusterSmem ? kClusterSmem : smem, st,
-                                                 sk.cluster ? sk.splits : 1, &attr);
+    const cudaLaunchConfig_t cfg = cluster_launch_config(grid, kThreads, sk.cluster && smem < kClusterSmem ? kClusterSmem : smem,
+                                                         st, sk.cluster ? sk.splits : 1, &attr);
     return cudaLaunchKernelEx(&cfg, kernel, p, sk);
 }
 
@@ -595,18 +575,9 @@ cudaError_t launch_for(const SkinnyParams &p, const SplitK &sk, cudaStream_t st)
 
 cudaError_t prepare_skinny(int cc_major, int *cluster_blocks)
 {
-    // Cluster form: only where the kernels that run on this device were
-    // compiled with their cluster code, for compute_90 or later (the
-    // default build has sm_90a code and compute_80 PTX, which other GPUs
-    // JIT-compile without it). The PTX version of the code in use tells.
-    bool cluster_code = false;
-    cudaFuncAttributes fa;
-    if (cc_major >= 9) {
-        if (cudaFuncGetAttributes(&fa, skinny_dots<16, true>) == cudaSuccess)
-            cluster_code = fa.ptxVersion >= 90;
-        else
-            (void)cudaGetLastError();  // no cluster form, not an error of the call
-    }
+    // Cluster form: only where the kernels that run on this device carry
+    // their cluster code.
+    const bool cluster_code = has_cluster_code(skinny_dots<16, true>, cc_major);
     // The cluster form's sums need kPartBytes more; ask for them only where
     // it can run (GPUs of compute capability 8.6 and 8.9 allow 99 KiB a block).
     const int max_bytes = static_cast<int>(kSmemBytes + (cluster_code ? kPartBytes : 0));
@@ -621,20 +592,11 @@ cudaError_t prepare_skinny(int cc_major, int *cluster_blocks)
         if (x != cudaSuccess)
             return x;
     // How many blocks run at once in clusters of n, at the two blocks per SM
-    // every cluster launch has (kClusterSmem). Clusters must fit inside one
-    // GPC, so this is below 2 * SMs.
-    for (int n = 0; n <= kMaxCluster; ++n) {
+    // every cluster launch has (kClusterSmem).
+    for (int n = 0; n <= kMaxCluster; ++n)
         cluster_blocks[n] = 0;
-        if (n < 2 || !cluster_code)
-            continue;
-        cudaLaunchAttribute attr;
-        const cudaLaunchConfig_t cfg = launch_config(dim3(1, static_cast<unsigned>(n)), kClusterSmem, nullptr, n, &attr);
-        int count = 0;
-        if (cudaOccupancyMaxActiveClusters(&count, skinny_dots<16, true>, &cfg) == cudaSuccess)
-            cluster_blocks[n] = count * n;
-        else
-            (void)cudaGetLastError();  // an unsupported size is not an error of the call
-    }
+    if (cluster_code)
+        count_cluster_blocks(skinny_dots<16, true>, kThreads, kClusterSmem, kMaxCluster, cluster_blocks);
     return cudaSuccess;
 }
 
