@@ -115,8 +115,17 @@ test: test-cpu test-skinny-plan test-host-plan test-host-mock test-gpu test-host
 test-cpu: $(BUILD)/tests/test_api
 	$(BUILD)/tests/test_api
 
+# The GPU suite; then its small rows with every split-K through the
+# workspace (TGEMM_CLUSTERS=0); then the determinism shapes once with the
+# cluster form and once without, one seed, compared bit for bit.
+GEMM_BITS := $(BUILD)/tests/gemm_bits.bin
 test-gpu: $(BUILD)/tests/test_gemm
 	$(BUILD)/tests/test_gemm
+	TGEMM_CLUSTERS=0 TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
+	rm -f $(GEMM_BITS)
+	seed=$$(od -An -N8 -tu8 /dev/urandom | tr -d ' '); \
+	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic && \
+	TGEMM_TEST_SEED=$$seed TGEMM_CLUSTERS=0 TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic
 
 # The streaming kernels' planner (split of K, row groups, cluster form) is
 # host code in the kernels' object; its unit test links that object and
@@ -193,6 +202,10 @@ test-env: $(BUILD)/tests/test_env
 	for v in abc 0 -3 1.5 257 99999999999999999999; do \
 	    echo "== TGEMM_HOST_COPY_THREADS=$$v"; \
 	    TGEMM_HOST_COPY_THREADS=$$v $(BUILD)/tests/test_env bad-copy-threads || exit 1; \
+	done
+	for v in 2 -1 yes on 01x; do \
+	    echo "== TGEMM_CLUSTERS=$$v"; \
+	    TGEMM_CLUSTERS=$$v $(BUILD)/tests/test_env bad-clusters || exit 1; \
 	done
 	TGEMM_DEVICE_MEMORY_LIMIT=100 $(BUILD)/tests/test_env tiny-memory-limit
 

@@ -12,6 +12,8 @@
  *                                           -> INVALID_SETTING naming the variable
  *   bad-copy-threads   TGEMM_HOST_COPY_THREADS=0 (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
+ *   bad-clusters       TGEMM_CLUSTERS=2 (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
  *   tiny-memory-limit  TGEMM_DEVICE_MEMORY_LIMIT=100
  *                                           -> OUT_OF_MEMORY naming the variable
  *                                              (NO_DEVICE without a GPU), C unchanged
@@ -96,24 +98,32 @@ static void test_bad_kernel(void **state)
     assert_c_untouched(c);
 }
 
-static void test_bad_memory_limit(void **state)
+/* A malformed value of `name`: INVALID_SETTING naming it, C untouched. */
+static void assert_invalid_setting(const char *name)
 {
-    (void)state;
     float c[kN * kN];
     assert_int_equal(real_call(c), TGEMM_ERROR_INVALID_SETTING);
     assert_c_untouched(c);
-    assert_non_null(strstr(tgemm_last_error_detail(), "TGEMM_DEVICE_MEMORY_LIMIT"));
+    assert_non_null(strstr(tgemm_last_error_detail(), name));
     assert_quick_return_ok();
+}
+
+static void test_bad_memory_limit(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_DEVICE_MEMORY_LIMIT");
 }
 
 static void test_bad_copy_threads(void **state)
 {
     (void)state;
-    float c[kN * kN];
-    assert_int_equal(real_call(c), TGEMM_ERROR_INVALID_SETTING);
-    assert_c_untouched(c);
-    assert_non_null(strstr(tgemm_last_error_detail(), "TGEMM_HOST_COPY_THREADS"));
-    assert_quick_return_ok();
+    assert_invalid_setting("TGEMM_HOST_COPY_THREADS");
+}
+
+static void test_bad_clusters(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_CLUSTERS");
 }
 
 /* 100 bytes cannot hold even the smallest tiles of an 8 x 8 x 8 product. */
@@ -206,6 +216,7 @@ int main(int argc, char **argv)
         {"quiet", cmocka_unit_test(test_quiet_by_default)},
         {"bad-memory-limit", cmocka_unit_test(test_bad_memory_limit)},
         {"bad-copy-threads", cmocka_unit_test(test_bad_copy_threads)},
+        {"bad-clusters", cmocka_unit_test(test_bad_clusters)},
         {"tiny-memory-limit", cmocka_unit_test(test_tiny_memory_limit)},
     };
     if (argc != 2) {

@@ -351,24 +351,59 @@ static void test_k0_scales_c(void **state)
     free(C0), free(C), free(ref);
 }
 
-/* The same inputs give the same bits, call after call. */
+/* The same inputs give the same bits, call after call, at shapes whose
+ * plans split K (in clusters where the GPU has them, else through the
+ * workspace) and one that does not. With TGEMM_TEST_BITS=FILE the results
+ * are also compared with FILE's, or written there if it does not exist: `make
+ * test-gpu` runs this once with the split-K cluster form and once without
+ * (TGEMM_CLUSTERS=0), with one seed, so the two forms must agree bit for bit. */
 static void test_deterministic(void **state)
 {
     (void)state;
     REQUIRE_GPU();
-    const int64_t m = 1023, n = 1025, k = 2047;
-    const shape_t SA = {k, m, k}, SB = {k, n, k}, SC = {m, n, m};
-    rng_t rng = {test_seed_for(100004)};
-    float *A = xmalloc(shape_elems(SA) * 4), *B = xmalloc(shape_elems(SB) * 4);
-    float *C1 = xmalloc(shape_elems(SC) * 4), *C2 = xmalloc(shape_elems(SC) * 4);
-    fill_matrix(A, SA, &rng, false);
-    fill_matrix(B, SB, &rng, false);
-    fill_constant(C1, SC, 0.0f);
-    fill_constant(C2, SC, 0.0f);
-    assert_int_equal(call_on(MEM_DEVICE, true, false, m, n, k, 1.0f, A, SA, B, SB, 0.0f, C1, SC, false), TGEMM_SUCCESS);
-    assert_int_equal(call_on(MEM_DEVICE, true, false, m, n, k, 1.0f, A, SA, B, SB, 0.0f, C2, SC, false), TGEMM_SUCCESS);
-    assert_memory_equal(C1, C2, shape_elems(SC) * 4);
-    free(A), free(B), free(C1), free(C2);
+    static const struct {
+        int64_t m, n, k;
+        bool ta;
+    } shapes[] = {
+        {1023, 1025, 2047, true}, {512, 512, 512, false}, {128, 128, 128, false},
+        {256, 256, 8192, false},  {1000, 1000, 1000, false}, {4096, 4096, 256, false},
+    };
+    const char *bits_path = getenv("TGEMM_TEST_BITS");
+    FILE *bits_in = bits_path != NULL ? fopen(bits_path, "rb") : NULL;
+    FILE *bits_out = bits_path != NULL && bits_in == NULL ? fopen(bits_path, "wb") : NULL;
+    if (bits_path != NULL && bits_in == NULL && bits_out == NULL)
+        fail_msg("TGEMM_TEST_BITS=%s: cannot read or create it", bits_path);
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; ++t) {
+        const int64_t m = shapes[t].m, n = shapes[t].n, k = shapes[t].k;
+        const bool ta = shapes[t].ta;
+        const shape_t SA = ta ? (shape_t){k, m, k} : (shape_t){m, k, m}, SB = {k, n, k}, SC = {m, n, m};
+        rng_t rng = {test_seed_for(100004 + t)};
+        float *A = xmalloc(shape_elems(SA) * 4), *B = xmalloc(shape_elems(SB) * 4);
+        float *C1 = xmalloc(shape_elems(SC) * 4), *C2 = xmalloc(shape_elems(SC) * 4);
+        fill_matrix(A, SA, &rng, false);
+        fill_matrix(B, SB, &rng, false);
+        fill_matrix(C1, SC, &rng, false);
+        memcpy(C2, C1, shape_elems(SC) * 4);
+        assert_int_equal(call_on(MEM_DEVICE, ta, false, m, n, k, 1.5f, A, SA, B, SB, 0.5f, C1, SC, false),
+                         TGEMM_SUCCESS);
+        assert_int_equal(call_on(MEM_DEVICE, ta, false, m, n, k, 1.5f, A, SA, B, SB, 0.5f, C2, SC, false),
+                         TGEMM_SUCCESS);
+        if (memcmp(C1, C2, shape_elems(SC) * 4) != 0)
+            fail_msg("%lldx%lldx%lld: two calls differ", (long long)m, (long long)n, (long long)k);
+        if (bits_out != NULL)
+            assert_int_equal(fwrite(C1, 4, shape_elems(SC), bits_out), shape_elems(SC));
+        if (bits_in != NULL) {
+            assert_int_equal(fread(C2, 4, shape_elems(SC), bits_in), shape_elems(SC));
+            if (memcmp(C1, C2, shape_elems(SC) * 4) != 0)
+                fail_msg("%lldx%lldx%lld: differs from the bits in %s", (long long)m, (long long)n, (long long)k,
+                         bits_path);
+        }
+        free(A), free(B), free(C1), free(C2);
+    }
+    if (bits_in != NULL)
+        fclose(bits_in);
+    if (bits_out != NULL)
+        assert_int_equal(fclose(bits_out), 0);
 }
 
 /* ---------------------------------------------------------------- threads */
@@ -524,9 +559,17 @@ static void test_out_of_memory(void **state)
 
 /* ---------------------------------------------------------------- main */
 
-int main(void)
+int main(int argc, char **argv)
 {
     (void)test_base_seed();
+    if (argc == 2 && strcmp(argv[1], "deterministic") == 0) {  /* make test-gpu, with TGEMM_TEST_BITS */
+        struct CMUnitTest only = cmocka_unit_test(test_deterministic);
+        return run_group("tgemm_gpu_bits", &only, 1) ? 1 : 0;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "usage: %s [deterministic]\n", argv[0]);
+        return 2;
+    }
     const char *max_env = getenv("TGEMM_TEST_MAX_DIM");
     const int64_t max_dim = max_env && *max_env ? atoll(max_env) : 0;
     int nsizes = NSIZES;

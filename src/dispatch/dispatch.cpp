@@ -23,11 +23,15 @@ using namespace kernels;
 //      are memory-bound and gain nothing from tiles.
 //   3. otherwise the tiled family and split-K factor with the lowest modelled
 //      time: whole waves of blocks, each block's FFMA work at the family's
-//      measured efficiency, plus the split-K reduction's memory traffic.
+//      measured efficiency, plus the split-K reduction: the workspace's
+//      memory traffic and a second launch, or (slices in one thread-block
+//      cluster, sm_90) the exchange through distributed shared memory.
 // TGEMM_KERNEL=<family> sends every problem to that tiled family instead.
 
 constexpr int64_t kSkinnyMax = 16;
 static_assert(sizeof(DeviceInfo::skinny_cluster_blocks) / sizeof(int) == kSkinnyMaxCluster + 1,
+              "one count per cluster size");
+static_assert(sizeof(DeviceInfo::tiled_cluster_blocks[0]) / sizeof(int) == kTiledMaxCluster + 1,
               "one count per cluster size");
 
 struct TiledEntry {
@@ -58,6 +62,10 @@ const TiledEntry kTiled[] = {
     {&tiled_32x32x8, {0.430, 0.489, 0.372, 0.429}, 16},
 };
 
+constexpr int kTiledCount = sizeof(kTiled) / sizeof(kTiled[0]);
+static_assert(kTiledCount <= sizeof(DeviceInfo::tiled_cluster_blocks) / sizeof(DeviceInfo::tiled_cluster_blocks[0]),
+              "a cluster capacity row per family");
+
 const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 constexpr int64_t kMinSplitSteps = 2;                  // K steps per slice, at least
 constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
@@ -67,6 +75,14 @@ constexpr double kStepSeconds = 0.8e-6;                // a K step's latency flo
                                                        // chain (128^3 on 32x32 tiles: 16 steps in ~13 us)
 constexpr double kMemoryBandwidth = 2.88e12;           // bytes/s, measured (shared/PERF.md)
 constexpr double kLaunchSeconds = 3e-6;                // one more kernel on the stream
+constexpr double kClusterSync = 0.5e-6;                // cluster form: its two cluster barriers
+constexpr double kDsmemRound = 0.1e-6;                 // cluster form: one round of reads of the other
+                                                       // blocks' shared memory
+// A family measured with several blocks per SM runs a lone block (fewer than
+// 16 warps on the SM) at this fraction of its efficiency. H100, 1024^3 and
+// 1000^3: 128x128x8 split 2 (128 blocks, one per SM) took 68-70 us where its
+// efficiency says 53; 0.75 makes the model agree within 5%.
+constexpr double kAloneFactor = 0.75;
 
 struct Plan {
     const KernelFamily *family = nullptr;  // tiled, or nullptr for the skinny kernels
@@ -92,10 +108,16 @@ int64_t chunk_for(int64_t k, int splits, int64_t step)
     return ceil_div(ceil_div(k, splits), step) * step;
 }
 
-double split_cost(const GemmParams &p, int splits)
+// The split-K reduction's cost: the slices' traffic through the workspace and
+// the second launch, or in cluster form the barriers and each thread's
+// rounds of reads (one 4-row piece of every slice per round) for its block's
+// 1 / splits of the tile.
+double split_cost(const GemmParams &p, const KernelFamily &f, int splits, bool cluster)
 {
     if (splits == 1)
         return 0.0;
+    if (cluster)
+        return kClusterSync + kDsmemRound * static_cast<double>(ceil_div(f.bm * f.bn / 4, int64_t{splits} * f.threads));
     const double slices = static_cast<double>(splits) * p.m * p.n * 4.0;
     const double c = (p.beta != 0.0f ? 2.0 : 1.0) * p.m * p.n * 4.0;
     return (2.0 * slices + c) / kMemoryBandwidth + kLaunchSeconds;
@@ -113,24 +135,29 @@ bool operands_aligned(const GemmParams &p)
 }
 
 // Modelled seconds for a tiled family with a split-K factor: whole waves of
-// blocks; each block walks its K steps (plus the prologue's) at the slower of
-// the step latency and its share of the SM's FFMA rate, a share that grows
-// when fewer blocks than the SM could hold are resident, up to what its own
-// warps can issue.
-double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &dev, int splits, int64_t chunk)
+// blocks (in cluster form, of the blocks that fit in clusters of `splits`);
+// each block walks its K steps (plus the prologue's) at the slower of the
+// step latency and its share of the SM's FFMA rate, a share that grows when
+// fewer blocks than the SM could hold are resident, up to what its own warps
+// can issue (and, for a lone block of a many-block family, kAloneFactor of
+// the efficiency). cluster_blocks: 0 for the workspace form.
+double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &dev, int splits, int64_t chunk,
+                  int cluster_blocks)
 {
     const KernelFamily &f = *e.family;
     const int64_t blocks = tiles(f, p) * splits;
-    const int64_t slots = static_cast<int64_t>(dev.sm_count) * e.blocks_per_sm;
+    const int64_t slots =
+        cluster_blocks > 0 ? cluster_blocks : static_cast<int64_t>(dev.sm_count) * e.blocks_per_sm;
     const double waves = static_cast<double>(ceil_div(blocks, slots));
     const int64_t resident = std::min<int64_t>(e.blocks_per_sm, ceil_div(blocks, dev.sm_count));
-    const double efficiency =
-        e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] * (operands_aligned(p) ? 1.0 : e.unaligned);
+    const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
+    const double efficiency = e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] *
+                              (operands_aligned(p) ? 1.0 : e.unaligned) * (alone ? kAloneFactor : 1.0);
     const double rate = std::min(efficiency * kSmFlops / static_cast<double>(resident),
                                  f.threads / 32 * kWarpFlops);
     const double step_seconds = std::max(kStepSeconds, 2.0 * f.bm * f.bn * f.bk / rate);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
-    return waves * steps * step_seconds + split_cost(p, splits);
+    return waves * steps * step_seconds + split_cost(p, f, splits, cluster_blocks > 0);
 }
 
 bool split_fits(const GemmParams &p, int splits)
@@ -142,21 +169,35 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
 {
     Plan best;
     double best_cost = INFINITY;
-    for (const TiledEntry &e : kTiled) {
+    const auto consider = [&](const TiledEntry &e, int splits, int64_t chunk, bool cluster, int cluster_blocks) {
+        const double cost = tiled_cost(e, p, dev, splits, chunk, cluster_blocks);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best.family = e.family;
+            best.splits = splits;
+            best.k_chunk = chunk;
+            best.cluster = cluster;
+        }
+    };
+    // The cluster kernels exist for aligned operands and C only.
+    const bool cluster_ok = settings().clusters && operands_aligned(p) && aligned16(p.c) && p.ldc % 4 == 0;
+    for (int i = 0; i < kTiledCount; ++i) {
+        const TiledEntry &e = kTiled[i];
         if (only != nullptr && e.family != only)
             continue;
         for (int splits : kSplits) {
             const int64_t chunk = chunk_for(p.k, splits, e.family->bk);
-            if (splits > 1 &&
-                (chunk < kMinSplitSteps * e.family->bk || ceil_div(p.k, chunk) != splits || !split_fits(p, splits)))
+            if (splits == 1) {
+                consider(e, 1, chunk, false, 0);
                 continue;
-            const double cost = tiled_cost(e, p, dev, splits, chunk);
-            if (cost < best_cost) {
-                best_cost = cost;
-                best.family = e.family;
-                best.splits = splits;
-                best.k_chunk = chunk;
             }
+            if (chunk < kMinSplitSteps * e.family->bk || ceil_div(p.k, chunk) != splits)
+                continue;
+            if (split_fits(p, splits))
+                consider(e, splits, chunk, false, 0);
+            const int cluster_blocks = splits <= kTiledMaxCluster ? dev.tiled_cluster_blocks[i][splits] : 0;
+            if (cluster_ok && cluster_blocks > 0)
+                consider(e, splits, chunk, true, cluster_blocks);
         }
     }
     return best;
@@ -213,7 +254,9 @@ Plan plan_skinny(const GemmParams &p, const DeviceInfo &dev)
     const bool y16 = (reinterpret_cast<uintptr_t>(s.y) & 15u) == 0;
     plan.skinny.y_vec = y16 && (s.y_k == 1 ? (s.s == 1 || s.y_j % 4 == 0)
                                            : (s.y_j == 1 && s.s % 4 == 0 && s.y_k % 4 == 0));
-    const SplitK sk = skinny_split(&plan.skinny, dev.sm_count, dev.skinny_cluster_blocks);
+    static const int kNoClusters[kSkinnyMaxCluster + 1] = {};
+    const SplitK sk =
+        skinny_split(&plan.skinny, dev.sm_count, settings().clusters ? dev.skinny_cluster_blocks : kNoClusters);
     if (sk.splits > 1 && (sk.cluster || split_fits(p, sk.splits))) {
         plan.splits = sk.splits;
         plan.k_chunk = sk.k_chunk;
@@ -257,7 +300,9 @@ tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cud
     sk.cluster = plan.cluster;
     cudaError_t e;
     if (plan.family != nullptr) {
-        const bool out_aligned = plan.splits > 1 ? p.m % 4 == 0 : aligned16(p.c) && p.ldc % 4 == 0;
+        // The kernel's stores: C's, or in workspace form the slices' (ld = m).
+        const bool out_aligned =
+            plan.splits > 1 && !plan.cluster ? p.m % 4 == 0 : aligned16(p.c) && p.ldc % 4 == 0;
         const bool aligned = operands_aligned(p) && out_aligned;
         const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) | (aligned ? 1 : 0);
         e = plan.family->launch[idx](p, sk, s);
@@ -275,20 +320,26 @@ tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cud
 
 tgemm_status prepare_kernels(DeviceInfo *dev)
 {
-    for (const TiledEntry &e : kTiled) {
-        const cudaError_t err = e.family->prepare();
+    for (int i = 0; i < kTiledCount; ++i) {
+        const cudaError_t err = kTiled[i].family->prepare(dev->cc_major, dev->tiled_cluster_blocks[i]);
         if (err != cudaSuccess)
-            return fail_cuda(err, e.family->name);
+            return fail_cuda(err, kTiled[i].family->name);
     }
     const cudaError_t err = prepare_skinny(dev->cc_major, dev->skinny_cluster_blocks);
     if (err != cudaSuccess)
         return fail_cuda(err, "skinny kernels");
     if (settings().verbose >= 2) {
-        std::fprintf(stderr, "tgemm: device %d: %d SMs; blocks resident in clusters of 2..%d:", dev->id,
-                     dev->sm_count, kSkinnyMaxCluster);
-        for (int n = 2; n <= kSkinnyMaxCluster; ++n)
-            std::fprintf(stderr, " %d", dev->skinny_cluster_blocks[n]);
-        std::fprintf(stderr, "\n");
+        const auto log_counts = [](const char *what, const int *counts, int most) {
+            std::fprintf(stderr, "tgemm:   %s:", what);
+            for (int n = 2; n <= most; ++n)
+                std::fprintf(stderr, " %d", counts[n]);
+            std::fprintf(stderr, "\n");
+        };
+        std::fprintf(stderr, "tgemm: device %d: %d SMs; blocks resident at once in clusters of 2, 3, ...:\n", dev->id,
+                     dev->sm_count);
+        log_counts("streaming", dev->skinny_cluster_blocks, kSkinnyMaxCluster);
+        for (int i = 0; i < kTiledCount; ++i)
+            log_counts(kTiled[i].family->name, dev->tiled_cluster_blocks[i], kTiledMaxCluster);
     }
     return TGEMM_SUCCESS;
 }

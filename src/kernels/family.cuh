@@ -2,6 +2,7 @@
 // tile shape, so that shapes compile in parallel.
 #pragma once
 
+#include "cluster_launch.hpp"
 #include "family.hpp"
 #include "sgemm_tiled.cuh"
 
@@ -13,31 +14,61 @@ cudaError_t launch_tiled(const GemmParams &p, const SplitK &sk, cudaStream_t s)
 {
     const int64_t tiles = ((p.m + T::BM - 1) / T::BM) * ((p.n + T::BN - 1) / T::BN);
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(sk.splits));
-    sgemm_tiled<T, kTA, kTB, kAligned><<<grid, T::kThreads, T::kSmemBytes, s>>>(p, sk);
-    return cudaGetLastError();
+    if (!sk.cluster) {
+        sgemm_tiled<T, kTA, kTB, kAligned><<<grid, T::kThreads, T::kSmemBytes, s>>>(p, sk);
+        return cudaGetLastError();
+    }
+    if constexpr (!kAligned || !T::kClusterForm) {
+        return cudaErrorInvalidValue;  // never planned: prepare_tiled reports no cluster capacity
+    } else {
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg =
+            cluster_launch_config(grid, T::kThreads, T::kClusterSmemBytes, s, sk.splits, &attr);
+        return cudaLaunchKernelEx(&cfg, sgemm_tiled<T, kTA, kTB, true, true>, p, sk);
+    }
 }
 
-template <class T, bool kTA, bool kTB, bool kAligned>
-cudaError_t allow_smem()
+template <class T, bool kTA, bool kTB, bool kAligned, bool kCluster = false>
+cudaError_t allow_smem(size_t bytes)
 {
-    return cudaFuncSetAttribute(sgemm_tiled<T, kTA, kTB, kAligned>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::kSmemBytes));
-}
-
-template <class T>
-cudaError_t prepare_tiled()
-{
-    if (T::kSmemBytes <= 48 * 1024)
+    if (bytes <= 48 * 1024)
         return cudaSuccess;
+    return cudaFuncSetAttribute(sgemm_tiled<T, kTA, kTB, kAligned, kCluster>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+}
+
+// Per device: the shared memory the launches need, and the blocks that run
+// at once in clusters of 2 to kTiledMaxCluster (all 0 where the code in use
+// lacks the cluster form; its kernels then ask for nothing).
+template <class T>
+cudaError_t prepare_tiled(int cc_major, int *cluster_blocks)
+{
+    const size_t bytes = T::kSmemBytes;
     const cudaError_t e[] = {
-        allow_smem<T, false, false, false>(), allow_smem<T, false, false, true>(),
-        allow_smem<T, false, true, false>(),  allow_smem<T, false, true, true>(),
-        allow_smem<T, true, false, false>(),  allow_smem<T, true, false, true>(),
-        allow_smem<T, true, true, false>(),   allow_smem<T, true, true, true>(),
+        allow_smem<T, false, false, false>(bytes), allow_smem<T, false, false, true>(bytes),
+        allow_smem<T, false, true, false>(bytes),  allow_smem<T, false, true, true>(bytes),
+        allow_smem<T, true, false, false>(bytes),  allow_smem<T, true, false, true>(bytes),
+        allow_smem<T, true, true, false>(bytes),   allow_smem<T, true, true, true>(bytes),
     };
     for (cudaError_t x : e)
         if (x != cudaSuccess)
             return x;
+    for (int n = 0; n <= kTiledMaxCluster; ++n)
+        cluster_blocks[n] = 0;
+    if constexpr (T::kClusterForm) {
+        if (!has_cluster_code(sgemm_tiled<T, false, false, true, true>, cc_major))
+            return cudaSuccess;
+        const size_t cbytes = T::kClusterSmemBytes;
+        const cudaError_t c[] = {
+            allow_smem<T, false, false, true, true>(cbytes), allow_smem<T, false, true, true, true>(cbytes),
+            allow_smem<T, true, false, true, true>(cbytes),  allow_smem<T, true, true, true, true>(cbytes),
+        };
+        for (cudaError_t x : c)
+            if (x != cudaSuccess)
+                return x;
+        count_cluster_blocks(sgemm_tiled<T, false, false, true, true>, T::kThreads, cbytes, kTiledMaxCluster,
+                             cluster_blocks);
+    }
     return cudaSuccess;
 }
 

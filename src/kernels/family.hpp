@@ -15,8 +15,11 @@ struct KernelFamily {
     const char *name;
     int bm, bn, bk, threads;
     size_t smem_bytes;
-    Launch launch[8];          // index: trans_a * 4 + trans_b * 2 + aligned
-    cudaError_t (*prepare)();  // per device, before the first launch
+    Launch launch[8];  // index: trans_a * 4 + trans_b * 2 + aligned
+    // Per device, before the first launch: sets cluster_blocks[n], n = 0 to
+    // kTiledMaxCluster, to the blocks that run at once in clusters of n along
+    // y (0: the cluster form is not available).
+    cudaError_t (*prepare)(int cc_major, int *cluster_blocks);
 };
 
 namespace kernels {

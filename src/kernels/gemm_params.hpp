@@ -25,12 +25,16 @@ struct GemmParams {
 // C = alpha * sum_s + beta * C, adding the slices in order 0, 1, ... so the
 // result does not depend on scheduling.
 //
-// Cluster form (streaming kernels only, sm_90 and later): the `splits`
+// Cluster form (sm_90 and later, tiled and streaming kernels): the `splits`
 // blocks of one piece of C form a thread-block cluster along y; each keeps
 // its raw sums in its own shared memory and, after a cluster barrier, each
 // finishes a share of the piece by adding all blocks' sums in slice order
 // through distributed shared memory: the same additions as the reduction
 // kernel, without the workspace or the second launch.
+// Split-K slices a tiled launch may join in one cluster, at most (the
+// portable cluster size).
+constexpr int kTiledMaxCluster = 8;
+
 struct SplitK {
     int splits = 1;        // 1: no split, the kernel writes C itself
     int64_t k_chunk = 0;   // multiple of the kernel's K step

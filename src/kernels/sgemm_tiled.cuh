@@ -9,8 +9,10 @@
 //     of 4, so every 4-element group that starts at a multiple of 4 can be
 //     moved as one 128-bit access. Without it every access is scalar.
 //   - the grid is ceil(m/BM) * ceil(n/BN) blocks of T::kThreads along x, and
-//     one slice of K per y (SplitK); with more than one slice, kAligned also
-//     promises m % 4 == 0 (the workspace has ld = m).
+//     one slice of K per y (SplitK); with more than one slice in workspace
+//     form, kAligned promises m % 4 == 0 for C's part (the workspace has
+//     ld = m); in cluster form the slices of a tile are one cluster along y,
+//     with kClusterSmemBytes of shared memory.
 //
 // What the kernel does:
 //   - each block owns a BM x BN tile of C and walks K in steps of BK;
@@ -22,12 +24,15 @@
 //   - a warp is 8 x 4 lanes; a lane owns (WM/8) x (WN/4) elements of C as
 //     4 x 4 sub-blocks strided 32 rows and 16 columns apart, which makes the
 //     fragment reads conflict-free and the C stores 128-byte coalesced;
+//   - split-K slices finish either in a workspace (reduced by a second
+//     kernel) or inside their cluster through distributed shared memory;
 //   - edges are predicated inside the kernel: out-of-range elements load as
 //     zero and are never stored; nothing outside the m x n region is touched;
 //   - beta == 0 never reads C.
 #pragma once
 
 #include <cstdint>
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include "gemm_params.hpp"
@@ -35,11 +40,14 @@
 namespace tgemm {
 namespace kernels {
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int kMinBlocks_>
+// kClusterForm_: whether the family has the cluster form of split-K (false
+// where its cluster kernels would spill registers).
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int kMinBlocks_, bool kClusterForm_ = true>
 struct TileShape {
     static constexpr int BM = BM_, BN = BN_, BK = BK_;
     static constexpr int WM = WM_, WN = WN_;
     static constexpr int kMinBlocks = kMinBlocks_;
+    static constexpr bool kClusterForm = kClusterForm_;
     static constexpr int kLanesM = 8, kLanesN = 4;
     static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;
@@ -51,6 +59,11 @@ struct TileShape {
     static constexpr int kLdsA = BM + 4, kLdsB = BN + 4;
     static constexpr int kStageA = BK * kLdsA, kStageB = BK * kLdsB;
     static constexpr size_t kSmemBytes = sizeof(float) * 2 * (kStageA + kStageB);
+    // Cluster form of split-K: the stages, then the block's BM x BN sums, in
+    // the same place; after them the tile's origin (two int64_t).
+    static constexpr size_t kClusterStash =
+        kSmemBytes > sizeof(float) * BM * BN ? kSmemBytes : sizeof(float) * BM * BN;
+    static constexpr size_t kClusterSmemBytes = kClusterStash + 2 * sizeof(int64_t);
 
     static_assert(BM % WM == 0 && BN % WN == 0, "warps must tile the block");
     static_assert(TM % 4 == 0 && TN % 4 == 0, "lanes own whole 4x4 sub-blocks");
@@ -175,6 +188,31 @@ __device__ __forceinline__ void multiply_stage(const float *sa, const float *sb,
     }
 }
 
+// Writes r[0..3] (already times alpha) to rows lm to lm + 3 of one column of
+// C at p, adding beta times the old values when beta != 0 (never reading C
+// when beta == 0); rows from rem_m on do not exist.
+template <bool kVec>
+__device__ __forceinline__ void store_c4(float *p, const float (&r)[4], int lm, int rem_m, float beta)
+{
+    if (kVec && lm + 3 < rem_m) {
+        float4 out = make_float4(r[0], r[1], r[2], r[3]);
+        if (beta != 0.0f) {
+            const float4 old = *reinterpret_cast<const float4 *>(p);
+            out.x = fmaf(beta, old.x, out.x);
+            out.y = fmaf(beta, old.y, out.y);
+            out.z = fmaf(beta, old.z, out.z);
+            out.w = fmaf(beta, old.w, out.w);
+        }
+        *reinterpret_cast<float4 *>(p) = out;
+    } else {
+#pragma unroll
+        for (int ii = 0; ii < 4; ++ii) {
+            if (lm + ii < rem_m)
+                p[ii] = beta != 0.0f ? fmaf(beta, p[ii], r[ii]) : r[ii];
+        }
+    }
+}
+
 // C := alpha * acc + beta * C for the lane's elements that lie inside the
 // matrix. c points at the lane's first element (row lm0, column ln0 of the
 // block); rem_m x rem_n elements of the block's tile exist.
@@ -194,28 +232,11 @@ __device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int l
 #pragma unroll
             for (int i = 0; i < T::kSubM; ++i) {
                 const int lm = lm0 + i * T::kStrideM;
-                float *p = col + i * T::kStrideM;
                 float r[4];
 #pragma unroll
                 for (int ii = 0; ii < 4; ++ii)
                     r[ii] = alpha * acc[4 * i + ii][4 * j + jj];
-                if (kVec && lm + 3 < rem_m) {
-                    float4 out = make_float4(r[0], r[1], r[2], r[3]);
-                    if (beta != 0.0f) {
-                        const float4 old = *reinterpret_cast<const float4 *>(p);
-                        out.x = fmaf(beta, old.x, out.x);
-                        out.y = fmaf(beta, old.y, out.y);
-                        out.z = fmaf(beta, old.z, out.z);
-                        out.w = fmaf(beta, old.w, out.w);
-                    }
-                    *reinterpret_cast<float4 *>(p) = out;
-                } else {
-#pragma unroll
-                    for (int ii = 0; ii < 4; ++ii) {
-                        if (lm + ii < rem_m)
-                            p[ii] = beta != 0.0f ? fmaf(beta, p[ii], r[ii]) : r[ii];
-                    }
-                }
+                store_c4<kVec>(col + i * T::kStrideM, r, lm, rem_m, beta);
             }
         }
     }
@@ -239,9 +260,84 @@ __device__ __forceinline__ TileCoord tile_of_block(int64_t tiles_m, int64_t tile
     return {first_m + in_group % rows, in_group / rows};
 }
 
+// Cluster form of split-K (SplitK::cluster): the sk.splits blocks of one
+// tile, one per K slice, form a cluster along y. Each block leaves its raw
+// sums in its own shared memory (part: the BM x BN tile, column-major, ld
+// BM); after a cluster barrier, each finishes a share of the tile's 4-row
+// pieces by adding all blocks' sums in slice (cluster rank) order, as
+// splitk_reduce adds the workspace slices, so either form gives the same
+// bits, and writes C. The second barrier keeps every block's shared memory
+// alive until the others have read it.
+template <class T, bool kVec>
+__device__ __forceinline__ void cluster_store_tile(const GemmParams &p, const SplitK &sk, float *part, int lm0,
+                                                   int ln0, const float (&acc)[T::TM][T::TN])
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+#pragma unroll
+    for (int j = 0; j < T::kSubN; ++j)
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+            for (int i = 0; i < T::kSubM; ++i)
+                *reinterpret_cast<float4 *>(part + (ln0 + j * T::kStrideN + jj) * T::BM + lm0 + i * T::kStrideM) =
+                    make_float4(acc[4 * i + 0][4 * j + jj], acc[4 * i + 1][4 * j + jj], acc[4 * i + 2][4 * j + jj],
+                                acc[4 * i + 3][4 * j + jj]);
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();
+    // The tile's origin, left in shared memory by the kernel's start rather
+    // than kept in registers through the main loop.
+    const int64_t *const origin = reinterpret_cast<const int64_t *>(part + T::kClusterStash / sizeof(float));
+    const int64_t m0 = origin[0], n0 = origin[1];
+    const int rem_m = p.m - m0 < T::BM ? (int)(p.m - m0) : T::BM;
+    const int rem_n = p.n - n0 < T::BN ? (int)(p.n - n0) : T::BN;
+    float *const c = p.c + n0 * p.ldc + m0;
+    constexpr int kQuadsM = T::BM / 4, kQuads = kQuadsM * T::BN;
+    const int n = sk.splits, rank = static_cast<int>(cluster.block_rank());
+    const int per = (kQuads + n - 1) / n;
+    const int end = (rank + 1) * per < kQuads ? (rank + 1) * per : kQuads;
+    const float4 *src[kTiledMaxCluster];
+#pragma unroll
+    for (int s = 0; s < kTiledMaxCluster; ++s)
+        src[s] = cluster.map_shared_rank(reinterpret_cast<const float4 *>(part), s < n ? s : 0);
+    for (int q = rank * per + static_cast<int>(threadIdx.x); q < end; q += T::kThreads) {
+        const int col = q / kQuadsM, row = (q % kQuadsM) * 4;
+        if (col >= rem_n || row >= rem_m)
+            continue;
+        // Every slice's piece is requested before the first is added: the
+        // remote reads' latencies overlap instead of adding up.
+        float4 v[kTiledMaxCluster];
+#pragma unroll
+        for (int s = 0; s < kTiledMaxCluster; ++s)
+            if (s < n)
+                v[s] = src[s][q];
+        float4 sum = v[0];
+#pragma unroll
+        for (int s = 1; s < kTiledMaxCluster; ++s) {
+            if (s < n) {
+                sum.x += v[s].x;
+                sum.y += v[s].y;
+                sum.z += v[s].z;
+                sum.w += v[s].w;
+            }
+        }
+        const float r[4] = {p.alpha * sum.x, p.alpha * sum.y, p.alpha * sum.z, p.alpha * sum.w};
+        store_c4<kVec>(c + col * p.ldc + row, r, row, rem_m, p.beta);
+    }
+    cluster.sync();
+#else
+    // Code without clusters (compute_80 PTX) is never sent a cluster launch
+    // (prepare_tiled checks); were it, stop rather than leave C unwritten.
+    (void)p, (void)part, (void)lm0, (void)ln0, (void)acc;
+    if (sk.cluster)
+        __trap();
+#endif
+}
+
 // The part of the problem that slice blockIdx.y of a split-K launch computes:
-// a range of K, written unscaled to its own workspace slice.
-template <bool kTransA, bool kTransB>
+// a range of K, written unscaled to its own workspace slice; in cluster form
+// C's fields stay C's (cluster_store_tile writes C).
+template <bool kTransA, bool kTransB, bool kCluster>
 __device__ __forceinline__ GemmParams slice_of(GemmParams p, const SplitK &sk)
 {
     const int64_t s = blockIdx.y;
@@ -249,21 +345,25 @@ __device__ __forceinline__ GemmParams slice_of(GemmParams p, const SplitK &sk)
     p.a += kTransA ? k0 : k0 * p.lda;
     p.b += kTransB ? k0 * p.ldb : k0;
     p.k = p.k - k0 < sk.k_chunk ? p.k - k0 : sk.k_chunk;
-    p.c = sk.work + s * p.m * p.n;
-    p.ldc = p.m;
-    p.alpha = 1.0f;
-    p.beta = 0.0f;
+    if (!kCluster) {
+        p.c = sk.work + s * p.m * p.n;
+        p.ldc = p.m;
+        p.alpha = 1.0f;
+        p.beta = 0.0f;
+    }
     return p;
 }
 
-template <class T, bool kTransA, bool kTransB, bool kAligned>
+// kCluster: the cluster form of split-K (sk.cluster), a kernel of its own so
+// that its epilogue does not change the register allocation of the others.
+template <class T, bool kTransA, bool kTransB, bool kAligned, bool kCluster = false>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmParams p, SplitK sk)
 {
     extern __shared__ float4 smem_raw[];
     float *const sa = reinterpret_cast<float *>(smem_raw);
     float *const sb = sa + 2 * T::kStageA;
     if (sk.splits > 1)
-        p = slice_of<kTransA, kTransB>(p, sk);
+        p = slice_of<kTransA, kTransB, kCluster>(p, sk);
 
     const int64_t tiles_m = (p.m + T::BM - 1) / T::BM;
     const int64_t tiles_n = (p.n + T::BN - 1) / T::BN;
@@ -271,6 +371,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmPa
     const int64_t m0 = tc.tm * T::BM, n0 = tc.tn * T::BN;
     const int rem_m = p.m - m0 < T::BM ? (int)(p.m - m0) : T::BM;
     const int rem_n = p.n - n0 < T::BN ? (int)(p.n - n0) : T::BN;
+    if constexpr (kCluster) {
+        if (threadIdx.x == 0) {  // read after the main loop's barriers
+            int64_t *const origin = reinterpret_cast<int64_t *>(sa + T::kClusterStash / sizeof(float));
+            origin[0] = m0;
+            origin[1] = n0;
+        }
+    }
 
     // op(A)(i, l) is a[i + l * lda] without transpose, a[l + i * lda] with it;
     // op(B)(l, j) is b[l + j * ldb] without transpose, b[j + l * ldb] with it.
@@ -316,6 +423,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmPa
         __syncthreads();
     }
 
+    if constexpr (kCluster) {  // the main loop's last barrier has freed the stages for the sums
+        cluster_store_tile<T, kAligned>(p, sk, sa, lm0, ln0, acc);
+        return;
+    }
     float *c = p.c + (n0 + ln0) * p.ldc + m0 + lm0;
     store_tile<T, kAligned>(c, p.ldc, lm0, ln0, rem_m, rem_n, p.alpha, p.beta, acc);
 }

@@ -89,6 +89,12 @@ Settings read_settings()
     }
     if (const char *e = std::getenv("TGEMM_KERNEL"); e && *e)
         st.kernel = e;  // validated by the dispatcher, which knows the names
+    if (const char *e = std::getenv("TGEMM_CLUSTERS"); e && *e) {
+        if (parse_long(e, 0, 1, &v))
+            st.clusters = v != 0;
+        else
+            invalid(st, "TGEMM_CLUSTERS", e, "0 or 1");
+    }
     if (const char *e = std::getenv("TGEMM_DEVICE_MEMORY_LIMIT"); e && *e) {
         if (!parse_bytes(e, &st.device_memory_limit))
             invalid(st, "TGEMM_DEVICE_MEMORY_LIMIT", e,
