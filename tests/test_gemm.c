@@ -220,6 +220,9 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
          * s % 4 != 0), and K longer than one staged piece. */
         {16, 4099, 4100}, {4099, 16, 4100}, {8, 5000, 3000}, {12, 2600, 4000},
         {2600, 13, 1500}, {1, 9000, 300},  {16, 17, 100000}, {3, 1, 2000000},
+        /* skinny_rows with more blocks than two per SM (no split of K) and
+         * K longer than one staged piece of Y at s = 16 (1532). */
+        {34000, 16, 1600},
     };
     for (size_t i = 0; i < sizeof kSwitch / sizeof kSwitch[0]; ++i) {
         for (int pair = 0; pair < 4; ++pair) {

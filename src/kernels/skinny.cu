@@ -212,9 +212,62 @@ __host__ __device__ constexpr int rows_part_offset(int cap)
     return cap * S > kWarps * kRowsPerBlock * S ? cap * S : kWarps * kRowsPerBlock * S;
 }
 
+// skinny_rows' staging of Y(j, k0 + kk), kk < len, into ys[kk * S + j]
+// (zero for j >= s and for kk from len up to the next multiple of 4) when Y
+// is contiguous along K with 16-byte groups (y_k == 1, y_vec): each thread
+// moves 16-byte pieces, eight in flight before the first store. Lanes take
+// neighbouring j first, so a warp's scalar stores fall in different banks
+// (at most two lanes per bank at S = 16, four below), not 16 lanes in one
+// bank as with neighbouring kk; and j, kk come from shifts, not divisions.
+template <int S>
+__device__ __forceinline__ void stage_y_rows_vec(const SkinnyParams &p, int64_t k0, int len, float *ys)
+{
+    constexpr int kBatch = S >= 8 ? 4 : 8;
+    const int total = (len + 3) / 4 * S;
+    for (int base = 0; base < total; base += kBatch * kThreads) {
+        float4 v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
+            const int j = idx % S, kk = idx / S * 4;
+            const bool in = idx < total && j < p.s;
+            const float *src = p.y + (in ? j * p.y_j + k0 + kk : 0);
+            if (in && kk + 4 <= len) {
+                v[u] = __ldg(reinterpret_cast<const float4 *>(src));
+            } else {
+                v[u].x = in && kk + 0 < len ? __ldg(src + 0) : 0.0f;
+                v[u].y = in && kk + 1 < len ? __ldg(src + 1) : 0.0f;
+                v[u].z = in && kk + 2 < len ? __ldg(src + 2) : 0.0f;
+                v[u].w = in && kk + 3 < len ? __ldg(src + 3) : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
+            if (idx < total) {
+                float *d = ys + idx / S * 4 * S + idx % S;
+                d[0] = v[u].x;
+                d[S] = v[u].y;
+                d[2 * S] = v[u].z;
+                d[3 * S] = v[u].w;
+            }
+        }
+    }
+}
+
+// skinny_rows: steps of X each lane keeps in flight, twice over (the step
+// group being multiplied and the next one loading), as many as the 128
+// registers of two blocks per SM leave beside the 4 x S sums.
+template <int S>
+__host__ __device__ constexpr int rows_unroll()
+{
+    return S >= 16 ? 4 : 8;
+}
+
 template <int S, bool kVec>
 __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, SplitK sk)
 {
+    constexpr int kU = rows_unroll<S>();
     const int cap = chunk_for(p, sk, chunk_cap<S>(kRowsStep), kRowsStep);
     extern __shared__ float4 smem_raw[];
     float *const ys = reinterpret_cast<float *>(smem_raw);  // [kk][j] staging, then the warp sums
@@ -224,6 +277,7 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
     const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + lane * 4;
     const int rows = p.r - r < 4 ? static_cast<int>(p.r - r > 0 ? p.r - r : 0) : 4;
     const float *x = p.x + (rows > 0 ? r : 0) + k0 * p.x_k;
+    const bool fast = kVec && rows == 4;
 
     float acc[4][S];
 #pragma unroll
@@ -234,14 +288,24 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
 
     for (int64_t kc = 0; kc < kn; kc += cap) {
         const int len = kn - kc < cap ? static_cast<int>(kn - kc) : cap;
-        stage_y<S>(p, k0 + kc, len, len, ys, S, 1);
-        __syncthreads();
-        // This warp's share of the chunk. The common case (aligned, all four
-        // r inside the matrix) is a loop with no branch around its loads, so
-        // the unrolled iterations' loads are all in flight at once.
+        // This warp's share of the chunk, in groups of kU steps.
         const int per = (len + kWarps - 1) / kWarps;
         const int kb = warp * per, ke = kb + per < len ? kb + per : len;
+        const int groups = fast && ke > kb ? (ke - kb) / kU : 0;
         const float *xk = x + (kc + kb) * p.x_k;
+        // The first group of X is requested before Y is staged, so that its
+        // trip to memory overlaps the staging.
+        float4 cur[kU];
+        if (groups > 0) {
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                cur[u] = __ldcs(reinterpret_cast<const float4 *>(xk + u * p.x_k));
+        }
+        if (p.y_k == 1 && p.y_vec)
+            stage_y_rows_vec<S>(p, k0 + kc, len, ys);
+        else
+            stage_y<S>(p, k0 + kc, len, len, ys, S, 1);
+        __syncthreads();
         const auto accumulate = [&](const float4 &xv, int kk) {
             const float *y = ys + kk * S;
 #pragma unroll
@@ -253,34 +317,53 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
                 acc[3][j] = fmaf(xv.w, yj, acc[3][j]);
             }
         };
-        if (kVec && rows == 4) {
-#pragma unroll 8
-            for (int kk = kb; kk < ke; ++kk, xk += p.x_k)
-                accumulate(__ldg(reinterpret_cast<const float4 *>(xk)), kk);
-        } else {
-#pragma unroll 4
-            for (int kk = kb; kk < ke; ++kk, xk += p.x_k)
-                accumulate(load_x4(xk, 1, rows, false), kk);
+        // The common case (aligned, all four r inside the matrix): the next
+        // group's loads are issued before this group's FFMAs, with no branch
+        // around them (the last group re-reads its own addresses), so kU to
+        // 2 kU loads per lane are always in flight.
+        int kk = kb;
+        for (int g = 0; g < groups; ++g, kk += kU) {
+            const float *nx = g + 1 < groups ? xk + kU * p.x_k : xk;
+            float4 nxt[kU];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                nxt[u] = __ldcs(reinterpret_cast<const float4 *>(nx + u * p.x_k));
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                accumulate(cur[u], kk + u);
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                cur[u] = nxt[u];
+            xk = nx;
         }
+        if (groups > 0)
+            xk += kU * p.x_k;
+        // The rest: the steps after the last whole group, or every step of a
+        // lane whose r run past the matrix or whose X is not aligned.
+        for (; kk < ke; ++kk, xk += p.x_k)
+            accumulate(fast ? __ldcs(reinterpret_cast<const float4 *>(xk)) : load_x4(xk, 1, rows, false), kk);
         __syncthreads();
     }
 
-    // Sum the eight warps' partial sums in warp order.
-    float *const red = ys;  // [warp][row in block][j]
+    // Sum the eight warps' partial sums in warp order. Laid out [warp][q][j][lane],
+    // so that a warp's stores fill 32 consecutive words: with the sums of
+    // one lane side by side, every lane of a store would hit the same bank.
+    float *const red = ys;
 #pragma unroll
     for (int q = 0; q < 4; ++q)
 #pragma unroll
         for (int j = 0; j < S; ++j)
-            red[(warp * kRowsPerBlock + lane * 4 + q) * S + j] = acc[q][j];
+            red[((warp * 4 + q) * S + j) * 32 + lane] = acc[q][j];
     __syncthreads();
-    for (int e = threadIdx.x; e < kRowsPerBlock * S; e += kThreads) {
-        const int row = e / S, j = e % S;
-        float sum = red[row * S + j];
+    constexpr int kWarpSums = kRowsPerBlock * S;
+    for (int e = threadIdx.x; e < kWarpSums; e += kThreads) {
+        const int j = e / 32 % S, row = e % 32 * 4 + e / (32 * S);
+        float sum = red[e];
         for (int w = 1; w < kWarps; ++w)
-            sum += red[(w * kRowsPerBlock + row) * S + j];
+            sum += red[w * kWarpSums + e];
         const int64_t rr = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + row;
         if (sk.cluster)
-            ys[rows_part_offset<S>(cap) + e] = sum;  // the block's sums, after the warp sums
+            ys[rows_part_offset<S>(cap) + row * S + j] = sum;  // the block's sums, after the warp sums
         else if (rr < p.r && j < p.s)
             store_out(p, sk, rr, j, sum);
     }
