@@ -84,7 +84,10 @@ __device__ __forceinline__ float4 load4(const float *p)
 // kMnContig: element (mn, kk) of the tile is at base[mn + kk * ld]
 //            (A not transposed, B transposed); otherwise at base[kk + mn * ld].
 // Each thread moves kGroups groups of 4 elements that are adjacent in memory.
-template <int BMN, int BK, int kThreads, bool kMnContig, bool kVec>
+// kWholePath: tiles wholly inside the matrix take a path of their own (see
+// load). Only the families of one block per SM (up to 255 registers) take
+// it: at 128 registers its code made 128x64x8 spill and 128x128x8 slower.
+template <int BMN, int BK, int kThreads, bool kMnContig, bool kVec, bool kWholePath>
 struct TileLoader {
     static constexpr int kGroups = BMN * BK / (4 * kThreads);
     static constexpr int kLds = BMN + 4;
@@ -115,8 +118,21 @@ struct TileLoader {
     }
 
     // Loads the current K tile (rem_k of its BK columns exist) and advances.
+    // A tile wholly inside the matrix (every block's tiles but the edges')
+    // takes one block-uniform branch to straight-line loads: no test, branch
+    // or zero fill per group, which would otherwise cost about a tenth of
+    // the instructions of a K step of the large families.
     __device__ __forceinline__ void load(int rem_mn, int rem_k)
     {
+        if (kWholePath && rem_mn == BMN && rem_k == BK) {
+#pragma unroll
+            for (int r = 0; r < kGroups; ++r) {
+                const float *p = ptr[r];
+                v[r] = kVec ? load4(p) : make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
+                ptr[r] = p + step;
+            }
+            return;
+        }
 #pragma unroll
         for (int r = 0; r < kGroups; ++r) {
             const float *p = ptr[r];
@@ -383,8 +399,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmPa
     // op(B)(l, j) is b[l + j * ldb] without transpose, b[j + l * ldb] with it.
     const float *a0 = kTransA ? p.a + m0 * p.lda : p.a + m0;
     const float *b0 = kTransB ? p.b + n0 : p.b + n0 * p.ldb;
-    TileLoader<T::BM, T::BK, T::kThreads, !kTransA, kAligned> la(a0, p.lda, rem_m);
-    TileLoader<T::BN, T::BK, T::kThreads, kTransB, kAligned> lb(b0, p.ldb, rem_n);
+    constexpr bool kWhole = T::kMinBlocks == 1;
+    TileLoader<T::BM, T::BK, T::kThreads, !kTransA, kAligned, kWhole> la(a0, p.lda, rem_m);
+    TileLoader<T::BN, T::BK, T::kThreads, kTransB, kAligned, kWhole> lb(b0, p.ldb, rem_n);
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wm0 = (warp % T::kWarpsM) * T::WM, wn0 = (warp / T::kWarpsM) * T::WN;
