@@ -223,6 +223,9 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         /* skinny_rows with more blocks than two per SM (no split of K) and
          * K longer than one staged piece of Y at s = 16 (1532). */
         {34000, 16, 1600},
+        /* Peeling: a few rows and/or columns past a multiple of 128 run as
+         * streaming strips beside the tiled main block. */
+        {4097, 513, 1023}, {2052, 1024, 1024}, {1024, 2052, 1024},
     };
     for (size_t i = 0; i < sizeof kSwitch / sizeof kSwitch[0]; ++i) {
         for (int pair = 0; pair < 4; ++pair) {
