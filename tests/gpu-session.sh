@@ -3,8 +3,8 @@
 # build, the full suite (GPU cases running), the long tier, compute-sanitizer
 # memcheck and racecheck on a reduced set, and the benchmarks.
 #
-#   tests/gpu-session.sh [STEP...]   steps: info build test long sanitize bench sweep profile
-#                                    hosttrace hostthreads
+#   tests/gpu-session.sh [STEP...]   steps: info build test long sanitize (memcheck, racecheck)
+#                                    bench sweep profile hosttrace hostthreads
 #
 # Logs, CSV and PNG files are written to a work folder and packed into
 # $OUT/session.tar.gz after every step (the device tool returns few files,
@@ -57,14 +57,19 @@ for step in "${steps[@]}"; do
         run_step test make test ;;
     long)
         run_step long make test-long ;;
-    sanitize)
-        # Reduced sets: memcheck on every row up to 65 with the default
-        # dispatch and one forced large family; racecheck on tiny rows.
+    sanitize|memcheck|racecheck)
+        # Reduced sets. memcheck: every row up to 65 with the default
+        # dispatch; rows up to 257 with 256x128x16 forced (whole tiles, so
+        # its straight-line load path runs); the host path out of core.
+        # racecheck: tiny rows, with the default dispatch and with
+        # 128x128x8 forced (rows no deeper than 20000).
+        [ "$step" = racecheck ] ||
         run_step memcheck sh -c 'TGEMM_TEST_MAX_DIM=65 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_KERNEL=256x128x8 TGEMM_TEST_MAX_DIM=33 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=256x128x16 TGEMM_TEST_MAX_DIM=257 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_host out-of-core'
+        [ "$step" = memcheck ] ||
         run_step racecheck sh -c 'TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_KERNEL=128x128x8 TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
+            TGEMM_KERNEL=128x128x8 TGEMM_TEST_MAX_DIM=17 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
     bench)
         run_step bench make bench BENCH_OUT="$OUT" ;;
     sweep)

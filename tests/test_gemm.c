@@ -9,7 +9,10 @@
  *
  * TGEMM_TEST_MAX_DIM=N builds the table from the sizes <= N only, and leaves
  * out the special cases (used to run the table once per forced kernel family
- * and under compute-sanitizer). Without a GPU every case calls skip().
+ * and under compute-sanitizer). TGEMM_TEST_MAX_K=K also leaves out the
+ * switch-point rows deeper than K (racecheck of a forced tiled family, where
+ * a 2,000,000-deep row would take many minutes). Without a GPU every case
+ * calls skip().
  */
 #include "common.h"
 
@@ -153,7 +156,7 @@ static char *case_name(const gemm_case_t *t)
  * k cycle through the size list with different offsets, so shapes are not square),
  * with ld padding, alpha/beta, memory kinds, misalignment and the entry point
  * varying from row to row. Row-major rows go through tgemm_sgemm_ex. */
-static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, int nsizes)
+static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, int nsizes, int64_t max_k)
 {
     size_t n = 0;
     for (int pair = 0; pair < 4; ++pair) {
@@ -231,6 +234,8 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         for (int pair = 0; pair < 4; ++pair) {
             if (kSwitch[i][0] > sizes[nsizes - 1] * 4 && nsizes < NSIZES)
                 continue; /* a reduced run (TGEMM_TEST_MAX_DIM) keeps to small shapes */
+            if (max_k > 0 && kSwitch[i][2] > max_k)
+                continue;
             const int v = (int)i * 4 + pair;
             gemm_case_t t;
             memset(&t, 0, sizeof t);
@@ -584,7 +589,9 @@ int main(int argc, char **argv)
 
     enum { kCap = 320 };
     static gemm_case_t rows[kCap];
-    const size_t nrows = build_table(rows, kCap, kSizes, nsizes);
+    const char *max_k_env = getenv("TGEMM_TEST_MAX_K");
+    const int64_t max_k = max_k_env && *max_k_env ? atoll(max_k_env) : 0;
+    const size_t nrows = build_table(rows, kCap, kSizes, nsizes, max_k);
     struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (nrows + 16));
     size_t nt = 0;
     for (size_t i = 0; i < nrows; ++i) {
