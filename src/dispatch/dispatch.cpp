@@ -189,8 +189,11 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
             best.cluster = cluster;
         }
     };
-    // The cluster kernels exist for aligned operands and C only.
-    const bool cluster_ok = settings().clusters && operands_aligned(p) && aligned16(p.c) && p.ldc % 4 == 0;
+    // The cluster kernels exist for aligned operands and C only. Plans are
+    // made as if clusters were allowed whatever TGEMM_CLUSTERS says (run_plan
+    // applies it), so that the setting never changes the plan, and with it
+    // the bits of the result.
+    const bool cluster_ok = operands_aligned(p) && aligned16(p.c) && p.ldc % 4 == 0;
     for (int i = 0; i < kTiledCount; ++i) {
         const TiledEntry &e = kTiled[i];
         if (only != nullptr && e.family != only)
@@ -264,9 +267,7 @@ Plan plan_skinny(const GemmParams &p, const DeviceInfo &dev)
     const bool y16 = (reinterpret_cast<uintptr_t>(s.y) & 15u) == 0;
     plan.skinny.y_vec = y16 && (s.y_k == 1 ? (s.s == 1 || s.y_j % 4 == 0)
                                            : (s.y_j == 1 && s.s % 4 == 0 && s.y_k % 4 == 0));
-    static const int kNoClusters[kSkinnyMaxCluster + 1] = {};
-    const SplitK sk =
-        skinny_split(&plan.skinny, dev.sm_count, settings().clusters ? dev.skinny_cluster_blocks : kNoClusters);
+    const SplitK sk = skinny_split(&plan.skinny, dev.sm_count, dev.skinny_cluster_blocks);  // as plan_tiled
     if (sk.splits > 1 && (sk.cluster || split_fits(p, sk.splits))) {
         plan.splits = sk.splits;
         plan.k_chunk = sk.k_chunk;
@@ -355,8 +356,12 @@ tgemm_status prepare_kernels(DeviceInfo *dev)
 }
 
 // Checks, logs and launches one plan, with the split-K workspace it needs.
+// TGEMM_CLUSTERS=0 keeps the plan and sends its slices through the
+// workspace instead of a cluster: the same sums in the same order.
 tgemm_status run_plan(const GemmParams &p, Plan plan, const DeviceInfo &dev, cudaStream_t s)
 {
+    if (plan.cluster && !settings().clusters)
+        plan.cluster = false;
     if (plan.family != nullptr && tiles(*plan.family, p) > dev.max_grid_x)
         return fail(TGEMM_ERROR_UNSUPPORTED, "%lld blocks of %dx%d exceed the grid limit %d",
                     static_cast<long long>(tiles(*plan.family, p)), plan.family->bm, plan.family->bn,
@@ -369,7 +374,8 @@ tgemm_status run_plan(const GemmParams &p, Plan plan, const DeviceInfo &dev, cud
 
     Workspace ws;
     if (plan.splits > 1 && !plan.cluster &&
-        !ws.acquire(dev, static_cast<size_t>(plan.splits) * p.m * p.n * sizeof(float), s)) {
+        (!split_fits(p, plan.splits) ||
+         !ws.acquire(dev, static_cast<size_t>(plan.splits) * p.m * p.n * sizeof(float), s))) {
         plan.splits = 1;  // no room for partial sums: the same kernel over all of K
         plan.k_chunk = p.k;
     }
