@@ -397,6 +397,7 @@ constexpr double kPeelGain = 0.9;
 struct Peel {
     int64_t pm = 0, pn = 0;  // rows and columns peeled (0: none)
     GemmParams main, right, bottom;
+    Plan main_plan;  // the main block's tiled plan
 };
 
 // The streaming kernels' time for a strip: its long operand, its short one
@@ -417,7 +418,8 @@ Peel plan_peel(const GemmParams &p, const DeviceInfo &dev, double whole_seconds)
     GemmParams main = p;
     main.m -= pm;
     main.n -= pn;
-    double seconds = plan_tiled(main, dev, nullptr).seconds;
+    const Plan main_plan = plan_tiled(main, dev, nullptr);
+    double seconds = main_plan.seconds;
     GemmParams right = p, bottom = main;
     if (pn > 0) {  // columns n - pn .. n - 1 of C and of op(B)
         right.n = pn;
@@ -437,6 +439,7 @@ Peel plan_peel(const GemmParams &p, const DeviceInfo &dev, double whole_seconds)
         peel.main = main;
         peel.right = right;
         peel.bottom = bottom;
+        peel.main_plan = main_plan;
     }
     return peel;
 }
@@ -466,7 +469,7 @@ tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_
         std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld: peeled %lld rows, %lld columns\n",
                      static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
                      static_cast<long long>(peel.pm), static_cast<long long>(peel.pn));
-    tgemm_status st = run_plan(peel.main, plan_tiled(peel.main, dev, nullptr), dev, s);
+    tgemm_status st = run_plan(peel.main, peel.main_plan, dev, s);
     if (st == TGEMM_SUCCESS && peel.pn > 0)
         st = run_plan(peel.right, plan_skinny(peel.right, dev), dev, s);
     if (st == TGEMM_SUCCESS && peel.pm > 0)
