@@ -80,7 +80,7 @@ for step in "${steps[@]}"; do
             run_step "sweep_$f" env TGEMM_KERNEL=$f build/bench/bench_gemm --reps 20 \
                 --shape 4096 4096 4096 N N --shape 4096 4096 4096 N T --shape 4096 4096 4096 T N \
                 --shape 4096 4096 4096 T T --shape 2048 2048 2048 N N --shape 1024 1024 1024 N N \
-                --shape 512 512 512 N N --shape 256 256 8192 N N --csv "$OUT/sweep_$f.csv"
+                --shape 512 512 512 N N --shape 256 256 8192 N N --shape 4095 4095 4095 N N --csv "$OUT/sweep_$f.csv"
         done ;;
     profile)
         # Where the main kernel's issue slots go, and its SASS, for 4096^3 NN.

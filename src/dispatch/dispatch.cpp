@@ -54,17 +54,18 @@ struct TiledEntry {
 
 // Efficiencies: 4096^3 TFLOP/s / 66.9 for each transpose pair, each family
 // forced (tests/gpu-session.sh sweep; the table in docs/performance.md),
-// H100, 2026-11-22. Unaligned factors from 4095^3 the same way: about 0.9
-// for the one-block-per-SM families, whose whole tiles load without any
-// per-group test when aligned (sgemm_tiled.cuh, TileLoader::load), within
-// 4% of 1 for the others; 256x128x16's unaligned kernels unroll its stage by
-// half (4095^3 43.1 -> 44.4 TFLOP/s).
+// H100, 2026-11-22; the four one-block-per-SM families re-measured after
+// their serpentine FFMA order (sgemm_tiled.cuh, multiply_stage). Unaligned
+// factors from 4095^3 the same way: 0.91 to 0.94 for the one-block-per-SM
+// families, whose whole tiles load without any per-group test when aligned
+// (TileLoader::load), within 4% of 1 for the others; 256x128x16's unaligned
+// kernels unroll its stage by half (4095^3 43.1 -> 44.4 TFLOP/s).
 const TiledEntry kTiled[] = {
-    {&tiled_256x128x16, {0.720, 0.734, 0.691, 0.709}, 1, 0.921},
-    {&tiled_256x128x8, {0.717, 0.717, 0.679, 0.694}, 1, 0.906},
-    {&tiled_128x256x8, {0.654, 0.654, 0.635, 0.647}, 1, 0.904},
+    {&tiled_256x128x16, {0.740, 0.757, 0.710, 0.725}, 1, 0.942},
+    {&tiled_256x128x8, {0.734, 0.726, 0.692, 0.711}, 1, 0.939},
+    {&tiled_128x256x8, {0.652, 0.652, 0.644, 0.640}, 1, 0.907},
     {&tiled_128x128x8, {0.649, 0.662, 0.589, 0.647}, 2},
-    {&tiled_128x128x16, {0.652, 0.647, 0.622, 0.658}, 1, 0.905},
+    {&tiled_128x128x16, {0.653, 0.706, 0.654, 0.652}, 1, 0.927},
     {&tiled_128x64x8, {0.584, 0.622, 0.550, 0.556}, 4},
     {&tiled_64x128x8, {0.565, 0.617, 0.549, 0.596}, 4},
     {&tiled_64x64x8, {0.483, 0.546, 0.438, 0.469}, 4},
