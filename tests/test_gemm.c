@@ -226,6 +226,10 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         /* skinny_rows with more blocks than two per SM (no split of K) and
          * K longer than one staged piece of Y at s = 16 (1532). */
         {34000, 16, 1600},
+        /* skinny_rows_ring (a block's K longer than one piece of Y): a
+         * partial last lane of r, s = 13 of 16, warps' runs of K not whole
+         * groups; and split in 6 slices of 2048 in cluster form. */
+        {34001, 13, 1999}, {4100, 16, 12000},
         /* Peeling: a few rows and/or columns past a multiple of 128 run as
          * streaming strips beside the tiled main block. */
         {4097, 513, 1023}, {2052, 1024, 1024}, {1024, 2052, 1024},
@@ -581,6 +585,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [deterministic]\n", argv[0]);
         return 2;
     }
+    /* TGEMM_TEST_FILTER: only the tests whose names match this pattern
+     * (CMocka's wildcards * and ?), e.g. "*x16x*" for the sanitizers. */
+    const char *filter = getenv("TGEMM_TEST_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     const char *max_env = getenv("TGEMM_TEST_MAX_DIM");
     const int64_t max_dim = max_env && *max_env ? atoll(max_env) : 0;
     int nsizes = NSIZES;
