@@ -267,6 +267,23 @@ __host__ __device__ constexpr int rows_unroll()
     return S >= 16 ? 4 : 8;
 }
 
+// skinny_rows and skinny_rows_ring: how many of the lane's 4 values of r
+// from r on lie inside X (0 to 4).
+__device__ __forceinline__ int lane_rows(const SkinnyParams &p, int64_t r)
+{
+    return p.r - r < 4 ? static_cast<int>(p.r - r > 0 ? p.r - r : 0) : 4;
+}
+
+template <int S>
+__device__ __forceinline__ void zero_sums(float (&acc)[4][S])
+{
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+#pragma unroll
+        for (int j = 0; j < S; ++j)
+            acc[q][j] = 0.0f;
+}
+
 // skinny_rows' end: the eight warps' partial sums acc (4 r x S j per lane)
 // are added in warp order through shared memory at red, which every warp
 // must be done with, and each sum goes to C, to the workspace slice or (cluster
@@ -381,7 +398,7 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows_ring(SkinnyParams p, 
     k_range(p, sk, &k0, &kn);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + lane * 4;
-    const int rows = p.r - r < 4 ? static_cast<int>(p.r - r > 0 ? p.r - r : 0) : 4;
+    const int rows = lane_rows(p, r);
     // The warp's run of K: whole groups of 4 (Y's pieces start at multiples
     // of 4: k0 is a multiple of kRowsStep).
     const int64_t per = ((kn + kWarps - 1) / kWarps + 3) / 4 * 4;
@@ -440,11 +457,7 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows_ring(SkinnyParams p, 
     };
 
     float acc[4][S];
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-#pragma unroll
-        for (int j = 0; j < S; ++j)
-            acc[q][j] = 0.0f;
+    zero_sums<S>(acc);
 
 #pragma unroll
     for (int g = 0; g < kRingDepth - 1; ++g) {
@@ -513,16 +526,12 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
     k_range(p, sk, &k0, &kn);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + lane * 4;
-    const int rows = p.r - r < 4 ? static_cast<int>(p.r - r > 0 ? p.r - r : 0) : 4;
+    const int rows = lane_rows(p, r);
     const float *x = p.x + (rows > 0 ? r : 0) + k0 * p.x_k;
     const bool fast = kVec && rows == 4;
 
     float acc[4][S];
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-#pragma unroll
-        for (int j = 0; j < S; ++j)
-            acc[q][j] = 0.0f;
+    zero_sums<S>(acc);
 
     for (int64_t kc = 0; kc < kn; kc += cap) {
         const int len = kn - kc < cap ? static_cast<int>(kn - kc) : cap;
