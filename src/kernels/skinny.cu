@@ -373,9 +373,8 @@ __host__ __device__ constexpr int ring_part_offset()
 template <int S>
 __host__ __device__ constexpr size_t ring_smem_bytes(bool cluster)
 {
-    return sizeof(float) * (ring_floats<S>() > ring_part_offset<S>() + (cluster ? kRowsPerBlock * S : 0)
-                                ? ring_floats<S>()
-                                : ring_part_offset<S>() + (cluster ? kRowsPerBlock * S : 0));
+    const int sums = ring_part_offset<S>() + (cluster ? kRowsPerBlock * S : 0);
+    return sizeof(float) * (ring_floats<S>() > sums ? ring_floats<S>() : sums);
 }
 // Within what prepare_skinny allows every streaming kernel (so, on the
 // H100, two blocks per SM).
@@ -404,30 +403,23 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows_ring(SkinnyParams p, 
     const int64_t per = ((kn + kWarps - 1) / kWarps + 3) / 4 * 4;
     const int64_t kb = warp * per, ke = kb + per < kn ? kb + per : kn;
     const int groups = ke > kb ? static_cast<int>((ke - kb + 3) / 4) : 0;
-    const float *const x = p.x + (rows > 0 ? r : 0) + (k0 + kb) * p.x_k;
     const int x_bytes = 4 * rows;
     float *const ring = smem + warp * kRingDepth * ring_slot_floats<S>();
 
     // Lane's Y piece (kYk: lanes < S, piece j = lane; else lanes < S, step
-    // lane / (S / 4), j from 4 * (lane % (S / 4))).
+    // lane / (S / 4), j from 4 * (lane % (S / 4)); only instantiated for S >= 4).
+    constexpr int kQuads = S >= 4 ? S / 4 : 1;
     const bool y_lane = lane < S;
-    int y_j, y_u;
-    if (kYk) {
-        y_j = lane;
-        y_u = 0;
-    } else {
-        y_j = S >= 4 ? 4 * (lane % (S >= 4 ? S / 4 : 1)) : 0;
-        y_u = S >= 4 ? lane / (S >= 4 ? S / 4 : 1) : 0;
-    }
+    const int y_j = kYk ? lane : 4 * (lane % kQuads), y_u = kYk ? 0 : lane / kQuads;
     const bool y_in = y_lane && y_j < p.s;
-    const float *const y = p.y + (y_in ? y_j * p.y_j : 0) + (k0 + kb + y_u) * p.y_k;
 
-    // Where the lane's copies come from: lanes with no rows of X (no j of
-    // Y) copy nothing from a fixed address.
-    const float *x_next = x_bytes > 0 ? x : p.x;
+    // Where the lane's next copies come from, and how far they move per
+    // group: lanes with no rows of X (no j of Y) copy nothing from a fixed
+    // address.
+    const float *x_next = x_bytes > 0 ? p.x + r + (k0 + kb) * p.x_k : p.x;
     const int64_t x_step = x_bytes > 0 ? p.x_k : 0;
     const int y_bytes = y_in ? 16 : 0;
-    const float *y_next = y_in ? y : p.y;
+    const float *y_next = y_in ? p.y + y_j * p.y_j + (k0 + kb + y_u) * p.y_k : p.y;
     const int64_t y_step = y_in ? 4 * (kYk ? 1 : p.y_k) : 0;
 
     // Requests group g (steps kb + 4g ..) into its slot, in order g = 0, 1, ...
