@@ -26,6 +26,7 @@ using namespace kernels;
 //      measured efficiency, plus the split-K reduction: the workspace's
 //      memory traffic and a second launch, or (slices in one thread-block
 //      cluster, sm_90) the exchange through distributed shared memory.
+//      A split of K must beat the best plan without one by kSplitMargin.
 //   4. where m or n is a few rows or columns (at most kSkinnyMax) past a
 //      multiple of kPeelStep, and the model finds it cheaper, those last
 //      rows and columns of C are peeled off as streaming products and the
@@ -78,6 +79,14 @@ static_assert(kTiledCount <= sizeof(DeviceInfo::tiled_cluster_blocks) / sizeof(D
 
 const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 constexpr int64_t kMinSplitSteps = 2;                  // K steps per slice, at least
+// A split-K plan is taken only when the model finds it this much faster
+// than the best plan without: its slices of K, running at once, share less
+// of A and B in L2 than the model sees. H100, 256x128x16, split 2 in
+// clusters (modelled 0.7-2.8% faster) against no split: 16384^3 TN 0.924
+// against 0.983 of cuBLAS, 10240^3 TN 0.899 / 0.928, 9984^3 TT 0.953 /
+// 0.975; NN within 2% either way (10240^3 1.026 / 1.018, 16384^3 0.962 /
+// 0.969, 12544 x 6272 x 12544 1.015 / 0.998).
+constexpr double kSplitMargin = 0.03;
 constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
 constexpr double kSmFlops = 2.0 * 128 * 1.98e9;        // FP32 FFMA rate of one H100 SM
 constexpr double kWarpFlops = 0.5 * 2.0 * 32 * 1.98e9; // one warp alone: half its scheduler's issue rate
@@ -178,18 +187,19 @@ bool split_fits(const GemmParams &p, int splits)
 
 Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *only)
 {
-    Plan best;
-    double best_cost = INFINITY;
+    Plan best, unsplit;  // the cheapest plan, and the cheapest without split-K
+    best.seconds = unsplit.seconds = INFINITY;
     const auto consider = [&](const TiledEntry &e, int splits, int64_t chunk, bool cluster, int cluster_blocks) {
-        const double cost = tiled_cost(e, p, dev, splits, chunk, cluster_blocks);
-        if (cost < best_cost) {
-            best_cost = cost;
-            best.seconds = cost;
-            best.family = e.family;
-            best.splits = splits;
-            best.k_chunk = chunk;
-            best.cluster = cluster;
-        }
+        Plan plan;
+        plan.seconds = tiled_cost(e, p, dev, splits, chunk, cluster_blocks);
+        plan.family = e.family;
+        plan.splits = splits;
+        plan.k_chunk = chunk;
+        plan.cluster = cluster;
+        if (plan.seconds < best.seconds)
+            best = plan;
+        if (splits == 1 && plan.seconds < unsplit.seconds)
+            unsplit = plan;
     };
     // The cluster kernels exist for aligned operands and C only. Plans are
     // made as if clusters were allowed whatever TGEMM_CLUSTERS says (run_plan
@@ -215,7 +225,7 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
                 consider(e, splits, chunk, true, cluster_blocks);
         }
     }
-    return best;
+    return best.seconds < (1.0 - kSplitMargin) * unsplit.seconds ? best : unsplit;
 }
 
 // The streaming restatement of a product whose C has <= 16 rows or columns.
