@@ -4,7 +4,7 @@
 # memcheck and racecheck on a reduced set, and the benchmarks.
 #
 #   tests/gpu-session.sh [STEP...]   steps: info build test long sanitize (memcheck, racecheck)
-#                                    bench sweep profile hosttrace hostthreads
+#                                    bench sweep profile sass hosttrace hostthreads
 #
 # Logs, CSV and PNG files are written to a work folder and packed into
 # $OUT/session.tar.gz after every step (the device tool returns few files,
@@ -96,6 +96,11 @@ for step in "${steps[@]}"; do
             -c 1 build/bench/bench_gemm --reps 20 --shape 4096 4096 4096 N T
         cuobjdump --dump-sass build/obj/kernels/tiled_128x128x8.o > "$OUT/sass_128x128x8.txt" 2>&1
         cuobjdump --dump-sass build/obj/kernels/skinny.o > "$OUT/sass_skinny.txt" 2>&1 ;;
+    sass)
+        # Register-bank pressure of every tiled kernel's main loop
+        # (bench/sass_banks.py): a kernel far above its family's others has
+        # drawn an unlucky register allocation from ptxas.
+        run_step sass sh -c 'for f in build/obj/kernels/tiled_*.o; do echo "== $f"; cuobjdump -sass "$f" | python3 bench/sass_banks.py; done' ;;
     hosttrace)
         # Where 8192^3 on host operands spends its time: TGEMM_HOST_TRACE's
         # CSV (host_trace.csv), its summary and the model's prediction.
