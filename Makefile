@@ -58,7 +58,7 @@ LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUI
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
 .PHONY: all lib test test-long test-cpu test-gpu test-host test-skinny-plan test-host-plan test-host-mock test-kernels test-env \
-        test-headers test-symbols test-blas test-preload test-fortran test-install test-docs demo bench bench-blas \
+        test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
@@ -109,7 +109,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 KERNEL_FAMILIES := 32x32x8 64x64x8 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
 test: test-cpu test-skinny-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
-      test-install test-docs test-blas test-preload test-fortran
+      test-install test-docs test-blas test-preload test-fortran test-tools
 	@echo "make test: all passed"
 
 test-cpu: $(BUILD)/tests/test_api
@@ -288,6 +288,10 @@ test-install: $(BUILD)/lib/$(LIBNAME)
 	$(MAKE) --no-print-directory install PREFIX=$(TEST_PREFIX) DESTDIR=$(TEST_DESTDIR)
 	sh tests/check-install.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(VERSION) $(VERSION_MAJOR)
 
+# The analysis scripts that need no GPU, on fixed inputs.
+test-tools:
+	sh tests/check-sass-banks.sh
+
 test-docs:
 	@if command -v doxygen >/dev/null 2>&1; then $(MAKE) --no-print-directory docs; \
 	elif [ -n "$$CI" ]; then echo "doxygen is required in CI"; exit 1; \
@@ -406,9 +410,12 @@ deps:
 resources: lib
 	@cat $(BUILD)/obj/kernels/*.ptxas.log | grep -E 'Compiling entry|registers|spill'
 
+# The library's SASS, and each tiled kernel's FFMA register-bank pressure
+# (bench/sass_banks.py; needs cuobjdump, part of the CUDA toolkit on GPU hosts).
 sass: lib
 	$(CUDA_HOME)/bin/cuobjdump --dump-sass $(LIB) > $(BUILD)/tgemm.sass
 	@echo "$(BUILD)/tgemm.sass"
+	python3 bench/sass_banks.py $(BUILD)/tgemm.sass
 
 clean:
 	rm -rf $(BUILD) docs/html

@@ -100,7 +100,7 @@ for step in "${steps[@]}"; do
         # Register-bank pressure of every tiled kernel's main loop
         # (bench/sass_banks.py): a kernel far above its family's others has
         # drawn an unlucky register allocation from ptxas.
-        run_step sass sh -c 'for f in build/obj/kernels/tiled_*.o; do echo "== $f"; cuobjdump -sass "$f" | python3 bench/sass_banks.py; done' ;;
+        run_step sass make sass ;;
     hosttrace)
         # Where 8192^3 on host operands spends its time: TGEMM_HOST_TRACE's
         # CSV (host_trace.csv), its summary and the model's prediction.

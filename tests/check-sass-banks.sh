@@ -1,0 +1,27 @@
+#!/bin/sh
+# bench/sass_banks.py on a small made-up SASS listing: the main loop is the
+# widest backward branch, FFMAs outside it do not count, a .reuse operand is
+# not read from the register file, and a function without a loop is left out.
+set -eu
+here=$(dirname "$0")
+out=$(python3 "$here/../bench/sass_banks.py" <<'SASS'
+        Function : _ZN5tgemm7kernels11sgemm_tiledINS0_9TileShapeILi64ELi64ELi8ELi32ELi32ELi4ELb1ELi8EEELb0ELb0ELb1ELb0EEEvNS_10GemmParamsENS_6SplitKE
+        /*0000*/                   MOV R1, c[0x0][0x28] ;                 /* 0x00000a0000017a02 */
+        /*0010*/                   FFMA R4, R8.reuse, R12, R4 ;           /* 0x0000000c08047223 */
+        /*0020*/                   FFMA R5, R8, R13, R5 ;                 /* 0x0000000d08057223 */
+        /*0030*/                   FFMA R6, R9.reuse, R12, R7 ;           /* 0x0000000c09067223 */
+        /*0040*/               @P0 BRA 0x10 ;                             /* 0xfffffffc00000947 */
+        /*0050*/                   FFMA R4, R2, R4, R6 ;                  /* 0x0000000402047223 */
+        /*0060*/                   EXIT ;                                 /* 0x000000000000794d */
+        Function : no_loop
+        /*0000*/                   EXIT ;                                 /* 0x000000000000794d */
+SASS
+)
+echo "$out"
+lines=$(echo "$out" | wc -l)
+row=$(echo "$out" | sed -n 2p | tr -s ' ')
+if [ "$lines" -ne 2 ] || [ "$row" != "64x64x8 0010 7 4 3 2 0.67" ]; then
+    echo "check-sass-banks: unexpected output (want one kernel row: 64x64x8 0010 7 4 3 2 0.67)" >&2
+    exit 1
+fi
+echo "check-sass-banks: OK"
