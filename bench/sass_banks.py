@@ -41,10 +41,18 @@ def functions(text):
 
 
 def short_name(mangled):
-    """tile shape and template flags of sgemm_tiled, else the name itself."""
+    """sgemm_tiled: its tile shape and template flags; others: the function's
+    own name (the last of the mangled nested names) and its template arguments
+    as mangled, shortened."""
     m = re.search(r'TileShapeILi(\d+)ELi(\d+)ELi(\d+)E.*?EEE((?:Lb[01]E)+)', mangled)
     if not m:
-        return mangled[:60]
+        pos, name = 3, mangled
+        while mangled.startswith('_ZN') and pos < len(mangled) and mangled[pos].isdigit():
+            digits = re.match(r'\d+', mangled[pos:]).group(0)
+            start = pos + len(digits)
+            name, pos = mangled[start:start + int(digits)], start + int(digits)
+        args = mangled[pos:] if name != mangled else ''
+        return (name + ' ' + args).strip()[:30]
     flags = ''.join(re.findall(r'Lb([01])E', m.group(4)))
     return '%sx%sx%s %s' % (m.group(1), m.group(2), m.group(3), flags)
 
