@@ -190,16 +190,16 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
     Plan best, unsplit;  // the cheapest plan, and the cheapest without split-K
     best.seconds = unsplit.seconds = INFINITY;
     const auto consider = [&](const TiledEntry &e, int splits, int64_t chunk, bool cluster, int cluster_blocks) {
-        Plan plan;
-        plan.seconds = tiled_cost(e, p, dev, splits, chunk, cluster_blocks);
-        plan.family = e.family;
-        plan.splits = splits;
-        plan.k_chunk = chunk;
-        plan.cluster = cluster;
-        if (plan.seconds < best.seconds)
-            best = plan;
-        if (splits == 1 && plan.seconds < unsplit.seconds)
-            unsplit = plan;
+        const double cost = tiled_cost(e, p, dev, splits, chunk, cluster_blocks);
+        for (Plan *to : {&best, &unsplit}) {
+            if (cost >= to->seconds || (to == &unsplit && splits != 1))
+                continue;
+            to->seconds = cost;
+            to->family = e.family;
+            to->splits = splits;
+            to->k_chunk = chunk;
+            to->cluster = cluster;
+        }
     };
     // The cluster kernels exist for aligned operands and C only. Plans are
     // made as if clusters were allowed whatever TGEMM_CLUSTERS says (run_plan
