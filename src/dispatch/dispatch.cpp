@@ -27,6 +27,10 @@ using namespace kernels;
 //      memory traffic and a second launch, or (slices in one thread-block
 //      cluster, sm_90) the exchange through distributed shared memory.
 //      A split of K must beat the best plan without one by kSplitMargin.
+//      Stream-K (TGEMM_STREAMK, default auto): where the tiles leave the
+//      last wave partly empty, the tiles of that wave and of one whole wave
+//      before it are shared out by K steps over one wave of blocks
+//      (StreamK), when the model finds it kStreamKMargin faster.
 //   4. where m or n is a few rows or columns (at most kSkinnyMax) past a
 //      multiple of kPeelStep, and the model finds it cheaper, those last
 //      rows and columns of C are peeled off as streaming products and the
@@ -103,12 +107,28 @@ constexpr double kDsmemRound = 0.1e-6;                 // cluster form: one roun
 // efficiency says 53; 0.75 makes the model agree within 5%.
 constexpr double kAloneFactor = 0.75;
 
+// Stream-K's reduction: a block leaves a part of a tile in the workspace,
+// and the last block of the tile's to arrive reads the parts back and writes
+// C, each at about this rate (one block's share of L2 and memory).
+constexpr double kStreamKPartBandwidth = 50e9;  // bytes/s
+// The shared-out tiles' K steps take this much longer than whole tiles'.
+// H100, 4096^3 NN on 256x128x16, 116 tiles shared out over 132 blocks (224
+// K steps each): the stream-K kernel took 670 us where 224 steps of the
+// plain kernel's take 609 (2.72 us a step; ncu: issue slots busy 79%
+// against 84%, with as many instructions per step and L2 hits).
+constexpr double kStreamKStepFactor = 1.09;
+// A stream-K plan is taken only when the model finds it this much faster
+// than the plan without.
+constexpr double kStreamKMargin = 0.01;
+
 struct Plan {
     const KernelFamily *family = nullptr;  // tiled, or nullptr for the skinny kernels
     SkinnyParams skinny = {};
     int splits = 1;
     int64_t k_chunk = 0;
     bool cluster = false;  // split-K finished inside the kernel (SplitK::cluster)
+    bool streamk = false;  // tiled, no split-K: stream-K (sk; work and arrivals set at launch)
+    StreamK sk = {};
     double seconds = 0.0;  // tiled: the modelled time
 };
 
@@ -180,6 +200,50 @@ double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &de
     return waves * steps * step_seconds + split_cost(p, f, splits, cluster_blocks > 0);
 }
 
+// Stream-K for a family: the tiles of the last wave, when it is partly
+// empty, are shared out over one wave of blocks; the rest run whole. With
+// `always` (TGEMM_STREAMK=always, for tests) a whole last wave is shared
+// out too. False when there is nothing to share out. H100, 4096^3 NN on
+// 256x128x16 (512 tiles, 116 past three waves): sharing out one whole wave
+// more, as CUTLASS's stream-K does, ran 1.5% slower than no stream-K; the
+// shared-out blocks' loads hit L2 in 4% of reads against 81% for whole
+// tiles, their runs being spread over all of K (see sgemm_streamk).
+bool streamk_shape(const TiledEntry &e, const GemmParams &p, const DeviceInfo &dev, bool always, StreamK *sk)
+{
+    const KernelFamily &f = *e.family;
+    const int64_t t = tiles(f, p), wave = static_cast<int64_t>(dev.sm_count) * e.blocks_per_sm;
+    if (t % wave == 0 && !always)
+        return false;
+    sk->sk_tiles = t % wave != 0 ? t % wave : wave;
+    sk->dp_tiles = t - sk->sk_tiles;
+    sk->iters = ceil_div(p.k, f.bk);
+    sk->ctas = static_cast<int>(std::min(wave, sk->sk_tiles * sk->iters));
+    return true;
+}
+
+// Modelled seconds for a stream-K plan: the whole tiles' waves, each block's
+// run of K steps over the shared-out tiles, plus a prologue step for each
+// part of a tile it walks, the reduction of the parts, and two more
+// launches (the arrival counters' reset, the plain kernel) or one.
+double streamk_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &dev, const StreamK &sk)
+{
+    const KernelFamily &f = *e.family;
+    const double efficiency = e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] *
+                              (operands_aligned(p) ? 1.0 : e.unaligned);
+    const double step_seconds =
+        std::max(kStepSeconds, 2.0 * f.bm * f.bn * f.bk / (efficiency * kSmFlops / e.blocks_per_sm));
+    const double wave = static_cast<double>(dev.sm_count) * e.blocks_per_sm;
+    const double iters = static_cast<double>(sk.iters);
+    const double whole_steps = static_cast<double>(sk.dp_tiles) / wave * (iters + 1);
+    const double run = static_cast<double>(sk.sk_tiles) * iters / sk.ctas;  // K steps per block
+    const double parts = std::ceil(run / iters) + 1;                        // parts of tiles per block, at most
+    const double part_bytes = 4.0 * f.bm * f.bn;
+    const double readers = 1.0 + std::ceil(iters / run);  // parts a tile is cut into, at most
+    const double reduce = (1.0 + readers + (p.beta != 0.0f ? 2.0 : 1.0)) * part_bytes / kStreamKPartBandwidth;
+    return (whole_steps + kStreamKStepFactor * (run + parts)) * step_seconds + reduce +
+           (sk.dp_tiles > 0 ? 2 : 1) * kLaunchSeconds;
+}
+
 bool split_fits(const GemmParams &p, int splits)
 {
     return static_cast<double>(splits) * p.m * p.n * 4.0 <= static_cast<double>(kMaxWorkspaceBytes);
@@ -201,6 +265,9 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
             to->cluster = cluster;
         }
     };
+    const StreamKMode streamk = settings().streamk;
+    Plan shared;  // the cheapest stream-K plan
+    shared.seconds = INFINITY;
     // The cluster kernels exist for aligned operands and C only. Plans are
     // made as if clusters were allowed whatever TGEMM_CLUSTERS says (run_plan
     // applies it), so that the setting never changes the plan, and with it
@@ -209,6 +276,19 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
     for (int i = 0; i < kTiledCount; ++i) {
         const TiledEntry &e = kTiled[i];
         if (only != nullptr && e.family != only)
+            continue;
+        StreamK sk;
+        if (streamk != StreamKMode::Never && e.family->has_streamk && streamk_shape(e, p, dev, streamk == StreamKMode::Always, &sk)) {
+            const double cost = streamk_cost(e, p, dev, sk);
+            if (cost < shared.seconds) {
+                shared.seconds = cost;
+                shared.family = e.family;
+                shared.k_chunk = p.k;
+                shared.streamk = true;
+                shared.sk = sk;
+            }
+        }
+        if (streamk == StreamKMode::Always)
             continue;
         for (int splits : kSplits) {
             const int64_t chunk = chunk_for(p.k, splits, e.family->bk);
@@ -225,7 +305,10 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
                 consider(e, splits, chunk, true, cluster_blocks);
         }
     }
-    return best.seconds < (1.0 - kSplitMargin) * unsplit.seconds ? best : unsplit;
+    if (streamk == StreamKMode::Always && shared.family != nullptr)
+        return shared;
+    const Plan &chosen = best.seconds < (1.0 - kSplitMargin) * unsplit.seconds ? best : unsplit;
+    return shared.seconds < (1.0 - kStreamKMargin) * chosen.seconds ? shared : chosen;
 }
 
 // The streaming restatement of a product whose C has <= 16 rows or columns.
@@ -301,7 +384,15 @@ void log_plan(const GemmParams &p, const Plan &plan)
 {
     const char ta = p.trans_a ? 'T' : 'N', tb = p.trans_b ? 'T' : 'N';
     const char *form = plan.splits == 1 ? "none" : plan.cluster ? "cluster" : "workspace";
-    if (plan.family != nullptr)
+    if (plan.family != nullptr && plan.streamk)
+        std::fprintf(stderr,
+                     "tgemm: device plan m=%lld n=%lld k=%lld %c%c tiled %s stream-k: %lld tiles whole, %lld shared "
+                     "over %d blocks (%lld K steps each)\n",
+                     static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k), ta, tb,
+                     plan.family->name, static_cast<long long>(plan.sk.dp_tiles),
+                     static_cast<long long>(plan.sk.sk_tiles), plan.sk.ctas,
+                     static_cast<long long>(plan.sk.sk_tiles * plan.sk.iters / plan.sk.ctas));
+    else if (plan.family != nullptr)
         std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld %c%c tiled %s split-k=%d (%s) k-chunk=%lld\n",
                      static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k), ta, tb,
                      plan.family->name, plan.splits, form, static_cast<long long>(plan.k_chunk));
@@ -322,7 +413,13 @@ tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cud
     sk.work = work;
     sk.cluster = plan.cluster;
     cudaError_t e;
-    if (plan.family != nullptr) {
+    if (plan.family != nullptr && plan.streamk) {
+        const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) |
+                        (operands_aligned(p) && aligned16(p.c) && p.ldc % 4 == 0 ? 1 : 0);
+        if ((e = cudaMemsetAsync(plan.sk.arrivals, 0, sizeof(int) * plan.sk.sk_tiles, s)) != cudaSuccess)
+            return fail_cuda(e, "stream-K counters reset");
+        e = plan.family->launch_streamk[idx](p, plan.sk, s);
+    } else if (plan.family != nullptr) {
         // The kernel's stores: C's, or in workspace form the slices' (ld = m).
         const bool out_aligned =
             plan.splits > 1 && !plan.cluster ? p.m % 4 == 0 : aligned16(p.c) && p.ldc % 4 == 0;
@@ -381,16 +478,26 @@ tgemm_status run_plan(const GemmParams &p, Plan plan, const DeviceInfo &dev, cud
     if (plan.family == nullptr && ceil_div(plan.skinny.r, skinny_rows_per_block(plan.skinny)) > dev.max_grid_x)
         return fail(TGEMM_ERROR_UNSUPPORTED, "%lld rows exceed the grid limit", static_cast<long long>(plan.skinny.r));
 
-    if (settings().verbose >= 2)
-        log_plan(p, plan);
-
     Workspace ws;
+    if (plan.streamk) {
+        // Two parts' slots per block, then the tiles' arrival counters; without
+        // it the same family runs every tile whole.
+        const size_t parts = 2 * static_cast<size_t>(plan.sk.ctas) * plan.family->bm * plan.family->bn;
+        if (ws.acquire(dev, parts * sizeof(float) + sizeof(int) * plan.sk.sk_tiles, s)) {
+            plan.sk.work = ws.get();
+            plan.sk.arrivals = reinterpret_cast<int *>(ws.get() + parts);
+        } else {
+            plan.streamk = false;
+        }
+    }
     if (plan.splits > 1 && !plan.cluster &&
         (!split_fits(p, plan.splits) ||
          !ws.acquire(dev, static_cast<size_t>(plan.splits) * p.m * p.n * sizeof(float), s))) {
         plan.splits = 1;  // no room for partial sums: the same kernel over all of K
         plan.k_chunk = p.k;
     }
+    if (settings().verbose >= 2)
+        log_plan(p, plan);
     return launch_plan(p, plan, ws.get(), s);
 }
 

@@ -28,6 +28,27 @@ cudaError_t launch_tiled(const GemmParams &p, const SplitK &sk, cudaStream_t s)
     }
 }
 
+// Stream-K: the shared-out tiles first, so that the blocks of the plain
+// launch after it (whole tiles, in waves of full SMs) end the product.
+template <class T>
+constexpr bool kHasStreamK = T::kMinBlocks == 1;
+
+template <class T, bool kTA, bool kTB, bool kAligned>
+cudaError_t launch_streamk(const GemmParams &p, const StreamK &sk, cudaStream_t s)
+{
+    if constexpr (!kHasStreamK<T>) {
+        return cudaErrorInvalidValue;  // never planned (KernelFamily::has_streamk)
+    } else {
+        sgemm_streamk<T, kTA, kTB, kAligned><<<sk.ctas, T::kThreads, kStreamKSmemBytes<T>, s>>>(p, sk);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess || sk.dp_tiles == 0)
+            return e;
+        sgemm_tiled<T, kTA, kTB, kAligned><<<static_cast<unsigned>(sk.dp_tiles), T::kThreads, T::kSmemBytes, s>>>(
+            p, SplitK{});
+        return cudaGetLastError();
+    }
+}
+
 template <class T, bool kTA, bool kTB, bool kAligned, bool kCluster = false>
 cudaError_t allow_smem(size_t bytes)
 {
@@ -35,6 +56,19 @@ cudaError_t allow_smem(size_t bytes)
         return cudaSuccess;
     return cudaFuncSetAttribute(sgemm_tiled<T, kTA, kTB, kAligned, kCluster>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+}
+
+template <class T, bool kTA, bool kTB, bool kAligned>
+cudaError_t allow_streamk_smem(size_t bytes)
+{
+    if constexpr (!kHasStreamK<T>) {
+        return cudaSuccess;
+    } else {
+        if (bytes <= 48 * 1024)
+            return cudaSuccess;
+        return cudaFuncSetAttribute(sgemm_streamk<T, kTA, kTB, kAligned>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    }
 }
 
 // Per device: the shared memory the launches need, and the blocks that run
@@ -51,6 +85,16 @@ cudaError_t prepare_tiled(int cc_major, int *cluster_blocks)
         allow_smem<T, true, true, false>(bytes),   allow_smem<T, true, true, true>(bytes),
     };
     for (cudaError_t x : e)
+        if (x != cudaSuccess)
+            return x;
+    const size_t sbytes = kStreamKSmemBytes<T>;
+    const cudaError_t sk[] = {
+        allow_streamk_smem<T, false, false, false>(sbytes), allow_streamk_smem<T, false, false, true>(sbytes),
+        allow_streamk_smem<T, false, true, false>(sbytes),  allow_streamk_smem<T, false, true, true>(sbytes),
+        allow_streamk_smem<T, true, false, false>(sbytes),  allow_streamk_smem<T, true, false, true>(sbytes),
+        allow_streamk_smem<T, true, true, false>(sbytes),   allow_streamk_smem<T, true, true, true>(sbytes),
+    };
+    for (cudaError_t x : sk)
         if (x != cudaSuccess)
             return x;
     for (int n = 0; n <= kTiledMaxCluster; ++n)
@@ -82,6 +126,13 @@ constexpr KernelFamily make_tiled_family(const char *name)
             launch_tiled<T, false, true, false>,  launch_tiled<T, false, true, true>,
             launch_tiled<T, true, false, false>,  launch_tiled<T, true, false, true>,
             launch_tiled<T, true, true, false>,   launch_tiled<T, true, true, true>,
+        },
+        kHasStreamK<T>,
+        {
+            launch_streamk<T, false, false, false>, launch_streamk<T, false, false, true>,
+            launch_streamk<T, false, true, false>,  launch_streamk<T, false, true, true>,
+            launch_streamk<T, true, false, false>,  launch_streamk<T, true, false, true>,
+            launch_streamk<T, true, true, false>,   launch_streamk<T, true, true, true>,
         },
         prepare_tiled<T>,
     };

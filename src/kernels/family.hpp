@@ -12,10 +12,16 @@ namespace tgemm {
 
 struct KernelFamily {
     using Launch = cudaError_t (*)(const GemmParams &, const SplitK &, cudaStream_t);
+    using LaunchStreamK = cudaError_t (*)(const GemmParams &, const StreamK &, cudaStream_t);
     const char *name;
     int bm, bn, bk, threads;
     size_t smem_bytes;
     Launch launch[8];  // index: trans_a * 4 + trans_b * 2 + aligned
+    // Stream-K: its shared-out tiles, then (plain kernel) the whole ones; same
+    // index. Only the families of one block per SM have it (has_streamk): at
+    // 128 registers its kernels spill.
+    bool has_streamk;
+    LaunchStreamK launch_streamk[8];
     // Per device, before the first launch: sets cluster_blocks[n], n = 0 to
     // kTiledMaxCluster, to the blocks that run at once in clusters of n along
     // y (0: the cluster form is not available).

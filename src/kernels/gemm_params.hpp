@@ -35,6 +35,50 @@ struct GemmParams {
 // portable cluster size).
 constexpr int kTiledMaxCluster = 8;
 
+// Stream-K (tiled families): the last tiles of the raster order, sk_tiles of
+// them, are shared out by K steps over `ctas` blocks, each taking an equal
+// run of the sk_tiles * iters steps in tile-major order, so that no SM idles
+// in a last, partial wave; the first dp_tiles tiles run whole, one block
+// each, in a second launch. A block whose run covers only part of a tile
+// leaves its raw sums in its workspace slot (0 for the part its run starts
+// with, 1 for the part it ends with); the block that finishes a tile's parts
+// last (arrivals[tile], counted with an atomic) adds the parts in K order,
+// so the result does not depend on which block comes last.
+struct StreamK {
+    int64_t dp_tiles = 0;  // tiles [0, dp_tiles) run whole (plain kernel)
+    int64_t sk_tiles = 0;  // tiles [dp_tiles, dp_tiles + sk_tiles) are shared out
+    int64_t iters = 0;     // K steps per tile: ceil(k / BK)
+    int ctas = 0;          // stream-K blocks, 1 <= ctas <= sk_tiles * iters
+    float *work = nullptr;     // 2 * ctas slots of BM * BN floats
+    int *arrivals = nullptr;   // sk_tiles counters, zero at launch
+};
+
+#if defined(__CUDACC__)
+#define TGEMM_HOST_DEVICE __host__ __device__
+#else
+#define TGEMM_HOST_DEVICE
+#endif
+
+// The first step (over the sk_tiles * iters) of stream-K block c's run; the
+// run ends where block c + 1's begins.
+TGEMM_HOST_DEVICE inline int64_t streamk_begin(const StreamK &sk, int64_t c)
+{
+    return c * (sk.sk_tiles * sk.iters) / sk.ctas;
+}
+
+// The block whose run holds step x.
+TGEMM_HOST_DEVICE inline int64_t streamk_owner(const StreamK &sk, int64_t x)
+{
+    return ((x + 1) * sk.ctas - 1) / (sk.sk_tiles * sk.iters);
+}
+
+// The workspace slot that block c left its part of tile u in: 0 when its run
+// starts inside or at the start of u (the part is its run's first), else 1.
+TGEMM_HOST_DEVICE inline int streamk_slot(const StreamK &sk, int64_t c, int64_t u)
+{
+    return streamk_begin(sk, c) >= u * sk.iters ? 0 : 1;
+}
+
 struct SplitK {
     int splits = 1;        // 1: no split, the kernel writes C itself
     int64_t k_chunk = 0;   // multiple of the kernel's K step

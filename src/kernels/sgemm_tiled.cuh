@@ -245,6 +245,41 @@ __device__ __forceinline__ void store_c4(float *p, const float (&r)[4], int lm, 
     }
 }
 
+// The old values of rows lm to lm + 3 of one column of C at p (rows from
+// rem_m on do not exist and read as 0), for put_c4.
+template <bool kVec>
+__device__ __forceinline__ float4 load_c4(const float *p, int lm, int rem_m)
+{
+    if (kVec && lm + 3 < rem_m)
+        return *reinterpret_cast<const float4 *>(p);
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    v.x = lm + 0 < rem_m ? p[0] : 0.0f;
+    v.y = lm + 1 < rem_m ? p[1] : 0.0f;
+    v.z = lm + 2 < rem_m ? p[2] : 0.0f;
+    v.w = lm + 3 < rem_m ? p[3] : 0.0f;
+    return v;
+}
+
+// store_c4 with the old values of C already loaded (load_c4; not read when
+// beta == 0): the same arithmetic.
+template <bool kVec>
+__device__ __forceinline__ void put_c4(float *p, const float (&r)[4], const float (&old)[4], int lm, int rem_m,
+                                       float beta)
+{
+    float out[4];
+#pragma unroll
+    for (int ii = 0; ii < 4; ++ii)
+        out[ii] = beta != 0.0f ? fmaf(beta, old[ii], r[ii]) : r[ii];
+    if (kVec && lm + 3 < rem_m) {
+        *reinterpret_cast<float4 *>(p) = make_float4(out[0], out[1], out[2], out[3]);
+    } else {
+#pragma unroll
+        for (int ii = 0; ii < 4; ++ii)
+            if (lm + ii < rem_m)
+                p[ii] = out[ii];
+    }
+}
+
 // C := alpha * acc + beta * C for the lane's elements that lie inside the
 // matrix. c points at the lane's first element (row lm0, column ln0 of the
 // block); rem_m x rem_n elements of the block's tile exist.
@@ -280,16 +315,20 @@ struct TileCoord {
     int64_t tm, tn;
 };
 
-__device__ __forceinline__ TileCoord tile_of_block(int64_t tiles_m, int64_t tiles_n)
+__device__ __forceinline__ TileCoord tile_of(int64_t pid, int64_t tiles_m, int64_t tiles_n)
 {
     constexpr int64_t kGroupM = 8;
-    const int64_t pid = blockIdx.x;
     const int64_t per_group = kGroupM * tiles_n;
     const int64_t group = pid / per_group;
     const int64_t first_m = group * kGroupM;
     const int64_t rows = tiles_m - first_m < kGroupM ? tiles_m - first_m : kGroupM;
     const int64_t in_group = pid - group * per_group;
     return {first_m + in_group % rows, in_group / rows};
+}
+
+__device__ __forceinline__ TileCoord tile_of_block(int64_t tiles_m, int64_t tiles_n)
+{
+    return tile_of(blockIdx.x, tiles_m, tiles_n);
 }
 
 // Cluster form of split-K (SplitK::cluster): the sk.splits blocks of one
@@ -386,35 +425,16 @@ __device__ __forceinline__ GemmParams slice_of(GemmParams p, const SplitK &sk)
     return p;
 }
 
-// kCluster: the cluster form of split-K (sk.cluster), a kernel of its own so
-// that its epilogue does not change the register allocation of the others
-// (one kernel for both forms, tried on the H100 with the float4 stash of
-// the accumulators: the plain 256x128x16 kernels took the cluster form's
-// allocation and 4096^3 NN fell from 0.96 to 0.83 of cuBLAS).
-template <class T, bool kTransA, bool kTransB, bool kAligned, bool kCluster = false>
-__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmParams p, SplitK sk)
+// The lane's elements of op(A)(m0 .., :) * op(B)(:, n0 ..) over all p.k of
+// K, for the tile at (m0, n0) of which rem_m x rem_n elements exist, handed
+// to epilogue(lm0, ln0, acc) with (lm0, ln0) the lane's first element in the
+// tile. sa and sb are the two shared stages of each operand; every thread of
+// the block takes part, and the main loop's last barrier leaves the stages
+// free for the epilogue.
+template <class T, bool kTransA, bool kTransB, bool kAligned, class Epilogue>
+__device__ __forceinline__ void multiply_tile(const GemmParams &p, int64_t m0, int64_t n0, int rem_m, int rem_n,
+                                              float *sa, float *sb, Epilogue &&epilogue)
 {
-    extern __shared__ float4 smem_raw[];
-    float *const sa = reinterpret_cast<float *>(smem_raw);
-    float *const sb = sa + 2 * T::kStageA;
-    if (sk.splits > 1)
-        p = slice_of<kTransA, kTransB, kCluster>(p, sk);
-
-    const int64_t tiles_m = (p.m + T::BM - 1) / T::BM;
-    const int64_t tiles_n = (p.n + T::BN - 1) / T::BN;
-    const TileCoord tc = tile_of_block(tiles_m, tiles_n);
-    const int64_t m0 = tc.tm * T::BM, n0 = tc.tn * T::BN;
-    const int rem_m = p.m - m0 < T::BM ? (int)(p.m - m0) : T::BM;
-    const int rem_n = p.n - n0 < T::BN ? (int)(p.n - n0) : T::BN;
-    if constexpr (kCluster) {
-        if (threadIdx.x == 0) {  // read after the main loop's barriers
-            int64_t *const origin = reinterpret_cast<int64_t *>(sa + T::kClusterStash / sizeof(float));
-            origin[0] = m0;
-            origin[1] = n0;
-            reinterpret_cast<float *>(origin + 2)[0] = 1.0f;
-        }
-    }
-
     // op(A)(i, l) is a[i + l * lda] without transpose, a[l + i * lda] with it;
     // op(B)(l, j) is b[l + j * ldb] without transpose, b[j + l * ldb] with it.
     const float *a0 = kTransA ? p.a + m0 * p.lda : p.a + m0;
@@ -460,13 +480,208 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmPa
         }
         __syncthreads();
     }
+    epilogue(lm0, ln0, acc);
+}
 
-    if constexpr (kCluster) {  // the main loop's last barrier has freed the stages for the sums
-        cluster_store_tile<T, kAligned>(p, sk, sa, lm0, ln0, acc);
-        return;
+// kCluster: the cluster form of split-K (sk.cluster), a kernel of its own so
+// that its epilogue does not change the register allocation of the others
+// (one kernel for both forms, tried on the H100 with the float4 stash of
+// the accumulators: the plain 256x128x16 kernels took the cluster form's
+// allocation and 4096^3 NN fell from 0.96 to 0.83 of cuBLAS).
+template <class T, bool kTransA, bool kTransB, bool kAligned, bool kCluster = false>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmParams p, SplitK sk)
+{
+    extern __shared__ float4 smem_raw[];
+    float *const sa = reinterpret_cast<float *>(smem_raw);
+    float *const sb = sa + 2 * T::kStageA;
+    if (sk.splits > 1)
+        p = slice_of<kTransA, kTransB, kCluster>(p, sk);
+
+    const int64_t tiles_m = (p.m + T::BM - 1) / T::BM;
+    const int64_t tiles_n = (p.n + T::BN - 1) / T::BN;
+    const TileCoord tc = tile_of_block(tiles_m, tiles_n);
+    const int64_t m0 = tc.tm * T::BM, n0 = tc.tn * T::BN;
+    const int rem_m = p.m - m0 < T::BM ? (int)(p.m - m0) : T::BM;
+    const int rem_n = p.n - n0 < T::BN ? (int)(p.n - n0) : T::BN;
+    if constexpr (kCluster) {
+        if (threadIdx.x == 0) {  // read after the main loop's barriers
+            int64_t *const origin = reinterpret_cast<int64_t *>(sa + T::kClusterStash / sizeof(float));
+            origin[0] = m0;
+            origin[1] = n0;
+            reinterpret_cast<float *>(origin + 2)[0] = 1.0f;
+        }
     }
-    float *c = p.c + (n0 + ln0) * p.ldc + m0 + lm0;
-    store_tile<T, kAligned>(c, p.ldc, lm0, ln0, rem_m, rem_n, p.alpha, p.beta, acc);
+
+    multiply_tile<T, kTransA, kTransB, kAligned>(
+        p, m0, n0, rem_m, rem_n, sa, sb, [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
+            if constexpr (kCluster) {  // the main loop's last barrier has freed the stages for the sums
+                cluster_store_tile<T, kAligned>(p, sk, sa, lm0, ln0, acc);
+                return;
+            }
+            float *c = p.c + (n0 + ln0) * p.ldc + m0 + lm0;
+            store_tile<T, kAligned>(c, p.ldc, lm0, ln0, rem_m, rem_n, p.alpha, p.beta, acc);
+        });
+}
+
+// Where the stream-K kernel is in its run, in shared memory after the
+// stages: written by thread 0 before each part and read back after the main
+// loop's barriers, so that none of it is held in registers through the main
+// loop (held there, it made 256x128x16's kernels spill).
+struct StreamKState {
+    int64_t next;    // the end of the block's run still to walk (steps over the shared-out tiles)
+    int64_t u;       // the part's tile (0 = the first shared-out one)
+    int64_t m0, n0;  // the tile's origin in C
+    int64_t k0, k;   // the part's first element of K and its depth
+    int rem_m, rem_n;
+    int whole;       // the part is the whole tile
+    int slot;        // its workspace slot (streamk_part)
+    int go;          // a part follows / streamk_part: this block adds the tile's parts
+    float unit;      // 1.0f (streamk_part)
+};
+
+template <class T>
+constexpr size_t kStreamKSmemBytes = T::kSmemBytes + sizeof(StreamKState);
+
+// Stream-K (StreamK): the end of a part that is not a whole tile. The raw
+// sums go to the block's workspace slot (through store_tile, times a 1.0f
+// read from shared memory, as cluster_store_tile does, so that ptxas keeps
+// the accumulators where the main loop wants them). The block that finds
+// itself the last of the tile's blocks to arrive adds every part in K order
+// (block order) and writes C: every block fences its stores before its
+// arrival is counted, so the parts are visible to it, and the sum does not
+// depend on which block came last.
+template <class T, bool kVec>
+__device__ __forceinline__ void streamk_part(const GemmParams &p, const StreamK &sk, StreamKState *st, int lm0,
+                                             int ln0, const float (&acc)[T::TM][T::TN])
+{
+    constexpr int64_t kTile = int64_t{T::BM} * T::BN;
+    store_tile<T, true>(sk.work + (2 * int64_t{blockIdx.x} + st->slot) * kTile + ln0 * T::BM + lm0, T::BM, lm0,
+                        ln0, T::BM, T::BN, st->unit, 0.0f, acc);
+    __threadfence();
+    __syncthreads();
+    const int64_t u = st->u, t0 = u * sk.iters;
+    const int64_t first = streamk_owner(sk, t0);
+    const int64_t parts = streamk_owner(sk, t0 + sk.iters - 1) - first + 1;
+    if (threadIdx.x == 0)
+        st->go = atomicAdd(sk.arrivals + u, 1) == parts - 1;
+    __syncthreads();
+    if (!st->go)
+        return;
+    __threadfence();
+    // Block first's part may be the last of its run (slot 1); every later
+    // block's run starts inside u, so its part is its first (slot 0).
+    const float4 *const first_part =
+        reinterpret_cast<const float4 *>(sk.work + (2 * first + streamk_slot(sk, first, u)) * kTile);
+    const float4 *const later = reinterpret_cast<const float4 *>(sk.work + 2 * first * kTile);
+    const int rem_m = st->rem_m, rem_n = st->rem_n;
+    float *const c = p.c + st->n0 * p.ldc + st->m0;
+    // Each thread takes kBatch of the tile's 4-row pieces at a time and has
+    // all their loads (every part's, then C's) in flight before it adds: one
+    // piece at a time, the loads' latencies added up (~30 us a tile, H100).
+    constexpr int kQuadsM = T::BM / 4, kQuads = kQuadsM * T::BN, kBatch = 8;
+    static_assert(kQuads % (kBatch * T::kThreads) == 0, "whole batches");
+    for (int q0 = static_cast<int>(threadIdx.x); q0 < kQuads; q0 += kBatch * T::kThreads) {
+        float4 sum[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+            sum[b] = __ldcg(first_part + q0 + b * T::kThreads);
+        for (int64_t i = 1; i < parts; ++i) {
+            const float4 *const src = later + 2 * i * (kTile / 4) + q0;
+            float4 v[kBatch];
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b)
+                v[b] = __ldcg(src + b * T::kThreads);
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b) {
+                sum[b].x += v[b].x;
+                sum[b].y += v[b].y;
+                sum[b].z += v[b].z;
+                sum[b].w += v[b].w;
+            }
+        }
+        float4 old[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+            const int q = q0 + b * T::kThreads, col = q / kQuadsM, row = (q % kQuadsM) * 4;
+            old[b] = p.beta != 0.0f && col < rem_n && row < rem_m ? load_c4<kVec>(c + col * p.ldc + row, row, rem_m)
+                                                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+            const int q = q0 + b * T::kThreads, col = q / kQuadsM, row = (q % kQuadsM) * 4;
+            if (col >= rem_n || row >= rem_m)
+                continue;
+            const float r[4] = {p.alpha * sum[b].x, p.alpha * sum[b].y, p.alpha * sum[b].z, p.alpha * sum[b].w};
+            const float o[4] = {old[b].x, old[b].y, old[b].z, old[b].w};
+            put_c4<kVec>(c + col * p.ldc + row, r, o, row, rem_m, p.beta);
+        }
+    }
+}
+
+// Stream-K (StreamK): block blockIdx.x walks its run of K steps over the
+// shared-out tiles, one tile's part at a time, from the run's end; a part
+// that is a whole tile writes C as the plain kernel does. Walked from its
+// start, the runs put the blocks at K offsets spread over all of K, and the
+// loads of 4096^3's shared-out tiles hit L2 in 18% of reads (whole tiles:
+// 81%): that made the part 12% slower per K step than whole tiles (H100). A kernel of its own, like the cluster
+// form, so that the plain kernels keep their register allocation. The tiles
+// before sk.dp_tiles are the plain kernel's (launch_streamk).
+template <class T, bool kTransA, bool kTransB, bool kAligned>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_streamk(GemmParams p, StreamK sk)
+{
+    extern __shared__ float4 smem_raw[];
+    float *const sa = reinterpret_cast<float *>(smem_raw);
+    float *const sb = sa + 2 * T::kStageA;
+    StreamKState *const st = reinterpret_cast<StreamKState *>(sa + T::kSmemBytes / sizeof(float));
+    static_assert(T::kSmemBytes % alignof(StreamKState) == 0, "the state follows the stages");
+    if (threadIdx.x == 0) {
+        st->next = streamk_begin(sk, blockIdx.x + 1);
+        st->unit = 1.0f;
+    }
+    for (;;) {
+        __syncthreads();  // the previous part's epilogue is done with the state
+        if (threadIdx.x == 0) {
+            // The run is walked from its end: the part it ends with (the head
+            // of a tile, from K's start) first. So every block starts at the
+            // start of K and the blocks move through K nearly together, as
+            // the whole tiles' blocks do, and share their loads in L2.
+            const int64_t begin = streamk_begin(sk, blockIdx.x), end = st->next;
+            st->go = begin < end;
+            if (begin < end) {
+                const int64_t u = (end - 1) / sk.iters, t0 = u * sk.iters;
+                const int64_t first = begin > t0 ? begin : t0;  // the part: steps [first, end)
+                const int64_t k0 = first - t0, k1 = end - t0;   // of the tile's
+                const TileCoord tc = tile_of(sk.dp_tiles + u, (p.m + T::BM - 1) / T::BM, (p.n + T::BN - 1) / T::BN);
+                st->next = first;
+                st->u = u;
+                st->m0 = tc.tm * T::BM;
+                st->n0 = tc.tn * T::BN;
+                st->k0 = k0 * T::BK;
+                st->k = p.k - k0 * T::BK < (k1 - k0) * T::BK ? p.k - k0 * T::BK : (k1 - k0) * T::BK;
+                st->rem_m = p.m - st->m0 < T::BM ? (int)(p.m - st->m0) : T::BM;
+                st->rem_n = p.n - st->n0 < T::BN ? (int)(p.n - st->n0) : T::BN;
+                st->whole = k0 == 0 && k1 == sk.iters;
+                st->slot = first == begin ? 0 : 1;
+            }
+        }
+        __syncthreads();
+        if (!st->go)
+            return;
+        GemmParams q = p;
+        const int64_t k0 = st->k0;
+        q.a += kTransA ? k0 : k0 * p.lda;
+        q.b += kTransB ? k0 * p.ldb : k0;
+        q.k = st->k;
+        multiply_tile<T, kTransA, kTransB, kAligned>(
+            q, st->m0, st->n0, st->rem_m, st->rem_n, sa, sb, [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
+                if (st->whole) {
+                    float *c = p.c + (st->n0 + ln0) * p.ldc + st->m0 + lm0;
+                    store_tile<T, kAligned>(c, p.ldc, lm0, ln0, st->rem_m, st->rem_n, p.alpha, p.beta, acc);
+                } else {
+                    streamk_part<T, kAligned>(p, sk, st, lm0, ln0, acc);
+                }
+            });
+    }
 }
 
 }  // namespace kernels

@@ -95,6 +95,16 @@ Settings read_settings()
         else
             invalid(st, "TGEMM_CLUSTERS", e, "0 or 1");
     }
+    if (const char *e = std::getenv("TGEMM_STREAMK"); e && *e) {
+        if (std::strcmp(e, "auto") == 0)
+            st.streamk = StreamKMode::Auto;
+        else if (std::strcmp(e, "always") == 0)
+            st.streamk = StreamKMode::Always;
+        else if (std::strcmp(e, "never") == 0)
+            st.streamk = StreamKMode::Never;
+        else
+            invalid(st, "TGEMM_STREAMK", e, "auto, always or never");
+    }
     if (const char *e = std::getenv("TGEMM_DEVICE_MEMORY_LIMIT"); e && *e) {
         if (!parse_bytes(e, &st.device_memory_limit))
             invalid(st, "TGEMM_DEVICE_MEMORY_LIMIT", e,

@@ -9,12 +9,14 @@
 namespace tgemm {
 
 enum class Offload { Auto, Always, Never };
+enum class StreamKMode { Auto, Always, Never };
 
 struct Settings {
     int device = -1;        // TGEMM_DEVICE: CUDA device number; -1 = the thread's current device
     int verbose = 0;        // TGEMM_VERBOSE: 1 logs every error status to stderr, 2 also each host-operand plan
     std::string kernel;     // TGEMM_KERNEL: force one kernel family by name (tuning, tests)
     bool clusters = true;   // TGEMM_CLUSTERS=0: never finish split-K inside thread-block clusters
+    StreamKMode streamk = StreamKMode::Auto;  // TGEMM_STREAMK: auto | always (every tiled plan) | never
     uint64_t device_memory_limit = 0;  // TGEMM_DEVICE_MEMORY_LIMIT: bytes the host-operand path may
                                        // take on the device; 0 = no limit but free memory
     int host_copy_threads = 0;         // TGEMM_HOST_COPY_THREADS: threads staging pageable operands; 0 = default
