@@ -57,7 +57,7 @@ LIB_CU_SRC := $(wildcard src/kernels/*.cu)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib test test-long test-cpu test-gpu test-host test-skinny-plan test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib test test-long test-cpu test-gpu test-host test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
@@ -108,7 +108,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 # of the table on its own, so every family's edges are tested directly.
 KERNEL_FAMILIES := 32x32x8 64x64x8 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
-test: test-cpu test-skinny-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
+test: test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
       test-install test-docs test-blas test-preload test-fortran test-tools
 	@echo "make test: all passed"
 
@@ -116,12 +116,14 @@ test-cpu: $(BUILD)/tests/test_api
 	$(BUILD)/tests/test_api
 
 # The GPU suite; then its small rows with every split-K through the
-# workspace (TGEMM_CLUSTERS=0); then the determinism shapes once with the
-# cluster form and once without, one seed, compared bit for bit.
+# workspace (TGEMM_CLUSTERS=0), and with every tiled plan in stream-K form
+# (TGEMM_STREAMK=always); then the determinism shapes once with the cluster
+# form and once without, one seed, compared bit for bit.
 GEMM_BITS := $(BUILD)/tests/gemm_bits.bin
 test-gpu: $(BUILD)/tests/test_gemm
 	$(BUILD)/tests/test_gemm
 	TGEMM_CLUSTERS=0 TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
+	TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
 	rm -f $(GEMM_BITS)
 	seed=$$(od -An -N8 -tu8 /dev/urandom | tr -d ' '); \
 	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic && \
@@ -137,6 +139,15 @@ $(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp $(BUILD)/obj/kernels
 
 test-skinny-plan: $(BUILD)/tests/test_skinny_plan
 	$(BUILD)/tests/test_skinny_plan
+
+# Stream-K's division of the tiles' K steps among blocks and the reading
+# back of their parts (src/kernels/gemm_params.hpp), replayed on the host.
+$(BUILD)/tests/test_streamk_plan: tests/test_streamk_plan.cpp src/kernels/gemm_params.hpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< -lcmocka
+
+test-streamk-plan: $(BUILD)/tests/test_streamk_plan
+	$(BUILD)/tests/test_streamk_plan
 
 # The host-operand path's planner, its parallel host copy, the parser of
 # TGEMM_DEVICE_MEMORY_LIMIT and the CSV of TGEMM_HOST_TRACE are plain C++;
@@ -180,10 +191,16 @@ test-host: $(BUILD)/tests/test_host
 	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
 	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
 
+# Then the families that have a stream-K form, each in that form.
+STREAMK_FAMILIES := 128x128x16 128x256x8 256x128x8 256x128x16
 test-kernels: $(BUILD)/tests/test_gemm
 	@for f in $(KERNEL_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f"; \
 	    TGEMM_KERNEL=$$f TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm || exit 1; \
+	done
+	@for f in $(STREAMK_FAMILIES); do \
+	    echo "== TGEMM_KERNEL=$$f TGEMM_STREAMK=always"; \
+	    TGEMM_KERNEL=$$f TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm || exit 1; \
 	done
 
 # Behaviour under environment settings; each scenario is its own process
@@ -206,6 +223,10 @@ test-env: $(BUILD)/tests/test_env
 	for v in 2 -1 yes on 01x; do \
 	    echo "== TGEMM_CLUSTERS=$$v"; \
 	    TGEMM_CLUSTERS=$$v $(BUILD)/tests/test_env bad-clusters || exit 1; \
+	done
+	for v in 1 0 yes Auto always1; do \
+	    echo "== TGEMM_STREAMK=$$v"; \
+	    TGEMM_STREAMK=$$v $(BUILD)/tests/test_env bad-streamk || exit 1; \
 	done
 	TGEMM_DEVICE_MEMORY_LIMIT=100 $(BUILD)/tests/test_env tiny-memory-limit
 

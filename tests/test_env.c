@@ -14,6 +14,8 @@
  *                                           -> INVALID_SETTING naming the variable
  *   bad-clusters       TGEMM_CLUSTERS=2 (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
+ *   bad-streamk        TGEMM_STREAMK=yes (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
  *   tiny-memory-limit  TGEMM_DEVICE_MEMORY_LIMIT=100
  *                                           -> OUT_OF_MEMORY naming the variable
  *                                              (NO_DEVICE without a GPU), C unchanged
@@ -126,6 +128,12 @@ static void test_bad_clusters(void **state)
     assert_invalid_setting("TGEMM_CLUSTERS");
 }
 
+static void test_bad_streamk(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_STREAMK");
+}
+
 /* 100 bytes cannot hold even the smallest tiles of an 8 x 8 x 8 product. */
 static void test_tiny_memory_limit(void **state)
 {
@@ -217,6 +225,7 @@ int main(int argc, char **argv)
         {"bad-memory-limit", cmocka_unit_test(test_bad_memory_limit)},
         {"bad-copy-threads", cmocka_unit_test(test_bad_copy_threads)},
         {"bad-clusters", cmocka_unit_test(test_bad_clusters)},
+        {"bad-streamk", cmocka_unit_test(test_bad_streamk)},
         {"tiny-memory-limit", cmocka_unit_test(test_tiny_memory_limit)},
     };
     if (argc != 2) {

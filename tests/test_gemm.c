@@ -233,6 +233,10 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         /* Peeling: a few rows and/or columns past a multiple of 128 run as
          * streaming strips beside the tiled main block. */
         {4097, 513, 1023}, {2052, 1024, 1024}, {1024, 2052, 1024},
+        /* Stream-K: 200 tiles of 256 x 128, the 68 past one wave of 132
+         * shared out and a wave of whole tiles after them (the H100 plans
+         * this for NN); and 99 tiles, fewer than a wave. */
+        {2560, 2560, 512}, {2304, 1408, 640},
     };
     for (size_t i = 0; i < sizeof kSwitch / sizeof kSwitch[0]; ++i) {
         for (int pair = 0; pair < 4; ++pair) {
@@ -368,7 +372,8 @@ static void test_k0_scales_c(void **state)
 
 /* The same inputs give the same bits, call after call, at shapes whose
  * plans split K (in clusters where the GPU has them, else through the
- * workspace) and one that does not. With TGEMM_TEST_BITS=FILE the results
+ * workspace), one that does not, and one in stream-K form (whichever block
+ * arrives last adds a tile's parts). With TGEMM_TEST_BITS=FILE the results
  * are also compared with FILE's, or written there if it does not exist: `make
  * test-gpu` runs this once with the split-K cluster form and once without
  * (TGEMM_CLUSTERS=0), with one seed, so the two forms must agree bit for bit. */
@@ -382,6 +387,7 @@ static void test_deterministic(void **state)
     } shapes[] = {
         {1023, 1025, 2047, true}, {512, 512, 512, false}, {128, 128, 128, false},
         {256, 256, 8192, false},  {1000, 1000, 1000, false}, {4096, 4096, 256, false},
+        {2560, 2560, 512, false},
     };
     const char *bits_path = getenv("TGEMM_TEST_BITS");
     FILE *bits_in = bits_path != NULL ? fopen(bits_path, "rb") : NULL;
