@@ -4,8 +4,9 @@
     cuobjdump -sass build/obj/kernels/tiled_256x128x16.o | python3 bench/sass_banks.py
     python3 bench/sass_banks.py SASS.txt [SASS.txt ...]
 
-For every function: its instructions, the longest loop (the widest backward
-branch), that loop's FFMAs, and how many of them read two register operands
+For every function: its instructions, its main loop (the narrowest loop,
+between a backward branch and its target, that holds at least 80% of the
+FFMAs of the loop holding the most), that loop's FFMAs, and how many of them read two register operands
 of the same parity without the reuse cache (`.reuse`) supplying one. The
 register file has two banks by register parity, so such an FFMA can stall
 at dispatch. This is a proxy, not the hardware's exact rule, but on the H100
@@ -41,7 +42,8 @@ def functions(text):
 
 
 def short_name(mangled):
-    """sgemm_tiled: its tile shape and template flags; others: the function's
+    """sgemm_tiled: its tile shape and template flags (sgemm_streamk the same,
+    after "streamk"); others: the function's
     own name (the last of the mangled nested names) and its template arguments
     as mangled, shortened."""
     m = re.search(r'TileShapeILi(\d+)ELi(\d+)ELi(\d+)E.*?EEE((?:Lb[01]E)+)', mangled)
@@ -54,7 +56,8 @@ def short_name(mangled):
         args = mangled[pos:] if name != mangled else ''
         return (name + ' ' + args).strip()[:30]
     flags = ''.join(re.findall(r'Lb([01])E', m.group(4)))
-    return '%sx%sx%s %s' % (m.group(1), m.group(2), m.group(3), flags)
+    kind = 'streamk ' if 'sgemm_streamk' in mangled else ''
+    return '%s%sx%sx%s %s' % (kind, m.group(1), m.group(2), m.group(3), flags)
 
 
 def same_bank(instruction):
@@ -75,7 +78,12 @@ def main():
                      for m in [BRANCH.search(ins)] if m and int(m.group(1), 16) < off]
             if not loops:
                 continue
-            start, end = max(loops, key=lambda l: l[1] - l[0])
+            # The main loop: the narrowest loop holding nearly all the FFMAs
+            # of the widest (stream-K kernels wrap theirs in a loop over parts).
+            def ffmas(loop):
+                return sum(1 for off, ins in body if loop[0] <= off <= loop[1] and ins.startswith('FFMA'))
+            most = max(ffmas(l) for l in loops)
+            start, end = min((l for l in loops if ffmas(l) >= 0.8 * most), key=lambda l: l[1] - l[0])
             ffma = [ins for off, ins in body if start <= off <= end and ins.startswith('FFMA')]
             clash = sum(1 for ins in ffma if same_bank(ins))
             loop_insns = sum(1 for off, _ in body if start <= off <= end)
