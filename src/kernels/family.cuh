@@ -2,6 +2,8 @@
 // tile shape, so that shapes compile in parallel.
 #pragma once
 
+#include <type_traits>
+
 #include "cluster_launch.hpp"
 #include "family.hpp"
 #include "sgemm_tiled.cuh"
@@ -71,32 +73,34 @@ cudaError_t allow_streamk_smem(size_t bytes)
     }
 }
 
+// f(ta, tb, aligned) for each of a family's 8 kernels (std::bool_constant
+// arguments); the first failure, or cudaSuccess.
+template <class F>
+cudaError_t each_variant(F &&f)
+{
+    using N = std::false_type;
+    using Y = std::true_type;
+    const cudaError_t e[] = {f(N{}, N{}, N{}), f(N{}, N{}, Y{}), f(N{}, Y{}, N{}), f(N{}, Y{}, Y{}),
+                             f(Y{}, N{}, N{}), f(Y{}, N{}, Y{}), f(Y{}, Y{}, N{}), f(Y{}, Y{}, Y{})};
+    for (cudaError_t x : e)
+        if (x != cudaSuccess)
+            return x;
+    return cudaSuccess;
+}
+
 // Per device: the shared memory the launches need, and the blocks that run
 // at once in clusters of 2 to kTiledMaxCluster (all 0 where the code in use
 // lacks the cluster form; its kernels then ask for nothing).
 template <class T>
 cudaError_t prepare_tiled(int cc_major, int *cluster_blocks)
 {
-    const size_t bytes = T::kSmemBytes;
-    const cudaError_t e[] = {
-        allow_smem<T, false, false, false>(bytes), allow_smem<T, false, false, true>(bytes),
-        allow_smem<T, false, true, false>(bytes),  allow_smem<T, false, true, true>(bytes),
-        allow_smem<T, true, false, false>(bytes),  allow_smem<T, true, false, true>(bytes),
-        allow_smem<T, true, true, false>(bytes),   allow_smem<T, true, true, true>(bytes),
-    };
-    for (cudaError_t x : e)
-        if (x != cudaSuccess)
-            return x;
-    const size_t sbytes = kStreamKSmemBytes<T>;
-    const cudaError_t sk[] = {
-        allow_streamk_smem<T, false, false, false>(sbytes), allow_streamk_smem<T, false, false, true>(sbytes),
-        allow_streamk_smem<T, false, true, false>(sbytes),  allow_streamk_smem<T, false, true, true>(sbytes),
-        allow_streamk_smem<T, true, false, false>(sbytes),  allow_streamk_smem<T, true, false, true>(sbytes),
-        allow_streamk_smem<T, true, true, false>(sbytes),   allow_streamk_smem<T, true, true, true>(sbytes),
-    };
-    for (cudaError_t x : sk)
-        if (x != cudaSuccess)
-            return x;
+    const cudaError_t e = each_variant([](auto ta, auto tb, auto al) {
+        constexpr bool kTA = decltype(ta)::value, kTB = decltype(tb)::value, kAl = decltype(al)::value;
+        const cudaError_t x = allow_smem<T, kTA, kTB, kAl>(T::kSmemBytes);
+        return x != cudaSuccess ? x : allow_streamk_smem<T, kTA, kTB, kAl>(kStreamKSmemBytes<T>);
+    });
+    if (e != cudaSuccess)
+        return e;
     for (int n = 0; n <= kTiledMaxCluster; ++n)
         cluster_blocks[n] = 0;
     if constexpr (T::kClusterForm) {
