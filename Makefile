@@ -191,7 +191,8 @@ test-host: $(BUILD)/tests/test_host
 	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
 	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
 
-# Then the families that have a stream-K form, each in that form.
+# Then the families that have a stream-K form, each in that form, and one
+# without it under TGEMM_STREAMK=always (planned as without the setting).
 STREAMK_FAMILIES := 128x128x16 128x256x8 256x128x8 256x128x16
 test-kernels: $(BUILD)/tests/test_gemm
 	@for f in $(KERNEL_FAMILIES); do \
@@ -202,6 +203,8 @@ test-kernels: $(BUILD)/tests/test_gemm
 	    echo "== TGEMM_KERNEL=$$f TGEMM_STREAMK=always"; \
 	    TGEMM_KERNEL=$$f TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm || exit 1; \
 	done
+	@echo "== TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always (a family without stream-K: its own plans)"
+	TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=33 $(BUILD)/tests/test_gemm
 
 # Behaviour under environment settings; each scenario is its own process
 # because settings are read once.

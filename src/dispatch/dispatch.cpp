@@ -28,9 +28,9 @@ using namespace kernels;
 //      cluster, sm_90) the exchange through distributed shared memory.
 //      A split of K must beat the best plan without one by kSplitMargin.
 //      Stream-K (TGEMM_STREAMK, default auto): where the tiles leave the
-//      last wave partly empty, the tiles of that wave and of one whole wave
-//      before it are shared out by K steps over one wave of blocks
-//      (StreamK), when the model finds it kStreamKMargin faster.
+//      last wave partly empty, the tiles of that wave are shared out by K
+//      steps over one wave of blocks (StreamK), when the model finds it
+//      kStreamKMargin faster.
 //   4. where m or n is a few rows or columns (at most kSkinnyMax) past a
 //      multiple of kPeelStep, and the model finds it cheaper, those last
 //      rows and columns of C are peeled off as streaming products and the
@@ -278,7 +278,8 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
         if (only != nullptr && e.family != only)
             continue;
         StreamK sk;
-        if (streamk != StreamKMode::Never && e.family->has_streamk && streamk_shape(e, p, dev, streamk == StreamKMode::Always, &sk)) {
+        if (streamk != StreamKMode::Never && e.family->has_streamk &&
+            streamk_shape(e, p, dev, streamk == StreamKMode::Always, &sk)) {
             const double cost = streamk_cost(e, p, dev, sk);
             if (cost < shared.seconds) {
                 shared.seconds = cost;
@@ -288,8 +289,8 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
                 shared.sk = sk;
             }
         }
-        if (streamk == StreamKMode::Always)
-            continue;
+        if (streamk == StreamKMode::Always && e.family->has_streamk)
+            continue;  // TGEMM_STREAMK=always: families with a stream-K form are planned only in it
         for (int splits : kSplits) {
             const int64_t chunk = chunk_for(p.k, splits, e.family->bk);
             if (splits == 1) {
@@ -306,7 +307,7 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
         }
     }
     if (streamk == StreamKMode::Always && shared.family != nullptr)
-        return shared;
+        return shared;  // else TGEMM_KERNEL names a family without a stream-K form
     const Plan &chosen = best.seconds < (1.0 - kSplitMargin) * unsplit.seconds ? best : unsplit;
     return shared.seconds < (1.0 - kStreamKMargin) * chosen.seconds ? shared : chosen;
 }
