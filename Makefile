@@ -57,7 +57,7 @@ LIB_CU_SRC := $(wildcard src/kernels/*.cu)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib test test-long test-cpu test-gpu test-host test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib bench-plans test test-long test-cpu test-gpu test-host test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
@@ -356,6 +356,24 @@ bench: $(BUILD)/bench/bench_gemm
 	$(BUILD)/bench/bench_gemm --host --csv $(BENCH_OUT)/host.csv
 	python3 bench/plot.py $(BENCH_OUT)
 	$(MAKE) --no-print-directory bench-blas BENCH_OUT=$(BENCH_OUT)
+
+# Every tiled plan (family x split-K x form) timed on each shape of
+# BENCH_PLANS_SHAPES (M N K triples, NN), and the plan the library picks
+# (TGEMM_VERBOSE=2) against the fastest: how much the dispatcher's cost
+# model loses. $(BENCH_OUT)/plans.csv keeps the table.
+BENCH_PLANS_SHAPES ?= 256 256 256 384 384 384 512 512 512 640 640 640 768 768 768 1000 1000 1000 \
+                      1024 1024 1024 1536 1536 512 2048 512 1024 256 256 8192
+KERNEL_OBJ := $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJ))
+$(BUILD)/bench/bench_plans: bench/bench_plans.cu $(KERNEL_OBJ)
+	@mkdir -p $(@D)
+	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -Iinclude -Isrc -o $@ $< $(KERNEL_OBJ)
+
+bench-plans: $(BUILD)/bench/bench_plans $(BUILD)/bench/bench_gemm
+	@mkdir -p $(BENCH_OUT)
+	$(BUILD)/bench/bench_plans $(BENCH_PLANS_SHAPES) > $(BENCH_OUT)/plans.csv
+	set -- $(BENCH_PLANS_SHAPES); args=; while [ $$# -ge 3 ]; do args="$$args --shape $$1 $$2 $$3 N N"; shift 3; done; \
+	    TGEMM_VERBOSE=2 $(BUILD)/bench/bench_gemm --reps 1 --warmup 0 $$args > $(BENCH_OUT)/plans_picked.log 2>&1
+	python3 bench/plan_regret.py $(BENCH_OUT)/plans.csv $(BENCH_OUT)/plans_picked.log | tee $(BENCH_OUT)/plans_regret.txt
 
 # Where the time of a call on host operands goes: 8192^3 NN from pageable
 # and pinned memory (bench_gemm --host, 5 timed calls each after the

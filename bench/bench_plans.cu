@@ -1,0 +1,191 @@
+// Every tiled plan the dispatcher can choose from, timed: for each shape,
+// each family x split-K factor x form (none, workspace, cluster), launched
+// as the library launches it, after checking its output against a
+// double-precision reference. For tuning the dispatcher's cost model
+// (src/dispatch/dispatch.cpp); bench/plan_regret.py compares the plan the
+// library picks with the fastest one measured.
+//
+//   bench_plans M N K [M N K ...]    CSV on standard output
+//
+// NN, column-major, lda = m, ldb = k, ldc = m, alpha 1, beta 0, the same
+// inputs for every plan of a shape (warm in L2 where they fit). Time per
+// call: 40 back-to-back calls between two CUDA events, median of 5 such
+// runs. Links the library's kernel objects directly (build/obj/kernels),
+// not libtgemm.so, whose kernels are internal.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "kernels/family.hpp"
+
+using namespace tgemm;
+using namespace tgemm::kernels;
+
+namespace {
+
+#define CHECK(x)                                                                                            \
+    do {                                                                                                    \
+        const cudaError_t e_ = (x);                                                                         \
+        if (e_ != cudaSuccess) {                                                                            \
+            std::fprintf(stderr, "bench_plans: %s: %s\n", #x, cudaGetErrorString(e_));                      \
+            std::exit(1);                                                                                   \
+        }                                                                                                   \
+    } while (0)
+
+__global__ void fill(float *p, size_t n, unsigned seed)
+{
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+        unsigned x = static_cast<unsigned>(i) * 2654435761u ^ seed;
+        x ^= x >> 13;
+        x *= 0x5bd1e995u;
+        x ^= x >> 15;
+        p[i] = static_cast<float>(x & 0xffff) / 32768.0f - 1.0f;  // uniform in [-1, 1)
+    }
+}
+
+// C = A * B in double, one thread per element, and the sum of |a| |b| for the
+// error bound.
+__global__ void reference(const float *a, const float *b, double *c, double *mag, long m, long n, long k)
+{
+    const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x, j = blockIdx.y;
+    if (i >= m)
+        return;
+    double s = 0.0, g = 0.0;
+    for (long l = 0; l < k; ++l) {
+        const double x = a[i + l * m], y = b[l + j * k];
+        s += x * y;
+        g += std::fabs(x * y);
+    }
+    c[i + j * m] = s;
+    mag[i + j * m] = g;
+}
+
+// Split-K factors and the rule for K per slice, as the dispatcher has them.
+const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+constexpr long kMinSplitSteps = 2;
+constexpr size_t kWorkBytes = size_t{256} << 20;
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc < 4 || (argc - 1) % 3 != 0) {
+        std::fprintf(stderr, "usage: bench_plans M N K [M N K ...]\n");
+        return 2;
+    }
+    const KernelFamily *fams[] = {&tiled_256x128x16, &tiled_256x128x8, &tiled_128x256x8,
+                                  &tiled_128x128x8,  &tiled_128x128x16, &tiled_128x64x8,
+                                  &tiled_64x128x8,   &tiled_64x64x8,    &tiled_32x32x8};
+    constexpr int kFams = sizeof(fams) / sizeof(fams[0]);
+    int dev = 0, cc_major = 0;
+    CHECK(cudaGetDevice(&dev));
+    CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));
+    int cap[kFams][kTiledMaxCluster + 1];
+    for (int f = 0; f < kFams; ++f)
+        CHECK(fams[f]->prepare(cc_major, cap[f]));
+    float *work = nullptr;
+    CHECK(cudaMalloc(&work, kWorkBytes));
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    std::printf("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err\n");
+    int failures = 0;
+    for (int s = 1; s + 2 < argc; s += 3) {
+        const long m = std::atol(argv[s]), n = std::atol(argv[s + 1]), k = std::atol(argv[s + 2]);
+        if (m < 1 || n < 1 || k < 1 || n > 65535) {
+            std::fprintf(stderr, "bench_plans: bad shape %s %s %s\n", argv[s], argv[s + 1], argv[s + 2]);
+            return 2;
+        }
+        float *a, *b, *c;
+        double *ref, *mag;
+        CHECK(cudaMalloc(&a, sizeof(float) * m * k));
+        CHECK(cudaMalloc(&b, sizeof(float) * k * n));
+        CHECK(cudaMalloc(&c, sizeof(float) * m * n));
+        CHECK(cudaMalloc(&ref, sizeof(double) * m * n));
+        CHECK(cudaMalloc(&mag, sizeof(double) * m * n));
+        fill<<<256, 256>>>(a, static_cast<size_t>(m) * k, 1);
+        fill<<<256, 256>>>(b, static_cast<size_t>(k) * n, 2);
+        reference<<<dim3(static_cast<unsigned>((m + 127) / 128), static_cast<unsigned>(n)), 128>>>(a, b, ref, mag,
+                                                                                                   m, n, k);
+        CHECK(cudaDeviceSynchronize());
+        std::vector<double> h_ref(static_cast<size_t>(m) * n), h_mag(h_ref.size());
+        std::vector<float> h_c(h_ref.size());
+        CHECK(cudaMemcpy(h_ref.data(), ref, sizeof(double) * h_ref.size(), cudaMemcpyDeviceToHost));
+        CHECK(cudaMemcpy(h_mag.data(), mag, sizeof(double) * h_mag.size(), cudaMemcpyDeviceToHost));
+        const GemmParams p{a, b, c, m, k, m, m, n, k, 1.0f, 0.0f, false, false};
+        const bool aligned = m % 4 == 0 && k % 4 == 0;  // cudaMalloc'd: 256-byte aligned
+        for (int f = 0; f < kFams; ++f) {
+            const KernelFamily &fa = *fams[f];
+            const long tiles = ((m + fa.bm - 1) / fa.bm) * ((n + fa.bn - 1) / fa.bn);
+            for (int splits : kSplits) {
+                const long chunk = ((k + splits - 1) / splits + fa.bk - 1) / fa.bk * fa.bk;
+                if (splits > 1 && (chunk < kMinSplitSteps * fa.bk || (k + chunk - 1) / chunk != splits))
+                    continue;
+                for (int form = 0; form < (splits > 1 ? 2 : 1); ++form) {
+                    const bool cluster = form == 1;
+                    if (cluster && (!aligned || splits > kTiledMaxCluster || cap[f][splits] == 0))
+                        continue;
+                    if (splits > 1 && !cluster && sizeof(float) * splits * m * n > kWorkBytes)
+                        continue;
+                    SplitK sk;
+                    sk.splits = splits;
+                    sk.k_chunk = splits > 1 ? chunk : 0;
+                    sk.cluster = cluster;
+                    sk.work = cluster ? nullptr : work;
+                    const auto call = [&] {
+                        cudaError_t e = fa.launch[aligned ? 1 : 0](p, sk, nullptr);
+                        if (e == cudaSuccess && splits > 1 && !cluster)
+                            e = launch_splitk_reduce(p, sk, nullptr);
+                        return e;
+                    };
+                    // C poisoned with NaN, one call, every element checked.
+                    CHECK(cudaMemset(c, 0xFF, sizeof(float) * m * n));
+                    CHECK(call());
+                    CHECK(cudaDeviceSynchronize());
+                    CHECK(cudaMemcpy(h_c.data(), c, sizeof(float) * h_c.size(), cudaMemcpyDeviceToHost));
+                    double worst = 0.0;  // error over its bound, 2 k u sum |a||b|
+                    for (size_t i = 0; i < h_c.size(); ++i) {
+                        const double err = std::fabs(h_c[i] - h_ref[i]);
+                        const double bound = 2.0 * k * std::ldexp(1.0, -24) * h_mag[i] + 1e-30;
+                        worst = std::isnan(err) ? INFINITY : std::max(worst, err / bound);
+                    }
+                    if (!(worst <= 1.0)) {
+                        std::fprintf(stderr, "bench_plans: %ldx%ldx%ld %s split %d %s: error %.3g of its bound\n",
+                                     m, n, k, fa.name, splits, cluster ? "cluster" : "workspace", worst);
+                        ++failures;
+                        continue;
+                    }
+                    for (int i = 0; i < 5; ++i)
+                        CHECK(call());
+                    std::vector<float> t;
+                    for (int r = 0; r < 5; ++r) {
+                        CHECK(cudaEventRecord(e0));
+                        for (int i = 0; i < 40; ++i)
+                            CHECK(call());
+                        CHECK(cudaEventRecord(e1));
+                        CHECK(cudaEventSynchronize(e1));
+                        float ms = 0.0f;
+                        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+                        t.push_back(ms * 1e3f / 40);
+                    }
+                    std::sort(t.begin(), t.end());
+                    std::printf("%ld,%ld,%ld,%s,%d,%s,%ld,%ld,%d,%.2f,%.3f\n", m, n, k, fa.name, splits,
+                                splits == 1 ? "none" : cluster ? "cluster" : "workspace", splits > 1 ? chunk : k,
+                                tiles * splits, cluster ? cap[f][splits] : 0, t[t.size() / 2], worst);
+                    std::fflush(stdout);
+                }
+            }
+        }
+        CHECK(cudaFree(a));
+        CHECK(cudaFree(b));
+        CHECK(cudaFree(c));
+        CHECK(cudaFree(ref));
+        CHECK(cudaFree(mag));
+    }
+    return failures == 0 ? 0 : 1;
+}
