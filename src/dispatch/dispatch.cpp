@@ -174,6 +174,12 @@ bool operands_aligned(const GemmParams &p)
     return aligned16(p.a) && aligned16(p.b) && p.lda % 4 == 0 && p.ldb % 4 == 0;
 }
 
+// Whether they can move C as 16-byte vectors.
+bool c_aligned(const GemmParams &p)
+{
+    return aligned16(p.c) && p.ldc % 4 == 0;
+}
+
 // Modelled seconds for a tiled family with a split-K factor: whole waves of
 // blocks (in cluster form, of the blocks that fit in clusters of `splits`);
 // each block walks its K steps (plus the prologue's) at the slower of the
@@ -272,7 +278,7 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
     // made as if clusters were allowed whatever TGEMM_CLUSTERS says (run_plan
     // applies it), so that the setting never changes the plan, and with it
     // the bits of the result.
-    const bool cluster_ok = operands_aligned(p) && aligned16(p.c) && p.ldc % 4 == 0;
+    const bool cluster_ok = operands_aligned(p) && c_aligned(p);
     for (int i = 0; i < kTiledCount; ++i) {
         const TiledEntry &e = kTiled[i];
         if (only != nullptr && e.family != only)
@@ -414,19 +420,17 @@ tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cud
     sk.work = work;
     sk.cluster = plan.cluster;
     cudaError_t e;
-    if (plan.family != nullptr && plan.streamk) {
-        const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) |
-                        (operands_aligned(p) && aligned16(p.c) && p.ldc % 4 == 0 ? 1 : 0);
-        if ((e = cudaMemsetAsync(plan.sk.arrivals, 0, sizeof(int) * plan.sk.sk_tiles, s)) != cudaSuccess)
-            return fail_cuda(e, "stream-K counters reset");
-        e = plan.family->launch_streamk[idx](p, plan.sk, s);
-    } else if (plan.family != nullptr) {
+    if (plan.family != nullptr) {
         // The kernel's stores: C's, or in workspace form the slices' (ld = m).
-        const bool out_aligned =
-            plan.splits > 1 && !plan.cluster ? p.m % 4 == 0 : aligned16(p.c) && p.ldc % 4 == 0;
-        const bool aligned = operands_aligned(p) && out_aligned;
-        const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) | (aligned ? 1 : 0);
-        e = plan.family->launch[idx](p, sk, s);
+        const bool out_aligned = plan.splits > 1 && !plan.cluster ? p.m % 4 == 0 : c_aligned(p);
+        const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) | (operands_aligned(p) && out_aligned ? 1 : 0);
+        if (!plan.streamk) {
+            e = plan.family->launch[idx](p, sk, s);
+        } else if ((e = cudaMemsetAsync(plan.sk.arrivals, 0, sizeof(int) * plan.sk.sk_tiles, s)) != cudaSuccess) {
+            return fail_cuda(e, "stream-K counters reset");
+        } else {
+            e = plan.family->launch_streamk[idx](p, plan.sk, s);
+        }
     } else {
         e = launch_skinny(plan.skinny, sk, s);
     }

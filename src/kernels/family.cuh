@@ -51,26 +51,13 @@ cudaError_t launch_streamk(const GemmParams &p, const StreamK &sk, cudaStream_t 
     }
 }
 
-template <class T, bool kTA, bool kTB, bool kAligned, bool kCluster = false>
-cudaError_t allow_smem(size_t bytes)
+// Lets `kernel` launch with `bytes` of dynamic shared memory.
+template <class Kernel>
+cudaError_t allow_smem(Kernel kernel, size_t bytes)
 {
     if (bytes <= 48 * 1024)
         return cudaSuccess;
-    return cudaFuncSetAttribute(sgemm_tiled<T, kTA, kTB, kAligned, kCluster>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-}
-
-template <class T, bool kTA, bool kTB, bool kAligned>
-cudaError_t allow_streamk_smem(size_t bytes)
-{
-    if constexpr (!kHasStreamK<T>) {
-        return cudaSuccess;
-    } else {
-        if (bytes <= 48 * 1024)
-            return cudaSuccess;
-        return cudaFuncSetAttribute(sgemm_streamk<T, kTA, kTB, kAligned>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-    }
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
 }
 
 // f(ta, tb, aligned) for each of a family's 8 kernels (std::bool_constant
@@ -96,8 +83,10 @@ cudaError_t prepare_tiled(int cc_major, int *cluster_blocks)
 {
     const cudaError_t e = each_variant([](auto ta, auto tb, auto al) {
         constexpr bool kTA = decltype(ta)::value, kTB = decltype(tb)::value, kAl = decltype(al)::value;
-        const cudaError_t x = allow_smem<T, kTA, kTB, kAl>(T::kSmemBytes);
-        return x != cudaSuccess ? x : allow_streamk_smem<T, kTA, kTB, kAl>(kStreamKSmemBytes<T>);
+        const cudaError_t x = allow_smem(sgemm_tiled<T, kTA, kTB, kAl>, T::kSmemBytes);
+        if constexpr (kHasStreamK<T>)
+            return x != cudaSuccess ? x : allow_smem(sgemm_streamk<T, kTA, kTB, kAl>, kStreamKSmemBytes<T>);
+        return x;
     });
     if (e != cudaSuccess)
         return e;
@@ -108,8 +97,10 @@ cudaError_t prepare_tiled(int cc_major, int *cluster_blocks)
             return cudaSuccess;
         const size_t cbytes = T::kClusterSmemBytes;
         const cudaError_t c[] = {
-            allow_smem<T, false, false, true, true>(cbytes), allow_smem<T, false, true, true, true>(cbytes),
-            allow_smem<T, true, false, true, true>(cbytes),  allow_smem<T, true, true, true, true>(cbytes),
+            allow_smem(sgemm_tiled<T, false, false, true, true>, cbytes),
+            allow_smem(sgemm_tiled<T, false, true, true, true>, cbytes),
+            allow_smem(sgemm_tiled<T, true, false, true, true>, cbytes),
+            allow_smem(sgemm_tiled<T, true, true, true, true>, cbytes),
         };
         for (cudaError_t x : c)
             if (x != cudaSuccess)
