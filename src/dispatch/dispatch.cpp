@@ -180,6 +180,13 @@ bool c_aligned(const GemmParams &p)
     return aligned16(p.c) && p.ldc % 4 == 0;
 }
 
+// The family's measured share of the FFMA peak for these transposes and
+// operand alignment.
+double family_efficiency(const TiledEntry &e, const GemmParams &p)
+{
+    return e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] * (operands_aligned(p) ? 1.0 : e.unaligned);
+}
+
 // Modelled seconds for a tiled family with a split-K factor: whole waves of
 // blocks (in cluster form, of the blocks that fit in clusters of `splits`);
 // each block walks its K steps (plus the prologue's) at the slower of the
@@ -197,8 +204,7 @@ double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &de
     const double waves = static_cast<double>(ceil_div(blocks, slots));
     const int64_t resident = std::min<int64_t>(e.blocks_per_sm, ceil_div(blocks, dev.sm_count));
     const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
-    const double efficiency = e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] *
-                              (operands_aligned(p) ? 1.0 : e.unaligned) * (alone ? kAloneFactor : 1.0);
+    const double efficiency = family_efficiency(e, p) * (alone ? kAloneFactor : 1.0);
     const double rate = std::min(efficiency * kSmFlops / static_cast<double>(resident),
                                  f.threads / 32 * kWarpFlops);
     const double step_seconds = std::max(kStepSeconds, 2.0 * f.bm * f.bn * f.bk / rate);
@@ -234,8 +240,7 @@ bool streamk_shape(const TiledEntry &e, const GemmParams &p, const DeviceInfo &d
 double streamk_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &dev, const StreamK &sk)
 {
     const KernelFamily &f = *e.family;
-    const double efficiency = e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] *
-                              (operands_aligned(p) ? 1.0 : e.unaligned);
+    const double efficiency = family_efficiency(e, p);
     const double step_seconds =
         std::max(kStepSeconds, 2.0 * f.bm * f.bn * f.bk / (efficiency * kSmFlops / e.blocks_per_sm));
     const double wave = static_cast<double>(dev.sm_count) * e.blocks_per_sm;

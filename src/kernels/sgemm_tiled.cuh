@@ -261,7 +261,9 @@ __device__ __forceinline__ float4 load_c4(const float *p, int lm, int rem_m)
 }
 
 // store_c4 with the old values of C already loaded (load_c4; not read when
-// beta == 0): the same arithmetic.
+// beta == 0): the same arithmetic. A copy, kept so that store_c4, in every
+// tiled kernel's epilogue, stays as it is: store_c4 written as load_c4 plus
+// put_c4 changed the machine code of all of them (cubins compared).
 template <bool kVec>
 __device__ __forceinline__ void put_c4(float *p, const float (&r)[4], const float (&old)[4], int lm, int rem_m,
                                        float beta)
@@ -405,6 +407,14 @@ __device__ __forceinline__ void cluster_store_tile(const GemmParams &p, const Sp
 #endif
 }
 
+// Moves the operands to element k0 of K.
+template <bool kTransA, bool kTransB>
+__device__ __forceinline__ void advance_k(GemmParams &p, int64_t k0)
+{
+    p.a += kTransA ? k0 : k0 * p.lda;
+    p.b += kTransB ? k0 * p.ldb : k0;
+}
+
 // The part of the problem that slice blockIdx.y of a split-K launch computes:
 // a range of K, written unscaled to its own workspace slice; in cluster form
 // C's fields stay C's (cluster_store_tile writes C).
@@ -413,8 +423,7 @@ __device__ __forceinline__ GemmParams slice_of(GemmParams p, const SplitK &sk)
 {
     const int64_t s = blockIdx.y;
     const int64_t k0 = s * sk.k_chunk;
-    p.a += kTransA ? k0 : k0 * p.lda;
-    p.b += kTransB ? k0 * p.ldb : k0;
+    advance_k<kTransA, kTransB>(p, k0);
     p.k = p.k - k0 < sk.k_chunk ? p.k - k0 : sk.k_chunk;
     if (!kCluster) {
         p.c = sk.work + s * p.m * p.n;
@@ -668,9 +677,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_streamk(Gemm
         if (!st->go)
             return;
         GemmParams q = p;
-        const int64_t k0 = st->k0;
-        q.a += kTransA ? k0 : k0 * p.lda;
-        q.b += kTransB ? k0 * p.ldb : k0;
+        advance_k<kTransA, kTransB>(q, st->k0);
         q.k = st->k;
         multiply_tile<T, kTransA, kTransB, kAligned>(
             q, st->m0, st->n0, st->rem_m, st->rem_n, sa, sb, [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
