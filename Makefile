@@ -118,13 +118,15 @@ test-cpu: $(BUILD)/tests/test_api
 
 # The GPU suite; then its small rows with every split-K through the
 # workspace (TGEMM_CLUSTERS=0), and with every tiled plan in stream-K form
-# (TGEMM_STREAMK=always); then the determinism shapes once with the cluster
+# (TGEMM_STREAMK=always); the skinny_n16 rows with the tensor-copy streaming
+# kernel turned off (TGEMM_TMA=0: the same shapes on skinny_rows); then the determinism shapes once with the cluster
 # form and once without, one seed, compared bit for bit.
 GEMM_BITS := $(BUILD)/tests/gemm_bits.bin
 test-gpu: $(BUILD)/tests/test_gemm
 	$(BUILD)/tests/test_gemm
 	TGEMM_CLUSTERS=0 TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
 	TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
+	TGEMM_TMA=0 TGEMM_TEST_FILTER='nn_4096x16x4096*' $(BUILD)/tests/test_gemm
 	rm -f $(GEMM_BITS)
 	seed=$$(od -An -N8 -tu8 /dev/urandom | tr -d ' '); \
 	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic && \
@@ -133,10 +135,10 @@ test-gpu: $(BUILD)/tests/test_gemm
 # The streaming kernels' planner (split of K, row groups, cluster form) is
 # host code in the kernels' object; its unit test links that object and
 # needs no GPU.
-$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp $(BUILD)/obj/kernels/skinny.o
+$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
-	    $(BUILD)/obj/kernels/skinny.o -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
+	    $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
 
 test-skinny-plan: $(BUILD)/tests/test_skinny_plan
 	$(BUILD)/tests/test_skinny_plan
@@ -231,6 +233,10 @@ test-env: $(BUILD)/tests/test_env
 	for v in 1 0 yes Auto always1; do \
 	    echo "== TGEMM_STREAMK=$$v"; \
 	    TGEMM_STREAMK=$$v $(BUILD)/tests/test_env bad-streamk || exit 1; \
+	done
+	for v in 2 -1 no off 1x; do \
+	    echo "== TGEMM_TMA=$$v"; \
+	    TGEMM_TMA=$$v $(BUILD)/tests/test_env bad-tma || exit 1; \
 	done
 	TGEMM_DEVICE_MEMORY_LIMIT=100 $(BUILD)/tests/test_env tiny-memory-limit
 

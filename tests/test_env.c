@@ -16,6 +16,8 @@
  *                                           -> INVALID_SETTING naming the variable
  *   bad-streamk        TGEMM_STREAMK=yes (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
+ *   bad-tma            TGEMM_TMA=2 (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
  *   tiny-memory-limit  TGEMM_DEVICE_MEMORY_LIMIT=100
  *                                           -> OUT_OF_MEMORY naming the variable
  *                                              (NO_DEVICE without a GPU), C unchanged
@@ -134,6 +136,12 @@ static void test_bad_streamk(void **state)
     assert_invalid_setting("TGEMM_STREAMK");
 }
 
+static void test_bad_tma(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_TMA");
+}
+
 /* 100 bytes cannot hold even the smallest tiles of an 8 x 8 x 8 product. */
 static void test_tiny_memory_limit(void **state)
 {
@@ -226,6 +234,7 @@ int main(int argc, char **argv)
         {"bad-copy-threads", cmocka_unit_test(test_bad_copy_threads)},
         {"bad-clusters", cmocka_unit_test(test_bad_clusters)},
         {"bad-streamk", cmocka_unit_test(test_bad_streamk)},
+        {"bad-tma", cmocka_unit_test(test_bad_tma)},
         {"tiny-memory-limit", cmocka_unit_test(test_tiny_memory_limit)},
     };
     if (argc != 2) {

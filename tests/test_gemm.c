@@ -265,6 +265,60 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
                 rows[n++] = t;
         }
     }
+    /* The streaming kernel fed by the tensor copy engine (sm_90 only; see
+     * skinny_tma_fits in src/kernels/skinny_tma.cu): n <= 16 with A and B not
+     * transposed, or m <= 16 with both transposed, 16-byte aligned operands
+     * whose strides are multiples of 4, s >= 5, k >= 1024, and (132 SMs)
+     * at least 119 blocks of 32 rows. Explicit pads, so each row lands on the
+     * side of each rule that it names; every other row of the table that
+     * fits runs it too. */
+    static const struct {
+        int64_t m, n, k;
+        bool ta, tb;
+        int pad_a, pad_b, pad_c, offset;
+    } kTma[] = {
+        {4096, 16, 4096, false, false, 0, 0, 0, 0},   /* the suite's skinny_n16 */
+        {4099, 16, 4100, false, false, 1, 0, 3, 0},   /* a partial last block of r */
+        {4100, 9, 1500, false, false, 4, 4, 1, 0},    /* s = 9 on the 16-wide kernel; K not a multiple of 128 */
+        {4100, 8, 2000, false, false, 0, 0, 2, 0},    /* s = 8: the 8-wide kernel */
+        {4096, 5, 1024, false, false, 0, 0, 0, 0},    /* the least s and K it takes (one turn of the ring) */
+        {4096, 4, 1024, false, false, 0, 0, 0, 0},    /* s = 4: skinny_rows instead */
+        {4096, 16, 1020, false, false, 0, 0, 0, 0},   /* K < 1024: skinny_rows */
+        {3808, 16, 2048, false, false, 0, 0, 0, 0},   /* 119 blocks: fits */
+        {3776, 16, 2048, false, false, 0, 0, 0, 0},   /* 118 blocks: skinny_rows */
+        {34001, 13, 1999, false, false, 3, 1, 0, 0},  /* 1063 blocks in waves, partial last block */
+        {12, 4100, 3000, true, true, 4, 0, 2, 0},     /* m <= 16, both transposed: C stored along r */
+        {4096, 16, 4096, false, false, 1, 0, 0, 0},   /* lda = 4097: not a multiple of 4, skinny_rows */
+        {4096, 16, 4096, false, false, 0, 2, 0, 0},   /* ldb = 4098: skinny_rows */
+        {4096, 16, 4096, false, false, 0, 0, 0, 1},   /* operands one float past 16-byte alignment */
+    };
+    for (size_t i = 0; i < sizeof kTma / sizeof kTma[0]; ++i) {
+        const int64_t longest = kTma[i].m > kTma[i].n ? kTma[i].m : kTma[i].n;
+        if (longest > sizes[nsizes - 1] * 4 && nsizes < NSIZES)
+            continue;
+        if (max_k > 0 && kTma[i].k > max_k)
+            continue;
+        gemm_case_t t;
+        memset(&t, 0, sizeof t);
+        t.col_major = true;
+        t.ta = kTma[i].ta;
+        t.tb = kTma[i].tb;
+        t.m = kTma[i].m;
+        t.n = kTma[i].n;
+        t.k = kTma[i].k;
+        t.pad_a = kTma[i].pad_a;
+        t.pad_b = kTma[i].pad_b;
+        t.pad_c = kTma[i].pad_c;
+        /* kAlphaBeta without its alpha == 0 row (the scaling kernel) */
+        const size_t ab = (i + 2) % 7 < 5 ? (i + 2) % 7 : (i + 2) % 7 + 1;
+        t.alpha = kAlphaBeta[ab][0];
+        t.beta = kAlphaBeta[ab][1];
+        t.mem_a = t.mem_b = t.mem_c = MEM_DEVICE;
+        t.offset = kTma[i].offset;
+        t.use_ex = i % 2 == 1;
+        if (n < cap)
+            rows[n++] = t;
+    }
     return n;
 }
 
@@ -387,7 +441,7 @@ static void test_deterministic(void **state)
     } shapes[] = {
         {1023, 1025, 2047, true}, {512, 512, 512, false}, {128, 128, 128, false},
         {256, 256, 8192, false},  {1000, 1000, 1000, false}, {4096, 4096, 256, false},
-        {2560, 2560, 512, false},
+        {2560, 2560, 512, false}, {4096, 16, 4096, false},
     };
     const char *bits_path = getenv("TGEMM_TEST_BITS");
     FILE *bits_in = bits_path != NULL ? fopen(bits_path, "rb") : NULL;

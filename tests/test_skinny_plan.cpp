@@ -4,6 +4,9 @@
 // whether the split is finished inside a thread-block cluster. Linked from
 // the library's own object; nothing here touches a device.
 //
+// Also skinny_tma_fits (src/kernels/skinny_tma.cu): which products go to
+// the kernel fed by the tensor copy engine instead.
+//
 // Every plan must cover K exactly (non-empty slices, chunks a multiple of
 // the kernel's K step), keep groups a power of two (1 for skinny_rows), and
 // use the cluster form only when all its blocks fit in the cluster
@@ -138,12 +141,68 @@ void test_h100_suite_plans(void **)
 
 }  // namespace
 
+// skinny_tma_fits: which products the kernel fed by the tensor copy engine
+// takes (the layout and alignment the copy engine needs, s and K large
+// enough, blocks that fill 132 SMs in mostly full waves). Pointers are only
+// inspected, never read.
+SkinnyParams tma_params(int64_t r, int s, int64_t k)
+{
+    SkinnyParams p = {};
+    p.r = r;
+    p.s = s;
+    p.k = k;
+    p.x = reinterpret_cast<const float *>(uintptr_t{1} << 20);
+    p.x_r = 1;
+    p.x_k = (r + 3) / 4 * 4;  // leading dimensions padded to a multiple of 4
+    p.y = reinterpret_cast<const float *>(uintptr_t{3} << 20);
+    p.y_j = (k + 3) / 4 * 4;
+    p.y_k = 1;
+    return p;
+}
+
+void test_tma_fits(void **)
+{
+    using tgemm::kernels::skinny_tma_fits;
+    const auto fits = [](const SkinnyParams &p) { return skinny_tma_fits(p, kSms); };
+    assert_true(fits(tma_params(4096, 16, 4096)));  // the suite's skinny_n16
+    assert_true(fits(tma_params(4096, tgemm::kernels::kSkinnyTmaMinS, tgemm::kernels::kSkinnyTmaMinK)));
+    assert_false(fits(tma_params(4096, tgemm::kernels::kSkinnyTmaMinS - 1, 4096)));
+    assert_false(fits(tma_params(4096, 16, tgemm::kernels::kSkinnyTmaMinK - 4)));
+    assert_false(fits(tma_params(4096, 17, 4096)));
+    assert_true(fits(tma_params(3808, 16, 2048)));    // 119 blocks of 32 on 132 SMs
+    assert_false(fits(tma_params(3776, 16, 2048)));   // 118
+    assert_false(fits(tma_params(4256, 16, 2048)));   // 133: a second wave of one block
+    assert_true(fits(tma_params(34001, 13, 1999)));   // 1063 blocks: 9 waves, the last 0.05 short
+    assert_true(fits(tma_params(8448, 16, 4096)));    // 264: two full waves
+    SkinnyParams p = tma_params(4096, 16, 4096);
+    p.x_k = 4097;  // a stride the copy engine cannot take
+    assert_false(fits(p));
+    p = tma_params(4096, 16, 4096);
+    p.y_j = 4098;
+    assert_false(fits(p));
+    p = tma_params(4096, 16, 4096);
+    p.x += 1;  // 4 bytes past 16-byte alignment
+    assert_false(fits(p));
+    p = tma_params(4096, 16, 4096);
+    p.y += 2;
+    assert_false(fits(p));
+    p = tma_params(4096, 16, 4096);
+    p.x_r = 4096;  // X contiguous along k: skinny_dots' pattern
+    p.x_k = 1;
+    assert_false(fits(p));
+    p = tma_params(4096, 16, 4096);
+    p.y_j = 1;  // Y contiguous along j
+    p.y_k = 16;
+    assert_false(fits(p));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_no_clusters),
         cmocka_unit_test(test_h100_suite_plans),
+        cmocka_unit_test(test_tma_fits),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -19,8 +19,12 @@ using namespace kernels;
 //
 // Which kernel runs a problem, in order:
 //   1. alpha == 0 or k == 0: the scaling kernel (C := beta * C).
-//   2. min(m, n) <= kSkinnyMax: a streaming kernel (skinny.cu); these shapes
-//      are memory-bound and gain nothing from tiles.
+//   2. min(m, n) <= kSkinnyMax: a streaming kernel; these shapes are
+//      memory-bound and gain nothing from tiles. On sm_90, where the long
+//      operand is contiguous along the long side and the short one along K
+//      (e.g. C = A B, n <= 16), aligned, and its 32-row blocks fill the
+//      SMs (skinny_tma_fits), the one fed by the tensor copy engine
+//      (skinny_tma.cu; TGEMM_TMA=0 turns it off); else skinny.cu's.
 //   3. otherwise the tiled family and split-K factor with the lowest modelled
 //      time: whole waves of blocks, each block's FFMA work at the family's
 //      measured efficiency, plus the split-K reduction: the workspace's
@@ -128,6 +132,7 @@ struct Plan {
     int64_t k_chunk = 0;
     bool cluster = false;  // split-K finished inside the kernel (SplitK::cluster)
     bool streamk = false;  // tiled, no split-K: stream-K (sk; work and arrivals set at launch)
+    bool tma = false;      // skinny: skinny_tma.cu's kernel (no split-K)
     StreamK sk = {};
     double seconds = 0.0;  // tiled: the modelled time
 };
@@ -374,6 +379,10 @@ Plan plan_skinny(const GemmParams &p, const DeviceInfo &dev)
     const bool y16 = (reinterpret_cast<uintptr_t>(s.y) & 15u) == 0;
     plan.skinny.y_vec = y16 && (s.y_k == 1 ? (s.s == 1 || s.y_j % 4 == 0)
                                            : (s.y_j == 1 && s.s % 4 == 0 && s.y_k % 4 == 0));
+    if (dev.skinny_tma && settings().tma && skinny_tma_fits(s, dev.sm_count)) {
+        plan.tma = true;
+        return plan;
+    }
     const SplitK sk = skinny_split(&plan.skinny, dev.sm_count, dev.skinny_cluster_blocks);  // as plan_tiled
     if (sk.splits > 1 && (sk.cluster || split_fits(p, sk.splits))) {
         plan.splits = sk.splits;
@@ -413,7 +422,7 @@ void log_plan(const GemmParams &p, const Plan &plan)
                      "tgemm: device plan m=%lld n=%lld k=%lld %c%c streaming %s s=%d groups=%d split-k=%d (%s) "
                      "k-chunk=%lld\n",
                      static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k), ta, tb,
-                     plan.skinny.x_r == 1 ? "rows" : "dots", plan.skinny.s, plan.skinny.groups, plan.splits, form,
+                     plan.tma ? "tma" : plan.skinny.x_r == 1 ? "rows" : "dots", plan.skinny.s, plan.skinny.groups, plan.splits, form,
                      static_cast<long long>(plan.k_chunk));
 }
 
@@ -436,6 +445,8 @@ tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cud
         } else {
             e = plan.family->launch_streamk[idx](p, plan.sk, s);
         }
+    } else if (plan.tma) {
+        e = launch_skinny_tma(plan.skinny, s);
     } else {
         e = launch_skinny(plan.skinny, sk, s);
     }
@@ -458,6 +469,7 @@ tgemm_status prepare_kernels(DeviceInfo *dev)
     const cudaError_t err = prepare_skinny(dev->cc_major, dev->skinny_cluster_blocks);
     if (err != cudaSuccess)
         return fail_cuda(err, "skinny kernels");
+    dev->skinny_tma = prepare_skinny_tma(dev->cc_major);
     if (settings().verbose >= 2) {
         const auto log_counts = [](const char *what, const int *counts, int most) {
             std::fprintf(stderr, "tgemm:   %s:", what);
@@ -468,6 +480,8 @@ tgemm_status prepare_kernels(DeviceInfo *dev)
         std::fprintf(stderr, "tgemm: device %d: %d SMs; blocks resident at once in clusters of 2, 3, ...:\n", dev->id,
                      dev->sm_count);
         log_counts("streaming", dev->skinny_cluster_blocks, kSkinnyMaxCluster);
+        std::fprintf(stderr, "tgemm:   streaming kernel fed by the tensor copy engine: %s\n",
+                     dev->skinny_tma ? "yes" : "no");
         for (int i = 0; i < kTiledCount; ++i)
             log_counts(kTiled[i].family->name, dev->tiled_cluster_blocks[i], kTiledMaxCluster);
     }
@@ -485,7 +499,8 @@ tgemm_status run_plan(const GemmParams &p, Plan plan, const DeviceInfo &dev, cud
         return fail(TGEMM_ERROR_UNSUPPORTED, "%lld blocks of %dx%d exceed the grid limit %d",
                     static_cast<long long>(tiles(*plan.family, p)), plan.family->bm, plan.family->bn,
                     dev.max_grid_x);
-    if (plan.family == nullptr && ceil_div(plan.skinny.r, skinny_rows_per_block(plan.skinny)) > dev.max_grid_x)
+    const int64_t skinny_rows = plan.tma ? skinny_tma_rows_per_block() : skinny_rows_per_block(plan.skinny);
+    if (plan.family == nullptr && ceil_div(plan.skinny.r, skinny_rows) > dev.max_grid_x)
         return fail(TGEMM_ERROR_UNSUPPORTED, "%lld rows exceed the grid limit", static_cast<long long>(plan.skinny.r));
 
     Workspace ws;

@@ -75,6 +75,22 @@ cudaError_t prepare_skinny(int cc_major, int *cluster_blocks);
 SplitK skinny_split(SkinnyParams *p, int sm_count, const int *cluster_blocks);
 int64_t skinny_rows_per_block(const SkinnyParams &p);   // values of r per block
 
+// The streaming kernel fed by the tensor copy engine (skinny_tma.cu, sm_90
+// only): X contiguous along r, Y along k, 32 r and the whole of K per block.
+constexpr int kSkinnyTmaMinS = 5;      // below this short side, skinny_rows is as fast
+constexpr int64_t kSkinnyTmaMinK = 1024;
+// Per device, before the first launch: true where the kernel can run here
+// (compute capability 9.0, its machine code present, the driver's tensor
+// map encoder found) and its shared memory is granted.
+bool prepare_skinny_tma(int cc_major);
+// Whether the kernel takes this product: operands laid out and aligned as
+// the copy engine needs (16-byte bases, strides a multiple of 4 elements),
+// s >= kSkinnyTmaMinS, k >= kSkinnyTmaMinK, and enough blocks to fill the
+// SMs in mostly full waves.
+bool skinny_tma_fits(const SkinnyParams &p, int sm_count);
+int64_t skinny_tma_rows_per_block();
+cudaError_t launch_skinny_tma(const SkinnyParams &p, cudaStream_t s);
+
 // C := alpha * (sum of the split-K slices, in slice order) + beta * C.
 cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStream_t s);
 }  // namespace kernels

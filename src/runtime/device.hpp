@@ -16,6 +16,8 @@ struct DeviceInfo {
     // Blocks of the streaming kernels resident at once in clusters of n
     // (kernels/family.hpp, prepare_skinny); all 0 below sm_90.
     int skinny_cluster_blocks[9] = {};
+    bool skinny_tma = false;  // the streaming kernel fed by the tensor copy engine runs here
+
     // The same for each tiled family, in the dispatcher's table order.
     int tiled_cluster_blocks[16][9] = {};
     cudaMemPool_t pool = nullptr;  // workspace pool (runtime/workspace.hpp)

@@ -95,6 +95,12 @@ Settings read_settings()
         else
             invalid(st, "TGEMM_CLUSTERS", e, "0 or 1");
     }
+    if (const char *e = std::getenv("TGEMM_TMA"); e && *e) {
+        if (parse_long(e, 0, 1, &v))
+            st.tma = v != 0;
+        else
+            invalid(st, "TGEMM_TMA", e, "0 or 1");
+    }
     if (const char *e = std::getenv("TGEMM_STREAMK"); e && *e) {
         if (std::strcmp(e, "auto") == 0)
             st.streamk = StreamKMode::Auto;

@@ -17,6 +17,7 @@ struct Settings {
     std::string kernel;     // TGEMM_KERNEL: force one kernel family by name (tuning, tests)
     bool clusters = true;   // TGEMM_CLUSTERS=0: never finish split-K inside thread-block clusters
     StreamKMode streamk = StreamKMode::Auto;  // TGEMM_STREAMK: auto | always (every tiled plan) | never
+    bool tma = true;        // TGEMM_TMA=0: never use the streaming kernel fed by the tensor copy engine
     uint64_t device_memory_limit = 0;  // TGEMM_DEVICE_MEMORY_LIMIT: bytes the host-operand path may
                                        // take on the device; 0 = no limit but free memory
     int host_copy_threads = 0;         // TGEMM_HOST_COPY_THREADS: threads staging pageable operands; 0 = default
