@@ -17,12 +17,25 @@
 //   -DCOMPUTEONLY=1 the first STAGES stages loaded once and reused: the FFMA
 //                   loop without the stream
 //   -DNOCLUSTER=1   no cluster launch and no reduction of the K slices
+// and shapes of the MN-major (n16) compute path:
+//   -DXR=32/64/128  r per block (stage: XR x 512 * CONSUMERS / XR k), splits 1 runs
+//                   without clusters
+//   -DCONSUMERS=12  consumer warps; -DWGS=1 makes the producer a warpgroup that
+//                   gives its registers to the consumers (setmaxnreg, CREGS)
+//   -DQROWS=8       8 r per lane (needs -DNOLB=1 -maxrregcount: ptxas caps
+//                   9 warps at 168 registers, and 224 do not launch)
+//   -DYPRE=1        a stage's Y read into registers before its FFMAs
 //
 // What it showed on the H100 (docs/performance.md, "Two prototypes fed by
 // the tensor copy engine"): the stream alone reads the 64 MB in 28.2-29.4 us;
 // with the FFMAs 31.4 us (n16) / 35.0 us (m16) before the slices' reduction;
 // with it, in clusters of 3 (clusters of 4 hold only 120 of 128 blocks and
 // run in two waves), 33.7 / 38.0 us against the library's 38.4 / 40.7.
+// Then (session of 2026-11-22, n16): 32 r per block and no split, 28.8-31.2
+// us; 64 r split 2 in clusters 32.5-33.9; 12 consumers, YPRE, 4 or 9
+// stages: no better. The FFMA loop alone (COMPUTEONLY) 24-26 us at 64% of
+// issue slots, the stream alone 26-27 us. The library's skinny_tma.cu
+// kernel is the 32-r form.
 #include <cooperative_groups.h>
 #include <cublas_v2.h>
 
@@ -41,8 +54,20 @@
 #ifndef XR
 #define XR 128
 #endif
+#ifndef CONSUMERS
+#define CONSUMERS 8
+#endif
 #ifndef XKB
-#define XKB 32
+#define XKB (128 * QROWS * CONSUMERS / XR)  // each consumer lane one 4-k group per stage
+#endif
+#ifndef NOLB
+#define NOLB 0
+#endif
+#ifndef QROWS
+#define QROWS 4  // MN-major X: r per lane (4 or 8)
+#endif
+#ifndef YPRE
+#define YPRE 0
 #endif
 #ifndef NOCLUSTER
 #define NOCLUSTER 0
@@ -55,8 +80,17 @@
 #endif
 constexpr int BR = XR, BKK = XKB, SMAX = 16;
 constexpr int BOX_R = BR < 256 ? BR : 256;
-static_assert(NOCOMPUTE || (BR == 128 && BKK == 32), "compute path: 128 x 32 stages only");
-constexpr int kConsumers = 8, kThreads = 32 * (kConsumers + 1);
+static_assert(NOCOMPUTE || (BR * BKK == 128 * QROWS * CONSUMERS && (BR == 32 || BR == 64 || BR == 128)), "compute path");
+// MN-major X: BR / QROWS lanes along r, RKL lanes along K; each lane owns QROWS r and one 4-k group per stage.
+constexpr int RL = BR / QROWS < 32 ? BR / QROWS : 32, RKL = 32 / RL;
+#ifndef WGS
+#define WGS 0  // 1: the producer is a whole warpgroup, registers moved to the consumers (setmaxnreg)
+#endif
+#ifndef CREGS
+#define CREGS 160
+#endif
+constexpr int kConsumers = CONSUMERS, kThreads = 32 * (kConsumers + (WGS ? 4 : 1));
+static_assert(!WGS || kConsumers % 4 == 0, "whole warpgroups");
 constexpr int X_BYTES = BR * BKK * 4, Y_BYTES = SMAX * BKK * 4, STAGE_BYTES = X_BYTES + Y_BYTES;
 constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
 constexpr int PART_PITCH_J = BR + 4;  // MN-major X: part[w][j][r]
@@ -72,7 +106,11 @@ struct P {
 };
 
 template <bool XK, bool YK>
+#if NOLB  // no launch bounds: registers from -maxrregcount (ptxas caps 9 warps at 168)
+__global__ void
+#else
 __global__ void __launch_bounds__(kThreads, 1)
+#endif
     skinny_tma(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap ty, P p)
 {
     namespace cg = cooperative_groups;
@@ -93,8 +131,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
     float *part = reinterpret_cast<float *>(smem);
-    if (warp == kConsumers) {
-        if (lane == 0) {
+    if (warp >= kConsumers) {
+        if (WGS) asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
+        if (warp == kConsumers && lane == 0) {
             for (int t = 0; t < (COMPUTEONLY ? min(tiles, STAGES) : tiles); ++t) {
                 const int s = t % STAGES;
                 if (t >= STAGES)
@@ -108,18 +147,25 @@ __global__ void __launch_bounds__(kThreads, 1)
                         if (XK) tma2d(d, &tx, kt + bk * 32, r0 + br * BOX_R, &full[s]);
                         else tma2d(d, &tx, r0 + br * BOX_R, kt + bk * 32, &full[s]);
                     }
-                if (YK) tma2d(st + X_BYTES, &ty, kt, 0, &full[s]);
-                else tma2d(st + X_BYTES, &ty, 0, kt, &full[s]);
+                if (YK) {
+                    for (int b = 0; b < BKK / 32; ++b)
+                        tma2d(st + X_BYTES + b * SMAX * 128, &ty, kt + 32 * b, 0, &full[s]);
+                } else {
+                    tma2d(st + X_BYTES, &ty, 0, kt, &full[s]);
+                }
             }
         }
     } else {
-        float acc[4][SMAX];
+        if (WGS) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CREGS));
+        constexpr int Q = XK ? 4 : QROWS;
+        float acc[Q][SMAX];
 #pragma unroll
-        for (int q = 0; q < 4; ++q)
+        for (int q = 0; q < Q; ++q)
 #pragma unroll
             for (int j = 0; j < SMAX; ++j)
                 acc[q][j] = 0.0f;
-        const int w = warp;  // this warp's 4-k chunk of every stage
+        const int w = warp;  // this warp's 4-k chunk of every stage (K-major X)
+        const int rl = lane % RL, g = w * RKL + lane / RL;  // MN-major X: this lane's 4 r and 4-k group
         for (int t = 0; t < tiles; ++t) {
             const int s = t % STAGES;
             if (!COMPUTEONLY || t < STAGES)
@@ -132,7 +178,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
             const unsigned char *Xs = smem + s * STAGE_BYTES;
             const unsigned char *Ys = Xs + X_BYTES;
-            float x[4][4];  // [q][k]
+            float x[Q][4];  // [q][k]
             if (XK) {
 #pragma unroll
                 for (int q = 0; q < 4; ++q) {
@@ -142,20 +188,32 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
             } else {
 #pragma unroll
-                for (int k = 0; k < 4; ++k) {
-                    const float4 v = *reinterpret_cast<const float4 *>(Xs + ((w * 4 + k) * BR + lane * 4) * 4);
-                    x[0][k] = v.x; x[1][k] = v.y; x[2][k] = v.z; x[3][k] = v.w;
-                }
+                for (int k = 0; k < 4; ++k)
+#pragma unroll
+                    for (int h = 0; h < Q / 4; ++h) {
+                        const float4 v = *reinterpret_cast<const float4 *>(Xs + ((g * 4 + k) * BR + rl * Q + 4 * h) * 4);
+                        x[4 * h][k] = v.x; x[4 * h + 1][k] = v.y; x[4 * h + 2][k] = v.z; x[4 * h + 3][k] = v.w;
+                    }
             }
             if (YK) {
+#if YPRE
+                float4 yv[SMAX];
+#pragma unroll
+                for (int j = 0; j < SMAX; ++j)
+                    yv[j] = XK ? ld_swz128(Ys, j, w) : ld_swz128(Ys + (g / 8) * SMAX * 128, j, g % 8);
+#endif
 #pragma unroll
                 for (int j = 0; j < SMAX; ++j) {
-                    const float4 v = ld_swz128(Ys, j, w);
+#if YPRE
+                    const float4 v = yv[j];
+#else
+                    const float4 v = XK ? ld_swz128(Ys, j, w) : ld_swz128(Ys + (g / 8) * SMAX * 128, j, g % 8);
+#endif
                     const float y[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
                     for (int k = 0; k < 4; ++k)
 #pragma unroll
-                        for (int q = 0; q < 4; ++q)
+                        for (int q = 0; q < Q; ++q)
                             acc[q][j] = fmaf(x[q][k], y[k], acc[q][j]);
                 }
             } else {
@@ -172,7 +230,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                         for (int jj = 0; jj < 4; ++jj)
 #pragma unroll
-                            for (int q = 0; q < 4; ++q)
+                            for (int q = 0; q < Q; ++q)
                                 acc[q][jg * 4 + jj] = fmaf(x[q][k], y[k][jj], acc[q][jg * 4 + jj]);
                 }
             }
@@ -184,14 +242,25 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (acc[0][0] == 1.0f) p.c[0] = 0;
 #else
         // every consumer is past its last stage: the ring becomes the partials
+        if (!XK) {  // the lanes of one r group, in a fixed order
+#pragma unroll
+            for (int o = RL; o < 32; o *= 2)
+#pragma unroll
+                for (int q = 0; q < Q; ++q)
+#pragma unroll
+                    for (int j = 0; j < SMAX; ++j)
+                        acc[q][j] += __shfl_xor_sync(0xffffffffu, acc[q][j], o);
+        }
         asm volatile("bar.sync 1, %0;" ::"n"(kConsumers * 32) : "memory");
+        if (XK || lane < RL) {
 #pragma unroll
-        for (int q = 0; q < 4; ++q)
+            for (int q = 0; q < Q; ++q)
 #pragma unroll
-            for (int j = 0; j < SMAX; ++j) {
-                if (XK) part[(w * BR + lane + 32 * q) * PART_PITCH_R + j] = acc[q][j];
-                else part[(w * SMAX + j) * PART_PITCH_J + lane * 4 + q] = acc[q][j];
-            }
+                for (int j = 0; j < SMAX; ++j) {
+                    if (XK) part[(w * BR + lane + 32 * q) * PART_PITCH_R + j] = acc[q][j];
+                    else part[(w * SMAX + j) * PART_PITCH_J + rl * Q + q] = acc[q][j];
+                }
+        }
         asm volatile("bar.sync 1, %0;" ::"n"(kConsumers * 32) : "memory");
         // warp partials summed in warp order, into warp 0's slot
         for (int e = threadIdx.x; e < BR * SMAX; e += kConsumers * 32) {
@@ -210,6 +279,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (NOCLUSTER && !NOCOMPUTE && threadIdx.x < BR) p.c[r0 + threadIdx.x] = part[threadIdx.x];
     return;
 #endif
+    if (gridDim.y == 1) {  // one K slice: no cluster
+        __syncthreads();
+        for (int e = threadIdx.x; e < BR * SMAX; e += kThreads) {
+            const int idx = XK ? (e / SMAX) * PART_PITCH_R + e % SMAX : (e / BR) * PART_PITCH_J + e % BR;
+            const int r = XK ? e / SMAX : e % BR, j = XK ? e % SMAX : e / BR;
+            if (r0 + r < p.r && j < p.s) {
+                float *c = p.c + (r0 + r) * p.c_r + j * p.c_j;
+                const float o = p.alpha * part[idx];
+                *c = p.beta != 0.0f ? fmaf(p.beta, *c, o) : o;
+            }
+        }
+        return;
+    }
     // slices summed in rank order across the cluster
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();
@@ -251,9 +333,9 @@ static void launch(const CUtensorMap &tx, const CUtensorMap &ty, const P &p, int
     attr[0].val.clusterDim.y = splits;
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = NOCLUSTER ? 0 : 1;
+    cfg.numAttrs = NOCLUSTER || splits == 1 ? 0 : 1;
     static bool told = false;
-    if (!told && !NOCLUSTER) {
+    if (!told && cfg.numAttrs) {
         int nc = 0;
         CK(cudaOccupancyMaxActiveClusters(&nc, skinny_tma<XK, YK>, &cfg));
         printf("cluster (1, %d): at most %d clusters resident (%d blocks), grid has %d\n", splits, nc, nc * splits,
@@ -268,6 +350,10 @@ int main(int argc, char **argv)
     const int which = argc > 1 ? atoi(argv[1]) : 0;
     const int R = argc > 2 ? atoi(argv[2]) : 4096, S = argc > 3 ? atoi(argv[3]) : 16, K = argc > 4 ? atoi(argv[4]) : 4096;
     const int splits = argc > 5 ? atoi(argv[5]) : 4, reps = argc > 6 ? atoi(argv[6]) : 50;
+    if (which == 1 && (BR != 128 || BKK != 32 || kConsumers != 8)) {
+        printf("K-major X (which 1): XR 128 XKB 32 only\n");
+        return 1;
+    }
     cublasHandle_t h;
     cublasCreate(&h);
     cudaStream_t st;
@@ -297,7 +383,7 @@ int main(int argc, char **argv)
     CUtensorMap tx, ty;
     if (which == 0) {
         tx = make_map(A, M, K, M, BOX_R, 32, false);      // X = A, MN-major
-        ty = make_map(B, K, N, K, BKK, SMAX, true);     // Y = B, K-major
+        ty = make_map(B, K, N, K, 32, SMAX, true);      // Y = B, K-major, boxes of 32 k
         p.c_r = 1; p.c_j = M;
     } else {
         tx = make_map(B, K, N, K, 32, BOX_R, true);       // X = B, K-major
