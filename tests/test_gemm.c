@@ -266,12 +266,13 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         }
     }
     /* The streaming kernel fed by the tensor copy engine (sm_90 only; see
-     * skinny_tma_fits in src/kernels/skinny_tma.cu): n <= 16 with A and B not
-     * transposed, or m <= 16 with both transposed, 16-byte aligned operands
-     * whose strides are multiples of 4, s >= 5, k >= 1024, and (132 SMs)
-     * at least 119 blocks of 32 rows. Explicit pads, so each row lands on the
-     * side of each rule that it names; every other row of the table that
-     * fits runs it too. */
+     * skinny_tma_fits in src/kernels/skinny_tma.cu): min(m, n) <= 16 with
+     * 16-byte aligned operands whose strides are multiples of 4, s >= 5,
+     * k >= 1024, and (132 SMs) at least 119 blocks of 32 rows; the long
+     * operand contiguous along its rows or along K, the short one along K or
+     * along its s values (every transpose pair, for either side). Explicit
+     * pads, so each row lands on the side of each rule that it names; every
+     * other row of the table that fits runs it too. */
     static const struct {
         int64_t m, n, k;
         bool ta, tb;
@@ -288,6 +289,12 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {3776, 16, 2048, false, false, 0, 0, 0, 0},   /* 118 blocks: skinny_rows */
         {34001, 13, 1999, false, false, 3, 1, 0, 0},  /* 1063 blocks in waves, partial last block */
         {12, 4100, 3000, true, true, 4, 0, 2, 0},     /* m <= 16, both transposed: C stored along r */
+        {16, 4096, 4096, false, false, 0, 0, 0, 0},   /* the suite's skinny_m16: X along k (swizzled), Y along j */
+        {9, 4099, 1500, false, false, 3, 0, 1, 0},    /* the same, s = 9, a partial last block */
+        {4096, 16, 4096, true, false, 0, 0, 0, 0},    /* X along k, Y along k */
+        {4100, 12, 2000, false, true, 0, 0, 1, 0},    /* X along r, Y along j */
+        {10, 4100, 2048, true, false, 0, 0, 0, 0},    /* m <= 16 TN: X along k, Y along k */
+        {16, 4096, 1024, false, true, 0, 0, 3, 0},    /* m <= 16 NT: X along r, Y along j */
         {4096, 16, 4096, false, false, 1, 0, 0, 0},   /* lda = 4097: not a multiple of 4, skinny_rows */
         {4096, 16, 4096, false, false, 0, 2, 0, 0},   /* ldb = 4098: skinny_rows */
         {4096, 16, 4096, false, false, 0, 0, 0, 1},   /* operands one float past 16-byte alignment */

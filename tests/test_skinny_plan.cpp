@@ -187,12 +187,16 @@ void test_tma_fits(void **)
     p.y += 2;
     assert_false(fits(p));
     p = tma_params(4096, 16, 4096);
-    p.x_r = 4096;  // X contiguous along k: skinny_dots' pattern
+    p.x_r = 4096;  // X contiguous along k (skinny_dots' pattern): its rows 16-byte aligned
     p.x_k = 1;
+    assert_true(fits(p));
+    p.x_r = 4098;
     assert_false(fits(p));
     p = tma_params(4096, 16, 4096);
     p.y_j = 1;  // Y contiguous along j
     p.y_k = 16;
+    assert_true(fits(p));
+    p.y_k = 18;
     assert_false(fits(p));
 }
 

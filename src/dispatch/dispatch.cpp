@@ -20,10 +20,9 @@ using namespace kernels;
 // Which kernel runs a problem, in order:
 //   1. alpha == 0 or k == 0: the scaling kernel (C := beta * C).
 //   2. min(m, n) <= kSkinnyMax: a streaming kernel; these shapes are
-//      memory-bound and gain nothing from tiles. On sm_90, where the long
-//      operand is contiguous along the long side and the short one along K
-//      (e.g. C = A B, n <= 16), aligned, and its 32-row blocks fill the
-//      SMs (skinny_tma_fits), the one fed by the tensor copy engine
+//      memory-bound and gain nothing from tiles. On sm_90, where the
+//      operands are aligned for the tensor copy engine, K is long and the
+//      32-row blocks fill the SMs (skinny_tma_fits), the kernel it feeds
 //      (skinny_tma.cu; TGEMM_TMA=0 turns it off); else skinny.cu's.
 //   3. otherwise the tiled family and split-K factor with the lowest modelled
 //      time: whole waves of blocks, each block's FFMA work at the family's

@@ -1,27 +1,33 @@
-// The streaming kernel fed by the tensor copy engine (TMA, sm_90): skinny
-// products whose long operand X is contiguous along r (x_r == 1) and whose
-// short operand Y is contiguous along k (y_k == 1), e.g. C (m x n, n <= 16)
-// = A B with A and B not transposed. Same restatement as skinny.cu:
-// C(r, j) = alpha * sum_k X(r, k) Y(j, k) + beta * C(r, j).
+// The streaming kernel fed by the tensor copy engine (TMA, sm_90) for
+// skinny products, in the restatement of skinny.cu:
+// C(r, j) = alpha * sum_k X(r, k) Y(j, k) + beta * C(r, j), j < s <= 16.
+// Both operands either way round: X contiguous along r (XK false: C = A B
+// with n <= 16, A not transposed) or along k (XK: C = A B with m <= 16, B
+// not transposed), Y along k (YK) or along j.
 //
 // A block owns 32 values of r and walks the whole of K: no split of K, so
 // no partial sums leave the block. One producer thread copies each stage,
-// X's 32 r x 128 k box and Y's 128 k x S box, into a ring of kStages stages
-// in shared memory; the copies complete on the stage's "full" mbarrier. The
-// 8 consumer warps each own 16 k of every stage; a lane owns 4 r (one
-// 16-byte read of X per k) and one 4-k group, and keeps 4 x S sums. When a
-// warp has used a stage it arrives on the stage's "empty" mbarrier, which
-// the producer waits on before it copies the stage again. At the end the
-// 4 lanes of one r group add their sums (fixed butterfly), then the 8 warps'
-// sums are added in warp order through shared memory: deterministic.
+// X's 32 r x 128 k and Y's S x 128 k, into a ring of kStages stages in
+// shared memory; the copies complete on the stage's "full" mbarrier. The
+// 8 consumer warps each own 16 k of every stage; a lane owns one 4-k group
+// of them and 4 r, and keeps 4 x S sums. It reads X 16 bytes at a time,
+// along r (4 r, one k) or along k (one r, 4 k: X's K-major rows are copied
+// with the 128-byte swizzle, so the 8 rows a read spans hit all banks),
+// and Y the same way. When a warp has used a stage it arrives on the
+// stage's "empty" mbarrier, which the producer waits on before it copies
+// the stage again. At the end the 4 lanes that share r add their sums
+// (fixed butterfly), then the 8 warps' sums are added in warp order through
+// shared memory: deterministic.
 //
 // Rows past r and K past k are read as zeros by the copy engine (the boxes
 // hang over the matrix's edge), so no step is partial in the kernel.
 //
-// H100 (docs/performance.md): 4096 x 16 x 4096 in 29.4 us, 1.25x the
-// memory floor, where skinny_rows (TGEMM_TMA=0) takes 38.0 us. Why 32 r
-// and no split: the experiment bench/experiments/tma_skinny.cu with 128 r
-// per block and K split 3 in clusters took 33.4 us, 64 r split 2 33.7 us.
+// H100 (docs/performance.md), against skinny.cu's kernels (TGEMM_TMA=0) in
+// one run: 4096 x 16 x 4096 NN 38.2 -> 30.0 us (1.28x the memory floor),
+// 16 x 4096 x 4096 NN 39.9 -> 33.3 us, the other pairs 38-41 -> 32-34 us.
+// Why 32 r and no split: the experiment bench/experiments/tma_skinny.cu
+// with 128 r per block and K split 3 in clusters took 33.4 us at 4096 x
+// 16 x 4096, 64 r split 2 33.7 us.
 #include "family.hpp"
 
 #include <cuda.h>
@@ -39,13 +45,15 @@ constexpr int kRows = 32;                        // r per block
 constexpr int kStepK = 128;                      // k per stage: 8 warps x 4 lanes x 4 k
 constexpr int kStages = 8;
 constexpr int kPartPitch = kRows + 4;            // the warps' sums: [warp][j][r]
+constexpr int kSwizzleBox = 32;                  // K-major X: boxes of 32 k (128 bytes) x 32 r
 
 template <int S>
 struct Layout {
     static constexpr int x_bytes = kRows * kStepK * 4;  // X box: k rows of 32 r
     static constexpr int y_bytes = S * kStepK * 4;      // Y box: S rows of 128 k
     static constexpr int stage_bytes = x_bytes + y_bytes;
-    static constexpr int smem_bytes = kStages * stage_bytes + 128;  // + room to align the ring to 128 bytes
+    static constexpr int smem_bytes = kStages * stage_bytes + 1024;  // + room to align the ring (swizzle: 1024)
+    static_assert(x_bytes % 1024 == 0 && y_bytes % 1024 == 0, "stages keep the swizzle's 1024-byte alignment");
     static_assert(kConsumers * S * kPartPitch * 4 <= kStages * stage_bytes, "the sums fit in the ring");
 };
 
@@ -97,7 +105,7 @@ __device__ __forceinline__ float part_of(const float4 &v, int i)
 }
 #endif
 
-template <int S>
+template <int S, bool XK, bool YK>
 __global__ void __launch_bounds__(kThreads, 1)
     skinny_tma(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap y_map,
                const SkinnyParams p)
@@ -106,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     using L = Layout<S>;
     extern __shared__ unsigned char smem_raw[];
     __shared__ alignas(8) uint64_t full[kStages], empty[kStages];
-    unsigned char *ring = smem_raw + ((128u - (smem_addr(smem_raw) & 127u)) & 127u);
+    unsigned char *ring = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
     const int r0 = static_cast<int>(blockIdx.x) * kRows;
     const int steps = static_cast<int>((p.k + kStepK - 1) / kStepK);
@@ -126,14 +134,25 @@ __global__ void __launch_bounds__(kThreads, 1)
                     bar_wait(&empty[s], (t / kStages - 1) & 1);
                 unsigned char *stage = ring + s * L::stage_bytes;
                 bar_expect(&full[s], L::stage_bytes);
-                copy_box(stage, &x_map, r0, t * kStepK, &full[s]);
-                copy_box(stage + L::x_bytes, &y_map, t * kStepK, 0, &full[s]);
+                if (XK) {
+                    for (int b = 0; b < kStepK / kSwizzleBox; ++b)
+                        copy_box(stage + b * kSwizzleBox * kRows * 4, &x_map, t * kStepK + b * kSwizzleBox, r0,
+                                 &full[s]);
+                } else {
+                    copy_box(stage, &x_map, r0, t * kStepK, &full[s]);
+                }
+                if (YK)
+                    copy_box(stage + L::x_bytes, &y_map, t * kStepK, 0, &full[s]);
+                else
+                    copy_box(stage + L::x_bytes, &y_map, 0, t * kStepK, &full[s]);
             }
         }
         return;
     }
-    // A lane's 4 r (rl) and 4-k group of each stage (g).
+    // A lane's 4-k group of each stage (g) and its 4 r: rl * 4 to rl * 4 + 3
+    // (X along r) or rl, rl + 8, rl + 16, rl + 24 (X along k).
     const int rl = lane % 8, g = warp * 4 + lane / 8;
+    const auto row_of = [rl](int q) { return XK ? rl + 8 * q : rl * 4 + q; };
     float acc[4][S];
 #pragma unroll
     for (int q = 0; q < 4; ++q)
@@ -144,20 +163,33 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int s = t % kStages;
         bar_wait(&full[s], (t / kStages) & 1);
         const unsigned char *stage = ring + s * L::stage_bytes;
+        // x[i]: X(4 r, one k) for k = g * 4 + i, or X(one r, 4 k) for r = row_of(i).
+        // y[i]: Y(one j, 4 k) for j = i, or Y(4 j, one k) for k = g * 4 + i % 4, j = i / 4 * 4.
         float4 x[4], y[S];
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk)
-            x[kk] = *reinterpret_cast<const float4 *>(stage + ((g * 4 + kk) * kRows + rl * 4) * 4);
+        for (int i = 0; i < 4; ++i) {
+            if (XK) {
+                const int r = row_of(i), box = g / 8, piece = (g % 8) ^ (r % 8);
+                x[i] = *reinterpret_cast<const float4 *>(stage + box * kSwizzleBox * kRows * 4 + r * 128 + piece * 16);
+            } else {
+                x[i] = *reinterpret_cast<const float4 *>(stage + ((g * 4 + i) * kRows + rl * 4) * 4);
+            }
+        }
 #pragma unroll
-        for (int j = 0; j < S; ++j)
-            y[j] = *reinterpret_cast<const float4 *>(stage + L::x_bytes + (j * kStepK + g * 4) * 4);
+        for (int i = 0; i < S; ++i) {
+            const int off = YK ? i * kStepK + g * 4 : (g * 4 + i % 4) * S + i / 4 * 4;
+            y[i] = *reinterpret_cast<const float4 *>(stage + L::x_bytes + off * 4);
+        }
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
             for (int j = 0; j < S; ++j)
 #pragma unroll
-                for (int q = 0; q < 4; ++q)
-                    acc[q][j] = fmaf(part_of(x[kk], q), part_of(y[j], kk), acc[q][j]);
+                for (int q = 0; q < 4; ++q) {
+                    const float xv = XK ? part_of(x[q], kk) : part_of(x[kk], q);
+                    const float yv = YK ? part_of(y[j], kk) : part_of(y[j / 4 * 4 + kk], j % 4);
+                    acc[q][j] = fmaf(xv, yv, acc[q][j]);
+                }
         __syncwarp();
         if (lane == 0)
             bar_arrive(&empty[s]);
@@ -179,7 +211,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int q = 0; q < 4; ++q)
 #pragma unroll
             for (int j = 0; j < S; ++j)
-                part[(warp * S + j) * kPartPitch + rl * 4 + q] = acc[q][j];
+                part[(warp * S + j) * kPartPitch + row_of(q)] = acc[q][j];
     }
     asm volatile("bar.sync 1, %0;" ::"n"(kConsumers * 32) : "memory");
     for (int e = static_cast<int>(threadIdx.x); e < kRows * S; e += kConsumers * 32) {
@@ -217,8 +249,10 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder()
 }
 
 // A map over the column-major rows x cols matrix at ptr (leading dimension
-// ld), in boxes of box0 x box1 elements; elements outside it read as zeros.
-bool encode_map(CUtensorMap *map, const float *ptr, int64_t rows, int64_t cols, int64_t ld, int box0, int box1)
+// ld), in boxes of box0 x box1 elements (box0 * 4 <= 128 bytes with the
+// 128-byte swizzle); elements outside it read as zeros.
+bool encode_map(CUtensorMap *map, const float *ptr, int64_t rows, int64_t cols, int64_t ld, int box0, int box1,
+                bool swizzle)
 {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = encoder();
     if (encode == nullptr)
@@ -228,23 +262,39 @@ bool encode_map(CUtensorMap *map, const float *ptr, int64_t rows, int64_t cols, 
     cuuint32_t box[2] = {static_cast<cuuint32_t>(box0), static_cast<cuuint32_t>(box1)};
     cuuint32_t elem_strides[2] = {1, 1};
     return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float *>(ptr), dims, strides, box, elem_strides,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int S>
+template <int S, bool XK, bool YK>
 cudaError_t launch_for(const SkinnyParams &p, cudaStream_t st)
 {
     CUtensorMap x_map, y_map;
-    // X: r contiguous, k at stride x_k. Y: k contiguous, j at stride y_j
-    // (any multiple of 4 when s == 1: that stride is never stepped).
-    const int64_t y_ld = p.s > 1 ? p.y_j : (p.k + 3) / 4 * 4;
-    if (!encode_map(&x_map, p.x, p.r, p.k, p.x_k, kRows, kStepK) ||
-        !encode_map(&y_map, p.y, p.k, p.s, y_ld, kStepK, S))
+    const bool x_ok = XK ? encode_map(&x_map, p.x, p.k, p.r, p.x_r, kSwizzleBox, kRows, true)
+                         : encode_map(&x_map, p.x, p.r, p.k, p.x_k, kRows, kStepK, false);
+    const bool y_ok = YK ? encode_map(&y_map, p.y, p.k, p.s, p.y_j, kStepK, S, false)
+                         : encode_map(&y_map, p.y, p.s, p.k, p.y_k, S, kStepK, false);
+    if (!x_ok || !y_ok)
         return cudaErrorInvalidValue;
     const dim3 grid(static_cast<unsigned>((p.r + kRows - 1) / kRows));
-    skinny_tma<S><<<grid, kThreads, Layout<S>::smem_bytes, st>>>(x_map, y_map, p);
+    skinny_tma<S, XK, YK><<<grid, kThreads, Layout<S>::smem_bytes, st>>>(x_map, y_map, p);
     return cudaGetLastError();
+}
+
+template <int S>
+cudaError_t launch_s(const SkinnyParams &p, cudaStream_t st)
+{
+    if (p.x_r == 1)
+        return p.y_k == 1 ? launch_for<S, false, true>(p, st) : launch_for<S, false, false>(p, st);
+    return p.y_k == 1 ? launch_for<S, true, true>(p, st) : launch_for<S, true, false>(p, st);
+}
+
+template <int S, bool XK, bool YK>
+bool allow_smem()
+{
+    return cudaFuncSetAttribute(skinny_tma<S, XK, YK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                Layout<S>::smem_bytes) == cudaSuccess;
 }
 
 }  // namespace
@@ -254,27 +304,26 @@ bool prepare_skinny_tma(int cc_major)
     if (cc_major != 9 || encoder() == nullptr)
         return false;
     cudaFuncAttributes fa;
-    if (cudaFuncGetAttributes(&fa, skinny_tma<16>) != cudaSuccess || fa.ptxVersion < 90) {
+    if (cudaFuncGetAttributes(&fa, skinny_tma<16, false, true>) != cudaSuccess || fa.ptxVersion < 90) {
         (void)cudaGetLastError();  // no sm_90 code here: the other streaming kernels serve
         return false;
     }
-    if (cudaFuncSetAttribute(skinny_tma<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, Layout<8>::smem_bytes) !=
-            cudaSuccess ||
-        cudaFuncSetAttribute(skinny_tma<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, Layout<16>::smem_bytes) !=
-            cudaSuccess) {
+    const bool ok = allow_smem<8, false, false>() && allow_smem<8, false, true>() && allow_smem<8, true, false>() &&
+                    allow_smem<8, true, true>() && allow_smem<16, false, false>() && allow_smem<16, false, true>() &&
+                    allow_smem<16, true, false>() && allow_smem<16, true, true>();
+    if (!ok)
         (void)cudaGetLastError();
-        return false;
-    }
-    return true;
+    return ok;
 }
 
 bool skinny_tma_fits(const SkinnyParams &p, int sm_count)
 {
     const auto aligned = [](const float *q) { return (reinterpret_cast<uintptr_t>(q) & 15u) == 0; };
-    if (p.x_r != 1 || p.y_k != 1 || p.s < kSkinnyTmaMinS || p.s > 16)
+    if (p.s < kSkinnyTmaMinS || p.s > 16)
         return false;
     // The copy engine: 16-byte aligned bases and strides, 32-bit coordinates.
-    if (!aligned(p.x) || !aligned(p.y) || p.x_k % 4 != 0 || (p.s > 1 && p.y_j % 4 != 0))
+    const int64_t x_ld = p.x_r == 1 ? p.x_k : p.x_r, y_ld = p.y_k == 1 ? p.y_j : p.y_k;
+    if (!aligned(p.x) || !aligned(p.y) || x_ld % 4 != 0 || y_ld % 4 != 0)
         return false;
     if (p.r > INT32_MAX - kRows || p.k > INT32_MAX - kStepK)
         return false;
@@ -292,7 +341,7 @@ int64_t skinny_tma_rows_per_block()
 
 cudaError_t launch_skinny_tma(const SkinnyParams &p, cudaStream_t st)
 {
-    return p.s <= 8 ? launch_for<8>(p, st) : launch_for<16>(p, st);
+    return p.s <= 8 ? launch_s<8>(p, st) : launch_s<16>(p, st);
 }
 
 }  // namespace kernels
