@@ -388,17 +388,17 @@ bench-plans: $(BUILD)/bench/bench_plans $(BUILD)/bench/bench_gemm
 # directly). Needs a GPU of compute capability 9.0.
 TMA_EXP := $(BUILD)/bench/tma_gemm $(BUILD)/bench/tma_skinny
 TMA_SKINNY_VARIANTS := base: stream:-DNOCOMPUTE=1 nocluster:-DNOCLUSTER=1 compute:-DCOMPUTEONLY=1\ -DNOCLUSTER=1
-$(BUILD)/bench/tma_%: bench/experiments/tma_%.cu
+$(BUILD)/bench/tma_%: bench/experiments/tma_%.cu bench/experiments/tma_common.cuh src/kernels/tma.cuh
 	@mkdir -p $(@D)
-	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o $@ $< -L$(CUDA_LIBDIR) -lcublas
+	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -o $@ $< -L$(CUDA_LIBDIR) -lcublas
 
 bench-tma: $(TMA_EXP)
 	@mkdir -p $(BENCH_OUT)
-	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DPREFETCH=1 -o $(BUILD)/bench/tma_gemm_prefetch \
+	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -DPREFETCH=1 -o $(BUILD)/bench/tma_gemm_prefetch \
 	    bench/experiments/tma_gemm.cu -L$(CUDA_LIBDIR) -lcublas
 	{ for n in 4096 8192; do $(BUILD)/bench/tma_gemm $$n $$n $$n 20; $(BUILD)/bench/tma_gemm_prefetch $$n $$n $$n 20; done; \
 	  for v in $(TMA_SKINNY_VARIANTS); do \
-	    $(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a $${v#*:} -o $(BUILD)/bench/tma_skinny_$${v%%:*} \
+	    $(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc $${v#*:} -o $(BUILD)/bench/tma_skinny_$${v%%:*} \
 	        bench/experiments/tma_skinny.cu -L$(CUDA_LIBDIR) -lcublas || exit 1; \
 	    for w in 0 1; do for sp in 2 3 4; do $(BUILD)/bench/tma_skinny_$${v%%:*} $$w 4096 16 4096 $$sp 30; done; done; \
 	  done; } 2>&1 | tee $(BENCH_OUT)/tma.txt

@@ -1,10 +1,12 @@
-// What the two experiments share: the mbarrier ring's PTX, the tensor
-// copy (TMA) of a 2-D box, and 2-D tensor maps over column-major matrices
+// What the two experiments share: the mbarrier ring's PTX and the tensor
+// copy (TMA) of a 2-D box (the library's), and 2-D tensor maps over column-major matrices
 // (cuTensorMapEncodeTiled, found through the runtime: no -lcuda).
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
+
+#include "kernels/tma.cuh"
 
 #include <cstdint>
 #include <cstdio>
@@ -12,38 +14,9 @@
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); exit(1); } } while (0)
 
-__device__ __forceinline__ uint32_t sa(const void *p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-
-__device__ __forceinline__ void mbar_init(uint64_t *b, int count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sa(b)), "r"(count));
-}
-// One arrival that also announces the bytes the copies will complete.
-__device__ __forceinline__ void mbar_expect(uint64_t *b, int bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(b)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint64_t *b)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(sa(b)) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint64_t *b, int parity)
-{
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        "W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-        " @!p bra W;\n}" ::"r"(sa(b)),
-        "r"(parity)
-        : "memory");
-}
-// The box at element coordinates {c0, c1} (c0 along the contiguous dimension).
-__device__ __forceinline__ void tma2d(void *dst, const CUtensorMap *map, int c0, int c1, uint64_t *bar)
-{
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(sa(dst)),
-        "l"(map), "r"(c0), "r"(c1), "r"(sa(bar))
-        : "memory");
-}
+// smem_addr, bar_init, bar_expect, bar_arrive, bar_wait and copy_box: the
+// library's own (src/kernels/tma.cuh).
+using namespace tgemm::kernels::tma;
 
 // A map over a column-major rows x cols matrix (leading dimension ld, a
 // multiple of 4), box {box0 along rows, box1 along cols}; out-of-bounds

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     __shared__ alignas(8) uint64_t full[STAGES], empty[STAGES];
     // 128-byte swizzle repeats every 1024 bytes of shared address: align the stages to it
-    unsigned char *smem = smem_raw + ((1024u - (sa(smem_raw) & 1023u)) & 1023u);
+    unsigned char *smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
 
     // raster: groups of 8 tile rows
     const int tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], kConsumers);
+            bar_init(&full[s], 1);
+            bar_init(&empty[s], kConsumers);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -89,17 +89,17 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int t = 0; t < ktiles; ++t) {
                 const int s = t % STAGES;
                 if (t >= STAGES)
-                    mbar_wait(&empty[s], ((t / STAGES) - 1) & 1);
+                    bar_wait(&empty[s], ((t / STAGES) - 1) & 1);
                 unsigned char *st = smem + s * STAGE_BYTES;
-                mbar_expect(&full[s], STAGE_BYTES);
+                bar_expect(&full[s], STAGE_BYTES);
                 if (AK)
-                    tma2d(st, &ta, t * BK, m0, &full[s]);
+                    copy_box(st, &ta, t * BK, m0, &full[s]);
                 else
-                    tma2d(st, &ta, m0, t * BK, &full[s]);
+                    copy_box(st, &ta, m0, t * BK, &full[s]);
                 if (BKM)
-                    tma2d(st + A_BYTES, &tb, t * BK, n0, &full[s]);
+                    copy_box(st + A_BYTES, &tb, t * BK, n0, &full[s]);
                 else
-                    tma2d(st + A_BYTES, &tb, n0, t * BK, &full[s]);
+                    copy_box(st + A_BYTES, &tb, n0, t * BK, &full[s]);
             }
         }
     } else {
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     constexpr int G = BK / 4;  // K groups per stage
     const int total = ktiles * G;
     float a0[4][8], a1[4][8];
-    mbar_wait(&full[0], 0);
+    bar_wait(&full[0], 0);
     load_a(a0, smem, 0);
 #pragma unroll 1
     for (int g = 0; g < total; g += 2) {
@@ -181,20 +181,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (g + 2 < total) {
             const int t2 = (g + 2) / G, s2 = t2 % STAGES;
             if (kk + 2 == G)
-                mbar_wait(&full[s2], (t2 / STAGES) & 1);
+                bar_wait(&full[s2], (t2 / STAGES) & 1);
             load_a(a0, smem + s2 * STAGE_BYTES, (g + 2) % G);
         }
         compute(a1, As + A_BYTES, kk + 1);
         if (kk + 2 == G) {
             __syncwarp();
             if (lane == 0)
-                mbar_arrive(&empty[s]);
+                bar_arrive(&empty[s]);
         }
     }
 #else
     for (int t = 0; t < ktiles; ++t) {
         const int s = t % STAGES;
-        mbar_wait(&full[s], (t / STAGES) & 1);
+        bar_wait(&full[s], (t / STAGES) & 1);
         const unsigned char *As = smem + s * STAGE_BYTES;
 #pragma unroll 1
         for (int kk = 0; kk < BK / 4; ++kk) {
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         __syncwarp();
         if (lane == 0)
-            mbar_arrive(&empty[s]);
+            bar_arrive(&empty[s]);
     }
 #endif
 

@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     namespace cg = cooperative_groups;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     __shared__ alignas(8) uint64_t full[STAGES], empty[STAGES];
-    unsigned char *smem = smem_raw + ((1024u - (sa(smem_raw) & 1023u)) & 1023u);
+    unsigned char *smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int r0 = blockIdx.x * BR;
     const int k0 = blockIdx.y * p.kc;
@@ -124,8 +124,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int tiles = klen > 0 ? (klen + BKK - 1) / BKK : 0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], kConsumers);
+            bar_init(&full[s], 1);
+            bar_init(&empty[s], kConsumers);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -137,21 +137,21 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int t = 0; t < (COMPUTEONLY ? min(tiles, STAGES) : tiles); ++t) {
                 const int s = t % STAGES;
                 if (t >= STAGES)
-                    mbar_wait(&empty[s], ((t / STAGES) - 1) & 1);
+                    bar_wait(&empty[s], ((t / STAGES) - 1) & 1);
                 unsigned char *st = smem + s * STAGE_BYTES;
-                mbar_expect(&full[s], STAGE_BYTES);
+                bar_expect(&full[s], STAGE_BYTES);
                 const int kt = k0 + t * BKK;
                 for (int bk = 0; bk < BKK / 32; ++bk)
                     for (int br = 0; br < BR / BOX_R; ++br) {
                         unsigned char *d = st + (bk * (BR / BOX_R) + br) * BOX_R * 32 * 4;
-                        if (XK) tma2d(d, &tx, kt + bk * 32, r0 + br * BOX_R, &full[s]);
-                        else tma2d(d, &tx, r0 + br * BOX_R, kt + bk * 32, &full[s]);
+                        if (XK) copy_box(d, &tx, kt + bk * 32, r0 + br * BOX_R, &full[s]);
+                        else copy_box(d, &tx, r0 + br * BOX_R, kt + bk * 32, &full[s]);
                     }
                 if (YK) {
                     for (int b = 0; b < BKK / 32; ++b)
-                        tma2d(st + X_BYTES + b * SMAX * 128, &ty, kt + 32 * b, 0, &full[s]);
+                        copy_box(st + X_BYTES + b * SMAX * 128, &ty, kt + 32 * b, 0, &full[s]);
                 } else {
-                    tma2d(st + X_BYTES, &ty, 0, kt, &full[s]);
+                    copy_box(st + X_BYTES, &ty, 0, kt, &full[s]);
                 }
             }
         }
@@ -169,11 +169,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int t = 0; t < tiles; ++t) {
             const int s = t % STAGES;
             if (!COMPUTEONLY || t < STAGES)
-                mbar_wait(&full[s], (t / STAGES) & 1);
+                bar_wait(&full[s], (t / STAGES) & 1);
 #if NOCOMPUTE
             __syncwarp();
             if (lane == 0)
-                mbar_arrive(&empty[s]);
+                bar_arrive(&empty[s]);
             continue;
 #endif
             const unsigned char *Xs = smem + s * STAGE_BYTES;
@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             __syncwarp();
             if (lane == 0)
-                mbar_arrive(&empty[s]);
+                bar_arrive(&empty[s]);
         }
 #if NOCOMPUTE
         if (acc[0][0] == 1.0f) p.c[0] = 0;

@@ -1,0 +1,60 @@
+// The PTX of the tensor copy engine (TMA, sm_90) and of the mbarriers that
+// signal its copies: what skinny_tma.cu and the experiments in
+// bench/experiments/ use. Device code for compute capability 9.0 and up only.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace tgemm {
+namespace kernels {
+namespace tma {
+
+// Seen by the host pass (never called there) and by device passes for sm_90 and up.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void bar_init(uint64_t *b, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count));
+}
+
+// The producer's arrival, announcing the bytes the copies will complete.
+__device__ __forceinline__ void bar_expect(uint64_t *b, int bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void bar_arrive(uint64_t *b)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(b)) : "memory");
+}
+
+__device__ __forceinline__ void bar_wait(uint64_t *b, int parity)
+{
+    asm volatile(
+        "{\n .reg .pred done;\n"
+        "WAIT_%=: mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        " @!done bra WAIT_%=;\n}" ::"r"(smem_addr(b)),
+        "r"(parity)
+        : "memory");
+}
+
+// The box at element coordinates {c0 (contiguous dimension), c1}.
+__device__ __forceinline__ void copy_box(void *dst, const CUtensorMap *map, int c0, int c1, uint64_t *bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+            smem_addr(dst)),
+        "l"(map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+        : "memory");
+}
+#endif
+
+}  // namespace tma
+}  // namespace kernels
+}  // namespace tgemm
