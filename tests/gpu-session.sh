@@ -78,6 +78,7 @@ for step in "${steps[@]}"; do
             TGEMM_TEST_FILTER="??_9x4099x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="??_10x4100x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="??_4100x12x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_TEST_FILTER="??_8x4100x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_host out-of-core'
         [ "$step" = memcheck ] ||
         run_step racecheck sh -c 'TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
@@ -85,7 +86,8 @@ for step in "${steps[@]}"; do
             TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=17 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="n?_34001x13x1999*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="nn_4100x9x1500*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_TEST_FILTER="nn_9x4099x1500*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
+            TGEMM_TEST_FILTER="nn_9x4099x1500*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_TEST_FILTER="nn_8x4100x2048*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
     bench)
         run_step bench make bench BENCH_OUT="$OUT" ;;
     sweep)

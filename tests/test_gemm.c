@@ -270,34 +270,42 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
      * 16-byte aligned operands whose strides are multiples of 4, s >= 5,
      * k >= 1024, and (132 SMs) at least 119 blocks of 32 rows; the long
      * operand contiguous along its rows or along K, the short one along K or
-     * along its s values (every transpose pair, for either side). Explicit
+     * along its s values: each of the four layouts at s = 16 and s <= 8 (its
+     * two widths), and each transpose pair on at least one side. Explicit
      * pads, so each row lands on the side of each rule that it names; every
-     * other row of the table that fits runs it too. */
+     * other row of the table that fits runs it too. Device memory unless
+     * marked managed. */
     static const struct {
         int64_t m, n, k;
         bool ta, tb;
         int pad_a, pad_b, pad_c, offset;
+        bool managed;
     } kTma[] = {
-        {4096, 16, 4096, false, false, 0, 0, 0, 0},   /* the suite's skinny_n16 */
-        {4099, 16, 4100, false, false, 1, 0, 3, 0},   /* a partial last block of r */
-        {4100, 9, 1500, false, false, 4, 4, 1, 0},    /* s = 9 on the 16-wide kernel; K not a multiple of 128 */
-        {4100, 8, 2000, false, false, 0, 0, 2, 0},    /* s = 8: the 8-wide kernel */
-        {4096, 5, 1024, false, false, 0, 0, 0, 0},    /* the least s and K it takes (one turn of the ring) */
-        {4096, 4, 1024, false, false, 0, 0, 0, 0},    /* s = 4: skinny_rows instead */
-        {4096, 16, 1020, false, false, 0, 0, 0, 0},   /* K < 1024: skinny_rows */
-        {3808, 16, 2048, false, false, 0, 0, 0, 0},   /* 119 blocks: fits */
-        {3776, 16, 2048, false, false, 0, 0, 0, 0},   /* 118 blocks: skinny_rows */
-        {34001, 13, 1999, false, false, 3, 1, 0, 0},  /* 1063 blocks in waves, partial last block */
-        {12, 4100, 3000, true, true, 4, 0, 2, 0},     /* m <= 16, both transposed: C stored along r */
-        {16, 4096, 4096, false, false, 0, 0, 0, 0},   /* the suite's skinny_m16: X along k (swizzled), Y along j */
-        {9, 4099, 1500, false, false, 3, 0, 1, 0},    /* the same, s = 9, a partial last block */
-        {4096, 16, 4096, true, false, 0, 0, 0, 0},    /* X along k, Y along k */
-        {4100, 12, 2000, false, true, 0, 0, 1, 0},    /* X along r, Y along j */
-        {10, 4100, 2048, true, false, 0, 0, 0, 0},    /* m <= 16 TN: X along k, Y along k */
-        {16, 4096, 1024, false, true, 0, 0, 3, 0},    /* m <= 16 NT: X along r, Y along j */
-        {4096, 16, 4096, false, false, 1, 0, 0, 0},   /* lda = 4097: not a multiple of 4, skinny_rows */
-        {4096, 16, 4096, false, false, 0, 2, 0, 0},   /* ldb = 4098: skinny_rows */
-        {4096, 16, 4096, false, false, 0, 0, 0, 1},   /* operands one float past 16-byte alignment */
+        {4096, 16, 4096, false, false, 0, 0, 0, 0, false},   /* the suite's skinny_n16 */
+        {4099, 16, 4100, false, false, 1, 0, 3, 0, false},   /* a partial last block of r */
+        {4100, 9, 1500, false, false, 4, 4, 1, 0, false},    /* s = 9 on the 16-wide kernel; K not a multiple of 128 */
+        {4100, 8, 2000, false, false, 0, 0, 2, 0, false},    /* s = 8: the 8-wide kernel */
+        {4096, 5, 1024, false, false, 0, 0, 0, 0, false},    /* the least s and K it takes (one turn of the ring) */
+        {4096, 4, 1024, false, false, 0, 0, 0, 0, false},    /* s = 4: skinny_rows instead */
+        {4096, 16, 1020, false, false, 0, 0, 0, 0, false},   /* K < 1024: skinny_rows */
+        {3808, 16, 2048, false, false, 0, 0, 0, 0, false},   /* 119 blocks: fits */
+        {3776, 16, 2048, false, false, 0, 0, 0, 0, false},   /* 118 blocks: skinny_rows */
+        {34001, 13, 1999, false, false, 3, 1, 0, 0, false},  /* 1063 blocks in waves, partial last block */
+        {12, 4100, 3000, true, true, 4, 0, 2, 0, false},     /* m <= 16, both transposed: C stored along r */
+        {16, 4096, 4096, false, false, 0, 0, 0, 0, false},   /* the suite's skinny_m16: X along k (swizzled), Y along j */
+        {9, 4099, 1500, false, false, 3, 0, 1, 0, false},    /* the same, s = 9, a partial last block */
+        {4096, 16, 4096, true, false, 0, 0, 0, 0, false},    /* X along k, Y along k */
+        {4100, 12, 2000, false, true, 0, 0, 1, 0, false},    /* X along r, Y along j */
+        {10, 4100, 2048, true, false, 0, 0, 0, 0, false},    /* m <= 16 TN: X along k, Y along k */
+        {16, 4096, 1024, false, true, 0, 0, 3, 0, false},    /* m <= 16 NT: X along r, Y along j */
+        {4100, 16, 2048, true, true, 0, 0, 0, 0, false},     /* n <= 16 TT: X along k, Y along j */
+        {4100, 8, 2048, true, false, 0, 0, 1, 0, false},     /* s = 8: X along k, Y along k */
+        {8, 4100, 2048, false, false, 0, 0, 0, 0, false},    /* s = 8: X along k, Y along j */
+        {4100, 6, 2048, false, true, 0, 2, 0, 0, false},     /* s = 6: X along r, Y along j */
+        {4096, 16, 4096, false, false, 0, 0, 0, 0, true}, /* managed memory */
+        {4096, 16, 4096, false, false, 1, 0, 0, 0, false},   /* lda = 4097: not a multiple of 4, skinny_rows */
+        {4096, 16, 4096, false, false, 0, 2, 0, 0, false},   /* ldb = 4098: skinny_rows */
+        {4096, 16, 4096, false, false, 0, 0, 0, 1, false},   /* operands one float past 16-byte alignment */
     };
     for (size_t i = 0; i < sizeof kTma / sizeof kTma[0]; ++i) {
         const int64_t longest = kTma[i].m > kTma[i].n ? kTma[i].m : kTma[i].n;
@@ -320,7 +328,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         const size_t ab = (i + 2) % 7 < 5 ? (i + 2) % 7 : (i + 2) % 7 + 1;
         t.alpha = kAlphaBeta[ab][0];
         t.beta = kAlphaBeta[ab][1];
-        t.mem_a = t.mem_b = t.mem_c = MEM_DEVICE;
+        t.mem_a = t.mem_b = t.mem_c = kTma[i].managed ? MEM_MANAGED : MEM_DEVICE;
         t.offset = kTma[i].offset;
         t.use_ex = i % 2 == 1;
         if (n < cap)

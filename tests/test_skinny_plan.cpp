@@ -187,6 +187,14 @@ void test_tma_fits(void **)
     p.y += 2;
     assert_false(fits(p));
     p = tma_params(4096, 16, 4096);
+    p.x_k = int64_t{1} << 38;  // a stride of 2^40 bytes: past the copy engine's limit
+    assert_false(fits(p));
+    p.x_k = (int64_t{1} << 38) - 4;
+    assert_true(fits(p));
+    assert_true(fits(tma_params(INT32_MAX - 64, 16, 4096)));    // the largest r it takes
+    assert_false(fits(tma_params(INT32_MAX - 16, 16, 4096)));   // r0 + 32 would pass INT32_MAX
+    assert_false(fits(tma_params(4096, 16, int64_t{INT32_MAX})));  // K past the 32-bit coordinates
+    p = tma_params(4096, 16, 4096);
     p.x_r = 4096;  // X contiguous along k (skinny_dots' pattern): its rows 16-byte aligned
     p.x_k = 1;
     assert_true(fits(p));

@@ -416,12 +416,16 @@ void log_plan(const GemmParams &p, const Plan &plan)
         std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld %c%c tiled %s split-k=%d (%s) k-chunk=%lld\n",
                      static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k), ta, tb,
                      plan.family->name, plan.splits, form, static_cast<long long>(plan.k_chunk));
+    else if (plan.tma)
+        std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld %c%c streaming tma s=%d (32 rows a block, no split)\n",
+                     static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k), ta, tb,
+                     plan.skinny.s);
     else
         std::fprintf(stderr,
                      "tgemm: device plan m=%lld n=%lld k=%lld %c%c streaming %s s=%d groups=%d split-k=%d (%s) "
                      "k-chunk=%lld\n",
                      static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k), ta, tb,
-                     plan.tma ? "tma" : plan.skinny.x_r == 1 ? "rows" : "dots", plan.skinny.s, plan.skinny.groups, plan.splits, form,
+                     plan.skinny.x_r == 1 ? "rows" : "dots", plan.skinny.s, plan.skinny.groups, plan.splits, form,
                      static_cast<long long>(plan.k_chunk));
 }
 
@@ -468,7 +472,9 @@ tgemm_status prepare_kernels(DeviceInfo *dev)
     const cudaError_t err = prepare_skinny(dev->cc_major, dev->skinny_cluster_blocks);
     if (err != cudaSuccess)
         return fail_cuda(err, "skinny kernels");
-    dev->skinny_tma = prepare_skinny_tma(dev->cc_major);
+    const cudaError_t tma_err = prepare_skinny_tma(dev->cc_major, &dev->skinny_tma);
+    if (tma_err != cudaSuccess)
+        return fail_cuda(tma_err, "streaming kernel fed by the tensor copy engine");
     if (settings().verbose >= 2) {
         const auto log_counts = [](const char *what, const int *counts, int most) {
             std::fprintf(stderr, "tgemm:   %s:", what);

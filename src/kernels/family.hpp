@@ -81,12 +81,14 @@ int64_t skinny_rows_per_block(const SkinnyParams &p);   // values of r per block
 // skinny_rows: 33.9 against 27.6 us at 4096 x 1 x 4096).
 constexpr int kSkinnyTmaMinS = 5;
 constexpr int64_t kSkinnyTmaMinK = 1024;
-// Per device, before the first launch: true where the kernel can run here
-// (compute capability 9.0, its machine code present, the driver's tensor
-// map encoder found) and its shared memory is granted.
-bool prepare_skinny_tma(int cc_major);
+// Per device, before the first launch: *available where the kernel can run
+// here (compute capability 9.0, its machine code present, the driver's
+// tensor map encoder found), its shared memory granted. A CUDA error in
+// granting it is returned, not taken for "not available".
+cudaError_t prepare_skinny_tma(int cc_major, bool *available);
 // Whether the kernel takes this product: operands laid out and aligned as
-// the copy engine needs (16-byte bases, strides a multiple of 4 elements),
+// the copy engine needs (16-byte bases, strides a multiple of 4 elements and
+// under 2^40 bytes),
 // s >= kSkinnyTmaMinS, k >= kSkinnyTmaMinK, and enough blocks to fill the
 // SMs in mostly full waves.
 bool skinny_tma_fits(const SkinnyParams &p, int sm_count);
