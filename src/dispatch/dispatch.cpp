@@ -373,15 +373,15 @@ Plan plan_skinny(const GemmParams &p, const DeviceInfo &dev)
     Plan plan;
     plan.skinny = skinny_params(p);
     const SkinnyParams &s = plan.skinny;
+    if (dev.skinny_tma && settings().tma && skinny_tma_fits(s, dev.sm_count)) {
+        plan.tma = true;
+        return plan;
+    }
     const int64_t stride = s.x_r == 1 ? s.x_k : s.x_r;
     plan.skinny.vec = (reinterpret_cast<uintptr_t>(s.x) & 15u) == 0 && stride % 4 == 0;
     const bool y16 = (reinterpret_cast<uintptr_t>(s.y) & 15u) == 0;
     plan.skinny.y_vec = y16 && (s.y_k == 1 ? (s.s == 1 || s.y_j % 4 == 0)
                                            : (s.y_j == 1 && s.s % 4 == 0 && s.y_k % 4 == 0));
-    if (dev.skinny_tma && settings().tma && skinny_tma_fits(s, dev.sm_count)) {
-        plan.tma = true;
-        return plan;
-    }
     const SplitK sk = skinny_split(&plan.skinny, dev.sm_count, dev.skinny_cluster_blocks);  // as plan_tiled
     if (sk.splits > 1 && (sk.cluster || split_fits(p, sk.splits))) {
         plan.splits = sk.splits;
@@ -504,7 +504,7 @@ tgemm_status run_plan(const GemmParams &p, Plan plan, const DeviceInfo &dev, cud
         return fail(TGEMM_ERROR_UNSUPPORTED, "%lld blocks of %dx%d exceed the grid limit %d",
                     static_cast<long long>(tiles(*plan.family, p)), plan.family->bm, plan.family->bn,
                     dev.max_grid_x);
-    const int64_t skinny_rows = plan.tma ? skinny_tma_rows_per_block() : skinny_rows_per_block(plan.skinny);
+    const int64_t skinny_rows = plan.tma ? kSkinnyTmaRows : skinny_rows_per_block(plan.skinny);
     if (plan.family == nullptr && ceil_div(plan.skinny.r, skinny_rows) > dev.max_grid_x)
         return fail(TGEMM_ERROR_UNSUPPORTED, "%lld rows exceed the grid limit", static_cast<long long>(plan.skinny.r));
 

@@ -80,6 +80,7 @@ int64_t skinny_rows_per_block(const SkinnyParams &p);   // values of r per block
 // Not measured below s = 5 (a 16-wide experiment at s = 1 was slower than
 // skinny_rows: 33.9 against 27.6 us at 4096 x 1 x 4096).
 constexpr int kSkinnyTmaMinS = 5;
+constexpr int kSkinnyTmaRows = 32;  // values of r per block
 constexpr int64_t kSkinnyTmaMinK = 1024;
 // Per device, before the first launch: *available where the kernel can run
 // here (compute capability 9.0, its machine code present, the driver's
@@ -92,7 +93,6 @@ cudaError_t prepare_skinny_tma(int cc_major, bool *available);
 // s >= kSkinnyTmaMinS, k >= kSkinnyTmaMinK, and enough blocks to fill the
 // SMs in mostly full waves.
 bool skinny_tma_fits(const SkinnyParams &p, int sm_count);
-int64_t skinny_tma_rows_per_block();
 cudaError_t launch_skinny_tma(const SkinnyParams &p, cudaStream_t s);
 
 // C := alpha * (sum of the split-K slices, in slice order) + beta * C.

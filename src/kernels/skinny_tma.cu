@@ -44,7 +44,7 @@ using namespace tma;
 
 constexpr int kConsumers = 8;
 constexpr int kThreads = 32 * (kConsumers + 1);  // + the producer warp
-constexpr int kRows = 32;                        // r per block
+constexpr int kRows = kSkinnyTmaRows;            // r per block
 constexpr int kStepK = 128;                      // k per stage: 8 warps x 4 lanes x 4 k
 constexpr int kStages = 8;
 constexpr int kPartPitch = kRows + 4;            // the warps' sums: [warp][j][r]
@@ -307,11 +307,6 @@ bool skinny_tma_fits(const SkinnyParams &p, int sm_count)
     const int64_t blocks = (p.r + kRows - 1) / kRows;
     const int64_t waves = (blocks + sm_count - 1) / sm_count;
     return p.k >= kSkinnyTmaMinK && 10 * blocks >= 9 * sm_count && 5 * blocks >= 4 * waves * sm_count;
-}
-
-int64_t skinny_tma_rows_per_block()
-{
-    return kRows;
 }
 
 cudaError_t launch_skinny_tma(const SkinnyParams &p, cudaStream_t st)

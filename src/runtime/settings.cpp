@@ -70,6 +70,18 @@ void invalid(Settings &st, const char *name, const char *value, const char *expe
         st.error = std::string(name) + "='" + value + "' is invalid: expected " + expected;
 }
 
+// A 0-or-1 switch: *flag keeps its default when the variable is unset or empty.
+void read_switch(Settings &st, const char *name, bool *flag)
+{
+    long v = 0;
+    if (const char *e = std::getenv(name); e && *e) {
+        if (parse_long(e, 0, 1, &v))
+            *flag = v != 0;
+        else
+            invalid(st, name, e, "0 or 1");
+    }
+}
+
 Settings read_settings()
 {
     Settings st;
@@ -89,18 +101,8 @@ Settings read_settings()
     }
     if (const char *e = std::getenv("TGEMM_KERNEL"); e && *e)
         st.kernel = e;  // validated by the dispatcher, which knows the names
-    if (const char *e = std::getenv("TGEMM_CLUSTERS"); e && *e) {
-        if (parse_long(e, 0, 1, &v))
-            st.clusters = v != 0;
-        else
-            invalid(st, "TGEMM_CLUSTERS", e, "0 or 1");
-    }
-    if (const char *e = std::getenv("TGEMM_TMA"); e && *e) {
-        if (parse_long(e, 0, 1, &v))
-            st.tma = v != 0;
-        else
-            invalid(st, "TGEMM_TMA", e, "0 or 1");
-    }
+    read_switch(st, "TGEMM_CLUSTERS", &st.clusters);
+    read_switch(st, "TGEMM_TMA", &st.tma);
     if (const char *e = std::getenv("TGEMM_STREAMK"); e && *e) {
         if (std::strcmp(e, "auto") == 0)
             st.streamk = StreamKMode::Auto;
