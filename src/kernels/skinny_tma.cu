@@ -46,7 +46,7 @@ constexpr int kConsumers = 8;
 constexpr int kThreads = 32 * (kConsumers + 1);  // + the producer warp
 constexpr int kRows = kSkinnyTmaRows;            // r per block
 constexpr int kStepK = 128;                      // k per stage: 8 warps x 4 lanes x 4 k
-constexpr int kStages = 8;
+constexpr int kStages = 4;
 constexpr int kPartPitch = kRows + 4;            // the warps' sums: [warp][j][r]
 constexpr int kSwizzleBox = 32;                  // K-major X: boxes of 32 k (128 bytes) x 32 r
 
@@ -89,6 +89,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
     if (warp == kConsumers) {  // the producer
+        // Y along j with rows of exactly S: a stage's Y lies in one piece,
+        // copied in one bulk copy (the tensor map's box of S x 128 takes 128
+        // requests of S * 4 bytes: 16 x 4096 x 4096 NN 1 us slower).
+        const bool y_whole = !YK && p.s == S && p.y_k == S;
         if (lane == 0) {
             for (int t = 0; t < steps; ++t) {
                 const int s = t % kStages;
@@ -105,6 +109,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
                 if (YK)
                     copy_box(stage + L::x_bytes, &y_map, t * kStepK, 0, &full[s]);
+                else if (y_whole && (t + 1) * kStepK <= p.k)  // the stage's Y is one piece of memory
+                    copy_bulk(stage + L::x_bytes, p.y + static_cast<int64_t>(t) * kStepK * S, L::y_bytes, &full[s]);
                 else
                     copy_box(stage + L::x_bytes, &y_map, 0, t * kStepK, &full[s]);
             }
@@ -160,25 +166,39 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (lane == 0)
             bar_arrive(&empty[s]);
     }
-    // The 4 lanes of one r group (lanes rl, rl + 8, rl + 16, rl + 24).
+    // The 4 lanes of one r group (lanes rl, rl + 8, rl + 16, rl + 24) add
+    // their sums in two halving exchanges: first j's halves (lane bit 3), then
+    // q's (bit 4), so a lane ends with S sums, 2 q x S / 2 j, after 3 S / 2
+    // shuffles instead of 8 S. Each sum is (a + a^8) + (a^16 + a^24), as in a
+    // full butterfly.
+    const bool j_hi = (lane & 8) != 0, q_hi = (lane & 16) != 0;
+    float half[4][S / 2];
 #pragma unroll
-    for (int o = 8; o < 32; o *= 2)
+    for (int q = 0; q < 4; ++q)
 #pragma unroll
-        for (int q = 0; q < 4; ++q)
+        for (int j = 0; j < S / 2; ++j) {
+            const float keep = j_hi ? acc[q][j + S / 2] : acc[q][j];
+            const float send = j_hi ? acc[q][j] : acc[q][j + S / 2];
+            half[q][j] = keep + __shfl_xor_sync(0xffffffffu, send, 8);
+        }
+    float sum[2][S / 2];
 #pragma unroll
-            for (int j = 0; j < S; ++j)
-                acc[q][j] += __shfl_xor_sync(0xffffffffu, acc[q][j], o);
+    for (int q = 0; q < 2; ++q)
+#pragma unroll
+        for (int j = 0; j < S / 2; ++j) {
+            const float keep = q_hi ? half[q + 2][j] : half[q][j];
+            const float send = q_hi ? half[q][j] : half[q + 2][j];
+            sum[q][j] = keep + __shfl_xor_sync(0xffffffffu, send, 16);
+        }
     // Every stage has been used (each consumer waited on every copy), so the
     // ring holds the warps' sums now; bar 1 counts the consumers only.
     float *part = reinterpret_cast<float *>(ring);
     asm volatile("bar.sync 1, %0;" ::"n"(kConsumers * 32) : "memory");
-    if (lane < 8) {
 #pragma unroll
-        for (int q = 0; q < 4; ++q)
+    for (int q = 0; q < 2; ++q)
 #pragma unroll
-            for (int j = 0; j < S; ++j)
-                part[(warp * S + j) * kPartPitch + row_of(q)] = acc[q][j];
-    }
+        for (int j = 0; j < S / 2; ++j)
+            part[(warp * S + j + (j_hi ? S / 2 : 0)) * kPartPitch + row_of(q + (q_hi ? 2 : 0))] = sum[q][j];
     asm volatile("bar.sync 1, %0;" ::"n"(kConsumers * 32) : "memory");
     const bool j_fast = p.c_j == 1;  // C contiguous along j: neighbouring threads take neighbouring j
     for (int e = static_cast<int>(threadIdx.x); e < kRows * S; e += kConsumers * 32) {

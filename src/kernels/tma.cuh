@@ -53,6 +53,16 @@ __device__ __forceinline__ void copy_box(void *dst, const CUtensorMap *map, int 
         "l"(map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
         : "memory");
 }
+
+// The bytes at src (a multiple of 16, both addresses 16-byte aligned)
+// copied as they lie, without a tensor map.
+__device__ __forceinline__ void copy_bulk(void *dst, const void *src, int bytes, uint64_t *bar)
+{
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_addr(dst)),
+        "l"(src), "r"(bytes), "r"(smem_addr(bar))
+        : "memory");
+}
 #endif
 
 }  // namespace tma
