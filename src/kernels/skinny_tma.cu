@@ -16,15 +16,20 @@
 // and Y the same way. When a warp has used a stage it arrives on the
 // stage's "empty" mbarrier, which the producer waits on before it copies
 // the stage again. At the end the 4 lanes that share r add their sums
-// (fixed butterfly), then the 8 warps' sums are added in warp order through
-// shared memory: deterministic.
+// (two halving exchanges, in a fixed order), then the 8 warps' sums are
+// added in warp order through shared memory: deterministic.
 //
 // Rows past r and K past k are read as zeros by the copy engine (the boxes
 // hang over the matrix's edge), so no step is partial in the kernel.
 //
 // H100 (docs/performance.md), against skinny.cu's kernels (TGEMM_TMA=0) in
 // one run: 4096 x 16 x 4096 NN 38.2 -> 30.0 us (1.28x the memory floor),
-// 16 x 4096 x 4096 NN 39.9 -> 33.3 us, the other pairs 38-41 -> 32-34 us.
+// 16 x 4096 x 4096 NN 39.9 -> 33.3 us, the other pairs 38-41 -> 32-34 us;
+// then with 4 stages instead of 8, Y in one bulk copy where it can be and
+// the cheaper exchange at the end: 27.8 and 31.7 us, the others 29.8-32.3.
+// Fewer stages is faster (timelines of every block, %globaltimer: with 8
+// the blocks' ends spread over 6 us, with 4 or 5 over 2 to 4 us), but 3 and 2
+// are slower again.
 // Why 32 r and no split: the experiment bench/experiments/tma_skinny.cu
 // with 128 r per block and K split 3 in clusters took 33.4 us at 4096 x
 // 16 x 4096, 64 r split 2 33.7 us.
@@ -123,8 +128,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const auto row_of = [rl](int q) { return XK ? rl + 8 * q : rl * 4 + q; };
     // Y along j: the 4 lane groups of a warp read K rows 4 apart (S * 16
     // bytes), on the same banks: 4 wavefronts a read. Reading each group's
-    // j rotated (distinct banks, 1 wavefront) cost more in address
-    // arithmetic than it saved: 16 x 4096 x 4096 NN 33.3 -> 33.8 us.
+    // j rotated (distinct banks, 1 wavefront) was slower, twice: 16 x 4096 x
+    // 4096 NN 33.3 -> 33.8 us with 8 stages, 31.7 -> 32.0 with 4 (the sums
+    // put back in place by selects after the loop).
     float acc[4][S];
 #pragma unroll
     for (int q = 0; q < 4; ++q)
