@@ -302,6 +302,8 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {4100, 8, 2048, true, false, 0, 0, 1, 0, false},     /* s = 8: X along k, Y along k */
         {8, 4100, 2048, false, false, 0, 0, 0, 0, false},    /* s = 8: X along k, Y along j */
         {4100, 6, 2048, false, true, 0, 2, 0, 0, false},     /* s = 6: X along r, Y along j */
+        {16, 4100, 1500, false, false, 0, 0, 0, 0, false},   /* Y along j in rows of 16: bulk copies, the partial last stage by tensor map */
+        {4100, 8, 1300, false, true, 0, 0, 1, 0, false},     /* the same in rows of 8 (n <= 8 NT) */
         {4096, 16, 4096, false, false, 0, 0, 0, 0, true}, /* managed memory */
         {4096, 16, 4096, false, false, 1, 0, 0, 0, false},   /* lda = 4097: not a multiple of 4, skinny_rows */
         {4096, 16, 4096, false, false, 0, 2, 0, 0, false},   /* ldb = 4098: skinny_rows */
