@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             bar_init(&full[s], 1);
-            bar_init(&empty[s], kConsumers);
+            bar_init(&empty[s], kConsumers * 32);  // every consumer thread arrives
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -168,9 +168,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const float yv = YK ? part_of(y[j], kk) : part_of(y[j / 4 * 4 + kk], j % 4);
                     acc[q][j] = fmaf(xv, yv, acc[q][j]);
                 }
-        __syncwarp();
-        if (lane == 0)
-            bar_arrive(&empty[s]);
+        // Each thread's own arrival (release) orders its reads of the stage
+        // before the producer's next copy into it.
+        bar_arrive(&empty[s]);
     }
     // The 4 lanes of one r group (lanes rl, rl + 8, rl + 16, rl + 24) add
     // their sums in two halving exchanges: first j's halves (lane bit 3), then
