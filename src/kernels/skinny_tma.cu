@@ -13,7 +13,7 @@
 // of them and 4 r, and keeps 4 x S sums. It reads X 16 bytes at a time,
 // along r (4 r, one k) or along k (one r, 4 k: X's K-major rows are copied
 // with the 128-byte swizzle, so the 8 rows a read spans hit all banks),
-// and Y the same way. When a warp has used a stage it arrives on the
+// and Y the same way. When a thread has read a stage it arrives on the
 // stage's "empty" mbarrier, which the producer waits on before it copies
 // the stage again. At the end the 4 lanes that share r add their sums
 // (two halving exchanges, in a fixed order), then the 8 warps' sums are
