@@ -95,8 +95,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
     if (warp == kConsumers) {  // the producer
         // Y along j with rows of exactly S: a stage's Y lies in one piece,
-        // copied in one bulk copy (the tensor map's box of S x 128 takes 128
-        // requests of S * 4 bytes: 16 x 4096 x 4096 NN 1 us slower).
+        // copied in one bulk copy (through the tensor map, a box of 128 rows
+        // of S * 4 bytes, 16 x 4096 x 4096 NN took 1 us more). The last,
+        // partial stage still goes through the tensor map, for its zeros.
         const bool y_whole = !YK && p.s == S && p.y_k == S;
         if (lane == 0) {
             for (int t = 0; t < steps; ++t) {
