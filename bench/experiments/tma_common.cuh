@@ -14,7 +14,7 @@
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); exit(1); } } while (0)
 
-// smem_addr, bar_init, bar_expect, bar_arrive, bar_wait and copy_box: the
+// smem_addr, ring_init, bar_expect, bar_arrive, bar_wait and copy_box: the
 // library's own (src/kernels/tma.cuh).
 using namespace tgemm::kernels::tma;
 

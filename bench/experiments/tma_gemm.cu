@@ -74,11 +74,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            bar_init(&full[s], 1);
-            bar_init(&empty[s], kConsumers);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        ring_init(full, empty, STAGES, kConsumers);
     }
     __syncthreads();
     const int ktiles = (p.k + BK - 1) / BK;

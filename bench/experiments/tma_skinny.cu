@@ -123,11 +123,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int klen = min(p.kc, p.k - k0);
     const int tiles = klen > 0 ? (klen + BKK - 1) / BKK : 0;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            bar_init(&full[s], 1);
-            bar_init(&empty[s], kConsumers);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        ring_init(full, empty, STAGES, kConsumers);
     }
     __syncthreads();
     float *part = reinterpret_cast<float *>(smem);

@@ -86,11 +86,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int r0 = static_cast<int>(blockIdx.x) * kRows;
     const int steps = static_cast<int>((p.k + kStepK - 1) / kStepK);
     if (threadIdx.x == 0) {
-        for (int s = 0; s < kStages; ++s) {
-            bar_init(&full[s], 1);
-            bar_init(&empty[s], kConsumers * 32);  // every consumer thread arrives
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        ring_init(full, empty, kStages, kConsumers * 32);  // every consumer thread arrives
     }
     __syncthreads();
     if (warp == kConsumers) {  // the producer

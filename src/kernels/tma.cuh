@@ -23,6 +23,20 @@ __device__ __forceinline__ void bar_init(uint64_t *b, int count)
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count));
 }
 
+// A ring of `stages` stages (thread 0 of the block, before a barrier of
+// the block): each stage's "full" barrier completes on the producer's one
+// arrival and its copies' bytes, its "empty" barrier on `consumers`
+// arrivals.
+__device__ __forceinline__ void ring_init(uint64_t *full, uint64_t *empty, int stages, int consumers)
+{
+    for (int s = 0; s < stages; ++s) {
+        bar_init(&full[s], 1);
+        bar_init(&empty[s], consumers);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+
 // The producer's arrival, announcing the bytes the copies will complete.
 __device__ __forceinline__ void bar_expect(uint64_t *b, int bytes)
 {
