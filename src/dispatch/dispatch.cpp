@@ -504,9 +504,12 @@ tgemm_status run_plan(const GemmParams &p, Plan plan, const DeviceInfo &dev, cud
         return fail(TGEMM_ERROR_UNSUPPORTED, "%lld blocks of %dx%d exceed the grid limit %d",
                     static_cast<long long>(tiles(*plan.family, p)), plan.family->bm, plan.family->bn,
                     dev.max_grid_x);
-    const int64_t skinny_rows = plan.tma ? kSkinnyTmaRows : skinny_rows_per_block(plan.skinny);
-    if (plan.family == nullptr && ceil_div(plan.skinny.r, skinny_rows) > dev.max_grid_x)
-        return fail(TGEMM_ERROR_UNSUPPORTED, "%lld rows exceed the grid limit", static_cast<long long>(plan.skinny.r));
+    if (plan.family == nullptr) {
+        const int64_t rows = plan.tma ? kSkinnyTmaRows : skinny_rows_per_block(plan.skinny);
+        if (ceil_div(plan.skinny.r, rows) > dev.max_grid_x)
+            return fail(TGEMM_ERROR_UNSUPPORTED, "%lld rows exceed the grid limit",
+                        static_cast<long long>(plan.skinny.r));
+    }
 
     Workspace ws;
     if (plan.streamk) {
