@@ -44,15 +44,21 @@ namespace kernels {
 // where its cluster kernels would spill registers). kUnalignedUnroll_: how
 // many of a stage's BK rows the unaligned kernels unroll at a time (the
 // aligned ones unroll all): measured per family (256x128x16: 8 rows made
-// 4095^3 3% faster, and 4096^3 aligned 4% slower).
+// 4095^3 3% faster, and 4096^3 aligned 4% slower). kAsyncStages_: 0 for the
+// two stages fed through registers; else the depth of a ring of stages that
+// copies fill straight from global memory (cp.async, AsyncLoader), for
+// families whose blocks walk only a few K steps and so cannot hide a load's
+// latency behind one step's FFMAs.
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int kMinBlocks_, bool kClusterForm_ = true,
-          int kUnalignedUnroll_ = BK_>
+          int kUnalignedUnroll_ = BK_, int kAsyncStages_ = 0>
 struct TileShape {
     static constexpr int BM = BM_, BN = BN_, BK = BK_;
     static constexpr int WM = WM_, WN = WN_;
     static constexpr int kMinBlocks = kMinBlocks_;
     static constexpr bool kClusterForm = kClusterForm_;
     static constexpr int kUnalignedUnroll = kUnalignedUnroll_;
+    static constexpr int kAsyncStages = kAsyncStages_;
+    static constexpr int kBuffers = kAsyncStages > 0 ? kAsyncStages : 2;  // shared stages of each operand
     static constexpr int kLanesM = 8, kLanesN = 4;
     static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;
@@ -63,7 +69,7 @@ struct TileShape {
     // of K-contiguous operands over different banks.
     static constexpr int kLdsA = BM + 4, kLdsB = BN + 4;
     static constexpr int kStageA = BK * kLdsA, kStageB = BK * kLdsB;
-    static constexpr size_t kSmemBytes = sizeof(float) * 2 * (kStageA + kStageB);
+    static constexpr size_t kSmemBytes = sizeof(float) * kBuffers * (kStageA + kStageB);
     // Cluster form of split-K: the stages, then the block's BM x BN sums, in
     // the same place; after them the tile's origin (two int64_t) and the
     // float 1 that the sums are scaled by on their way there (cluster_store_tile).
@@ -76,6 +82,8 @@ struct TileShape {
     static_assert(BK % 4 == 0, "K-contiguous loads move 4 elements of K");
     static_assert((BM * BK) % (4 * kThreads) == 0 && (BN * BK) % (4 * kThreads) == 0,
                   "every thread loads the same number of 4-element groups");
+    static_assert(kAsyncStages == 0 || (kAsyncStages >= 2 && BK % 8 == 0 && BM % 4 == 0 && BN % 4 == 0),
+                  "an async ring has 2 stages or more; K-contiguous copies go 8 K x 4 rows a warp");
 };
 
 __device__ __forceinline__ float4 load4(const float *p)
@@ -181,6 +189,120 @@ struct TileLoader {
                 s[(kk[r] + 3) * kLds + mn[r]] = v[r].w;
             }
         }
+    }
+};
+
+// cp.async of `bytes` (4 or 16; 16 with 16-byte aligned addresses) from
+// global src to shared dst; of the source only `valid` bytes are read (0 to
+// `bytes`), the rest of dst is filled with zeros. .cg (16 bytes) keeps the
+// copy out of L1; 4-byte copies must go through it (.ca).
+template <int kBytes>
+__device__ __forceinline__ void copy_async(float *dst, const float *src, int valid)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    if constexpr (kBytes == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(valid) : "memory");
+#else
+    (void)dst, (void)src, (void)valid;
+#endif
+}
+
+__device__ __forceinline__ void copy_async_commit()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most kPending of this thread's committed copy groups are
+// still in flight.
+template <int kPending>
+__device__ __forceinline__ void copy_async_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+
+// TileLoader's job for the async ring (TileShape::kAsyncStages): copies one
+// operand's BMN x BK tile straight into a shared stage, K-major as TileLoader
+// stores it (s[kk * kLds + mn]), with no registers in between.
+//
+// kMnContig (element (mn, kk) at base[mn + kk * ld]): 4 elements adjacent in
+// mn per copy, 16 bytes when kVec (a copy that hangs over the matrix's edge
+// reads only the bytes inside it), else 4 copies of 4 bytes. K-contiguous
+// (base[kk + mn * ld]): one element per copy, a warp's 32 copies covering 8
+// consecutive kk (32 bytes of memory) of 4 values of mn; with kLds = BMN + 4
+// the 32 shared addresses fall on 32 distinct banks.
+//
+// Elements outside the matrix are zero-filled, their copies given the
+// tile's first element (always inside) as source, so no copy points outside
+// the operand.
+template <int BMN, int BK, int kThreads, bool kMnContig, bool kVec>
+struct AsyncLoader {
+    static constexpr int kLds = BMN + 4;
+    static constexpr int kCopies = kMnContig ? BMN * BK / (4 * kThreads) : BMN * BK / kThreads;
+    // A thread's copies differ only by whole rows of K (kMnContig) or of mn:
+    // one offset per thread, the rest constants, so no per-copy state is
+    // kept in registers (kept as arrays, as TileLoader keeps them, ptxas
+    // spilled at the 128-register cap).
+    static_assert(kMnContig ? kThreads % (BMN / 4) == 0 : (kThreads / 32) % (BK / 8) == 0,
+                  "a thread's copies differ by whole rows");
+    static constexpr int kRowStep = kMnContig ? kThreads / (BMN / 4) : 4 * (kThreads / 32) / (BK / 8);
+
+    const float *base;  // the thread's first copy's source in the current K tile
+    const float *first; // the current K tile's element (0, 0): the source of zero-filled copies
+    int64_t ld;
+    int mn, kk;         // the thread's first copy's element in the tile
+
+    __device__ __forceinline__ AsyncLoader(const float *tile, int64_t ld_) : first(tile), ld(ld_)
+    {
+        const int t = threadIdx.x;
+        if (kMnContig) {
+            mn = (t % (BMN / 4)) * 4;
+            kk = t / (BMN / 4);
+        } else {
+            const int lane = t % 32, w = t / 32;
+            kk = lane % 8 + 8 * (w % (BK / 8));
+            mn = lane / 8 + 4 * (w / (BK / 8));
+        }
+        base = kMnContig ? tile + mn + kk * ld : tile + kk + mn * ld;
+    }
+
+    // Copies the current K tile (rem_mn x rem_k of it inside the matrix)
+    // into stage s, and advances to the next.
+    __device__ __forceinline__ void copy(float *s, int rem_mn, int rem_k)
+    {
+        float *const dst0 = s + kk * kLds + mn;
+        const int64_t row_step = kRowStep * ld;
+#pragma unroll
+        for (int r = 0; r < kCopies; ++r) {
+            const float *const src = base + r * row_step;
+            if (kMnContig) {
+                float *const dst = dst0 + r * kRowStep * kLds;
+                const bool k_ok = kk + r * kRowStep < rem_k;
+                if (kVec) {
+                    const int left = rem_mn - mn;
+                    const int valid = !k_ok || left <= 0 ? 0 : left >= 4 ? 16 : 4 * left;
+                    copy_async<16>(dst, valid > 0 ? src : first, valid);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const bool ok = k_ok && mn + e < rem_mn;
+                        copy_async<4>(dst + e, ok ? src + e : first, ok ? 4 : 0);
+                    }
+                }
+            } else {
+                const bool ok = kk < rem_k && mn + r * kRowStep < rem_mn;
+                copy_async<4>(dst0 + r * kRowStep, ok ? src : first, ok ? 4 : 0);
+            }
+        }
+        const int64_t step = kMnContig ? BK * ld : BK;
+        base += step;
+        first += step;
     }
 };
 
@@ -434,6 +556,60 @@ __device__ __forceinline__ GemmParams slice_of(GemmParams p, const SplitK &sk)
     return p;
 }
 
+// multiply_tile for the families with an async ring (TileShape::kAsyncStages
+// = S): the copies of step t + S - 1 are issued, into the stage that step t
+// - 1 used, before step t is multiplied, so S - 1 steps of copies are in
+// flight where the register path has one. One barrier a step: past it every
+// thread's copies of step t are visible to all, and every thread is done
+// with step t - 1's stage. A group is committed every step, empty or not, so
+// the count to wait for is always S - 2.
+template <class T, bool kTransA, bool kTransB, bool kAligned, class Epilogue>
+__device__ __forceinline__ void multiply_tile_async(const GemmParams &p, int64_t m0, int64_t n0, int rem_m,
+                                                    int rem_n, float *sa, float *sb, Epilogue &&epilogue)
+{
+    constexpr int S = T::kAsyncStages;
+    AsyncLoader<T::BM, T::BK, T::kThreads, !kTransA, kAligned> la(kTransA ? p.a + m0 * p.lda : p.a + m0, p.lda);
+    AsyncLoader<T::BN, T::BK, T::kThreads, kTransB, kAligned> lb(kTransB ? p.b + n0 : p.b + n0 * p.ldb, p.ldb);
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int lm0 = (warp % T::kWarpsM) * T::WM + (lane % T::kLanesM) * 4;
+    const int ln0 = (warp / T::kWarpsM) * T::WN + (lane / T::kLanesM) * 4;
+    float acc[T::TM][T::TN];
+#pragma unroll
+    for (int i = 0; i < T::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::TN; ++j)
+            acc[i][j] = 0.0f;
+
+    const int64_t k_tiles = (p.k + T::BK - 1) / T::BK;
+    const auto copy_step = [&](int64_t t, int stage) {
+        const int64_t left = p.k - t * T::BK;
+        const int rem_k = left < T::BK ? (int)left : T::BK;
+        la.copy(sa + stage * T::kStageA, rem_m, rem_k);
+        lb.copy(sb + stage * T::kStageB, rem_n, rem_k);
+    };
+#pragma unroll
+    for (int t = 0; t < S - 1; ++t) {
+        if (t < k_tiles)
+            copy_step(t, t);
+        copy_async_commit();
+    }
+    int stage = 0, next = S - 1;  // t % S and (t + S - 1) % S
+    for (int64_t t = 0; t < k_tiles; ++t) {
+        copy_async_wait<S - 2>();
+        __syncthreads();
+        if (t + S - 1 < k_tiles)
+            copy_step(t + S - 1, next);
+        copy_async_commit();
+        multiply_stage<T, kAligned ? T::BK : T::kUnalignedUnroll>(sa + stage * T::kStageA + lm0,
+                                                                 sb + stage * T::kStageB + ln0, acc);
+        stage = stage + 1 == S ? 0 : stage + 1;
+        next = next + 1 == S ? 0 : next + 1;
+    }
+    __syncthreads();  // the stages are free for the epilogue; only empty copy groups are left
+    epilogue(lm0, ln0, acc);
+}
+
 // The lane's elements of op(A)(m0 .., :) * op(B)(:, n0 ..) over all p.k of
 // K, for the tile at (m0, n0) of which rem_m x rem_n elements exist, handed
 // to epilogue(lm0, ln0, acc) with (lm0, ln0) the lane's first element in the
@@ -446,6 +622,10 @@ __device__ __forceinline__ void multiply_tile(const GemmParams &p, int64_t m0, i
 {
     // op(A)(i, l) is a[i + l * lda] without transpose, a[l + i * lda] with it;
     // op(B)(l, j) is b[l + j * ldb] without transpose, b[j + l * ldb] with it.
+    if constexpr (T::kAsyncStages > 0) {
+        multiply_tile_async<T, kTransA, kTransB, kAligned>(p, m0, n0, rem_m, rem_n, sa, sb, epilogue);
+        return;
+    }
     const float *a0 = kTransA ? p.a + m0 * p.lda : p.a + m0;
     const float *b0 = kTransB ? p.b + n0 : p.b + n0 * p.ldb;
     constexpr bool kWhole = T::kMinBlocks == 1;
@@ -502,7 +682,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmPa
 {
     extern __shared__ float4 smem_raw[];
     float *const sa = reinterpret_cast<float *>(smem_raw);
-    float *const sb = sa + 2 * T::kStageA;
+    float *const sb = sa + T::kBuffers * T::kStageA;
     if (sk.splits > 1)
         p = slice_of<kTransA, kTransB, kCluster>(p, sk);
 
@@ -640,7 +820,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_streamk(Gemm
 {
     extern __shared__ float4 smem_raw[];
     float *const sa = reinterpret_cast<float *>(smem_raw);
-    float *const sb = sa + 2 * T::kStageA;
+    float *const sb = sa + T::kBuffers * T::kStageA;
     StreamKState *const st = reinterpret_cast<StreamKState *>(sa + T::kSmemBytes / sizeof(float));
     static_assert(T::kSmemBytes % alignof(StreamKState) == 0, "the state follows the stages");
     if (threadIdx.x == 0) {
