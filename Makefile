@@ -107,7 +107,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 
 # Kernel families the dispatcher can choose; each runs the small-size rows
 # of the table on its own, so every family's edges are tested directly.
-KERNEL_FAMILIES := 32x32x8 64x64x8 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
+KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
 test: test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
       test-install test-docs test-blas test-preload test-fortran test-tools

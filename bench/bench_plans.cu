@@ -80,7 +80,8 @@ int main(int argc, char **argv)
     }
     const KernelFamily *fams[] = {&tiled_256x128x16, &tiled_256x128x8, &tiled_128x256x8,
                                   &tiled_128x128x8,  &tiled_128x128x16, &tiled_128x64x8,
-                                  &tiled_64x128x8,   &tiled_64x64x8,    &tiled_32x32x8};
+                                  &tiled_64x128x8,   &tiled_64x64x8,    &tiled_64x64x16,
+                                  &tiled_32x32x8};
     constexpr int kFams = sizeof(fams) / sizeof(fams[0]);
     int dev = 0, cc_major = 0;
     CHECK(cudaGetDevice(&dev));

@@ -237,6 +237,10 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
          * shared out and a wave of whole tiles after them (the H100 plans
          * this for NN); and 99 tiles, fewer than a wave. */
         {2560, 2560, 512}, {2304, 1408, 640},
+        /* The async-ring family (64x64x16) where the H100 plans it: 512^3 K
+         * split 2 and 384^3 split 3 in clusters; odd sizes (scalar copies,
+         * the split through the workspace). */
+        {512, 512, 512}, {384, 384, 384}, {509, 511, 515},
     };
     for (size_t i = 0; i < sizeof kSwitch / sizeof kSwitch[0]; ++i) {
         for (int pair = 0; pair < 4; ++pair) {

@@ -49,6 +49,24 @@ static_assert(sizeof(DeviceInfo::skinny_cluster_blocks) / sizeof(int) == kSkinny
 static_assert(sizeof(DeviceInfo::tiled_cluster_blocks[0]) / sizeof(int) == kTiledMaxCluster + 1,
               "one count per cluster size");
 
+// A K step's latency floor: global load, barrier, FFMA chain (128^3 on 32x32
+// tiles: 16 steps in ~13 us).
+constexpr double kStepSeconds = 0.8e-6;
+// A family measured with several blocks per SM runs a lone block (fewer than
+// 16 warps on the SM) at this fraction of its efficiency. H100, 1024^3 and
+// 1000^3: 128x128x8 split 2 (128 blocks, one per SM) took 68-70 us where its
+// efficiency says 53; 0.75 makes the model agree within 5%.
+constexpr double kAloneFactor = 0.75;
+// What every block costs an SM beside its K steps (its launch, the first
+// loads' latency, the epilogue), times the blocks on the busiest SM. H100,
+// 2026-11-22, bench_plans over 128^3 to 1536 x 1536 x 512 (every plan of
+// every family timed): without it the model misses most on plans of many
+// short blocks (512^3 on 64x64x8, K split 8 in clusters, 4 blocks an SM:
+// modelled 10.2 us, measured 16.3, where 64x64x16 split 2, one block an SM,
+// modelled 10.7, measured 14.3); with 0.75 us the plan picked over those 9
+// shapes lost 1.6% on average against the fastest measured, 7.6% before.
+constexpr double kBlockSeconds = 0.75e-6;
+
 struct TiledEntry {
     const KernelFamily *family;
     // Fraction of FP32 peak per SM with the SM full, measured on the H100,
@@ -58,6 +76,11 @@ struct TiledEntry {
     // Its speed with unaligned operands (scalar loads) over its aligned speed,
     // 4095^3 NN against 4096^3 NN.
     double unaligned = 1.0;
+    // A K step's latency floor, a lone block's share of the efficiency (see
+    // kAloneFactor) and the largest cluster of its split-K cluster form.
+    double step_floor = kStepSeconds;
+    double alone = kAloneFactor;
+    int max_cluster = kTiledMaxCluster;
 };
 
 // Efficiencies: 4096^3 TFLOP/s / 66.9 for each transpose pair, each family
@@ -77,6 +100,17 @@ const TiledEntry kTiled[] = {
     {&tiled_128x64x8, {0.584, 0.622, 0.550, 0.556}, 4},
     {&tiled_64x128x8, {0.565, 0.617, 0.549, 0.596}, 4},
     {&tiled_64x64x8, {0.483, 0.546, 0.438, 0.469}, 4},
+    // The async ring's family. Unlike the rows above, its efficiency, no
+    // lone-block loss and a lower step floor are fitted to its plans at
+    // 256^3 to 512^3 NN (bench_plans, H100: a lone block of it takes 0.59 us
+    // a K step, at 512^3 and at 256 x 256 x 8192 alike, and 4 blocks on an
+    // SM finish no sooner than 4 lone blocks one after another), the other
+    // pairs taken as NN; at 4096^3 it runs at 0.574 / 0.622 / 0.533 / 0.570
+    // of peak, where it is never the best plan. Unaligned: 4095^3 against
+    // 4096^3. Clusters of 8 lost to the workspace form (256 x 256 x 8192
+    // split 8: 64.3 against 44.2 us; 512^3: 15.7 against 14.3 us split 2 in
+    // clusters).
+    {&tiled_64x64x16, {0.50, 0.50, 0.50, 0.50}, 4, 0.923, 0.3e-6, 1.0, 6},
     {&tiled_32x32x8, {0.430, 0.489, 0.372, 0.429}, 16},
 };
 
@@ -97,18 +131,11 @@ constexpr double kSplitMargin = 0.03;
 constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
 constexpr double kSmFlops = 2.0 * 128 * 1.98e9;        // FP32 FFMA rate of one H100 SM
 constexpr double kWarpFlops = 0.5 * 2.0 * 32 * 1.98e9; // one warp alone: half its scheduler's issue rate
-constexpr double kStepSeconds = 0.8e-6;                // a K step's latency floor: global load, barrier, FFMA
-                                                       // chain (128^3 on 32x32 tiles: 16 steps in ~13 us)
 constexpr double kMemoryBandwidth = 2.88e12;           // bytes/s, measured (shared/PERF.md)
 constexpr double kLaunchSeconds = 3e-6;                // one more kernel on the stream
 constexpr double kClusterSync = 0.5e-6;                // cluster form: its two cluster barriers
 constexpr double kDsmemRound = 0.1e-6;                 // cluster form: one round of reads of the other
                                                        // blocks' shared memory
-// A family measured with several blocks per SM runs a lone block (fewer than
-// 16 warps on the SM) at this fraction of its efficiency. H100, 1024^3 and
-// 1000^3: 128x128x8 split 2 (128 blocks, one per SM) took 68-70 us where its
-// efficiency says 53; 0.75 makes the model agree within 5%.
-constexpr double kAloneFactor = 0.75;
 
 // Stream-K's reduction: a block leaves a part of a tile in the workspace,
 // and the last block of the tile's to arrive reads the parts back and writes
@@ -196,8 +223,9 @@ double family_efficiency(const TiledEntry &e, const GemmParams &p)
 // each block walks its K steps (plus the prologue's) at the slower of the
 // step latency and its share of the SM's FFMA rate, a share that grows when
 // fewer blocks than the SM could hold are resident, up to what its own warps
-// can issue (and, for a lone block of a many-block family, kAloneFactor of
-// the efficiency). cluster_blocks: 0 for the workspace form.
+// can issue (and, for a lone block of a many-block family, its `alone`
+// share of the efficiency); plus kBlockSeconds for each block the busiest SM
+// runs. cluster_blocks: 0 for the workspace form.
 double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &dev, int splits, int64_t chunk,
                   int cluster_blocks)
 {
@@ -208,12 +236,13 @@ double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &de
     const double waves = static_cast<double>(ceil_div(blocks, slots));
     const int64_t resident = std::min<int64_t>(e.blocks_per_sm, ceil_div(blocks, dev.sm_count));
     const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
-    const double efficiency = family_efficiency(e, p) * (alone ? kAloneFactor : 1.0);
+    const double efficiency = family_efficiency(e, p) * (alone ? e.alone : 1.0);
     const double rate = std::min(efficiency * kSmFlops / static_cast<double>(resident),
                                  f.threads / 32 * kWarpFlops);
-    const double step_seconds = std::max(kStepSeconds, 2.0 * f.bm * f.bn * f.bk / rate);
+    const double step_seconds = std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
-    return waves * steps * step_seconds + split_cost(p, f, splits, cluster_blocks > 0);
+    const double per_sm = static_cast<double>(ceil_div(blocks, dev.sm_count));
+    return waves * steps * step_seconds + per_sm * kBlockSeconds + split_cost(p, f, splits, cluster_blocks > 0);
 }
 
 // Stream-K for a family: the tiles of the last wave, when it is partly
@@ -246,7 +275,7 @@ double streamk_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &
     const KernelFamily &f = *e.family;
     const double efficiency = family_efficiency(e, p);
     const double step_seconds =
-        std::max(kStepSeconds, 2.0 * f.bm * f.bn * f.bk / (efficiency * kSmFlops / e.blocks_per_sm));
+        std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / (efficiency * kSmFlops / e.blocks_per_sm));
     const double wave = static_cast<double>(dev.sm_count) * e.blocks_per_sm;
     const double iters = static_cast<double>(sk.iters);
     const double whole_steps = static_cast<double>(sk.dp_tiles) / wave * (iters + 1);
@@ -316,7 +345,7 @@ Plan plan_tiled(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *
                 continue;
             if (split_fits(p, splits))
                 consider(e, splits, chunk, false, 0);
-            const int cluster_blocks = splits <= kTiledMaxCluster ? dev.tiled_cluster_blocks[i][splits] : 0;
+            const int cluster_blocks = splits <= e.max_cluster ? dev.tiled_cluster_blocks[i][splits] : 0;
             if (cluster_ok && cluster_blocks > 0)
                 consider(e, splits, chunk, true, cluster_blocks);
         }

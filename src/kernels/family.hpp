@@ -31,6 +31,7 @@ struct KernelFamily {
 namespace kernels {
 extern const KernelFamily tiled_32x32x8;
 extern const KernelFamily tiled_64x64x8;
+extern const KernelFamily tiled_64x64x16;
 extern const KernelFamily tiled_128x128x8;
 extern const KernelFamily tiled_128x128x16;
 extern const KernelFamily tiled_128x64x8;
