@@ -352,9 +352,13 @@ BENCH_CXXFLAGS := -std=c++17 -O2 $(WARN) -Iinclude -isystem $(CUDA_HOME)/include
 BENCH_LIBS := -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) \
               -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -ldl -lpthread
 
-$(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/lib/$(LIBNAME)
+$(BUILD)/bench/l2flush.o: bench/l2flush.cu
 	@mkdir -p $(@D)
-	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BENCH_LIBS)
+	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -c -o $@ $<
+
+$(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/bench/l2flush.o $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BUILD)/bench/l2flush.o $(BENCH_LIBS)
 
 BENCH_OUT ?= $(BUILD)/bench
 bench: $(BUILD)/bench/bench_gemm

@@ -2,7 +2,7 @@
 // inputs, in the same process.
 //
 //   bench_gemm [--suite] [--squares] [--host] [--shape M N K TA TB]... [--csv PATH]
-//              [--reps N] [--warmup N] [--seed N]
+//              [--reps N] [--warmup N] [--seed N] [--l2 MODE]
 //
 // With --host the operands are in host memory: tgemm_sgemm on pageable and
 // on pinned memory against the naive cuBLAS path (copy in, multiply, copy
@@ -326,10 +326,25 @@ double validate(const char *lib, const Shape &s, int64_t lda, int64_t ldb, int64
 
 // ------------------------------------------------------------------ one shape
 
+// What L2 holds when a timed call starts (--l2; device pointers, event timing):
+//   alternate  calls alternate tgemm / cuBLAS, nothing between them (the default)
+//   clean      the same, each timed call after a read of twice L2's size
+//              (bench/l2flush.cu): L2 holds only clean lines of another buffer
+//   dirty      each timed call after a memset of L2's size: L2 full of lines
+//              still to be written back, the worst case a call can meet
+//   separate   all of tgemm's timed calls back to back, then all of cuBLAS's
+enum class L2Mode { alternate, clean, dirty, separate };
+
+extern "C" cudaError_t bench_l2_clean(const void *buf, size_t bytes, float *sink, int blocks, cudaStream_t st);
+
 struct Ctx {
     cudaStream_t stream = nullptr;
     Cublas cb;
     size_t l2_bytes = 0;
+    int sm_count = 0;
+    L2Mode l2_mode = L2Mode::alternate;
+    void *l2_buf = nullptr;  // clean / dirty: 2 x L2 bytes, zeros
+    float *l2_sink = nullptr;
     int reps = 30;
     int warmup = 5;
     uint32_t seed = 12345;
@@ -472,17 +487,31 @@ Result run_shape(const Shape &s, size_t index, Ctx &ctx)
     std::vector<cudaEvent_t> ev(static_cast<size_t>(4 * reps));
     for (cudaEvent_t &e : ev)
         CUDA_CHECK(cudaEventCreate(&e));
-    for (int r = 0; r < reps; ++r) {
-        const size_t b = static_cast<size_t>(4 * r);
-        CUDA_CHECK(cudaEventRecord(ev[b + 0], ctx.stream));
-        call_tgemm(next());
-        CUDA_CHECK(cudaEventRecord(ev[b + 1], ctx.stream));
-        if (ctx.cb.ok) {
-            CUDA_CHECK(cudaEventRecord(ev[b + 2], ctx.stream));
+    // Before each timed call, outside its events: the L2 state of --l2.
+    auto prepare_l2 = [&]() {
+        if (ctx.l2_mode == L2Mode::clean)
+            CUDA_CHECK(bench_l2_clean(ctx.l2_buf, 2 * ctx.l2_bytes, ctx.l2_sink, 2 * ctx.sm_count, ctx.stream));
+        else if (ctx.l2_mode == L2Mode::dirty)
+            CUDA_CHECK(cudaMemsetAsync(ctx.l2_buf, 0, ctx.l2_bytes, ctx.stream));
+    };
+    auto timed = [&](bool is_tgemm, size_t b) {
+        prepare_l2();
+        CUDA_CHECK(cudaEventRecord(ev[b], ctx.stream));
+        if (is_tgemm)
+            call_tgemm(next());
+        else
             call_cublas(next());
-            CUDA_CHECK(cudaEventRecord(ev[b + 3], ctx.stream));
-        }
+        CUDA_CHECK(cudaEventRecord(ev[b + 1], ctx.stream));
+    };
+    const bool separate = ctx.l2_mode == L2Mode::separate;
+    for (int r = 0; r < reps; ++r) {
+        timed(true, static_cast<size_t>(4 * r));
+        if (ctx.cb.ok && !separate)
+            timed(false, static_cast<size_t>(4 * r + 2));
     }
+    if (ctx.cb.ok && separate)
+        for (int r = 0; r < reps; ++r)
+            timed(false, static_cast<size_t>(4 * r + 2));
     sync();
     std::vector<double> tt, tc;
     for (int r = 0; r < reps; ++r) {
@@ -608,7 +637,7 @@ void usage(FILE *f)
 {
     std::fprintf(f,
         "usage: bench_gemm [--suite] [--squares] [--host] [--shape M N K TA TB]... [--csv PATH]\n"
-        "                  [--reps N] [--warmup N] [--seed N]\n"
+        "                  [--reps N] [--warmup N] [--seed N] [--l2 MODE]\n"
         "  --suite            the standard shape suite\n"
         "  --host             operands in host memory instead: pageable and pinned against the\n"
         "                     naive cuBLAS path and the multiply alone (the host suite, or --shape)\n"
@@ -617,7 +646,11 @@ void usage(FILE *f)
         "  --csv PATH         one row per shape (parent directory is created)\n"
         "  --reps N           timed calls per library (default 30, at least 20 used)\n"
         "  --warmup N         untimed calls per library first (default 5)\n"
-        "  --seed N           seed of the input generator (default 12345)\n");
+        "  --seed N           seed of the input generator (default 12345)\n"
+        "  --l2 MODE          L2 before each event-timed call: alternate (default: calls of\n"
+        "                     tgemm and cuBLAS in turn), clean (after a read of 2x L2),\n"
+        "                     dirty (after a memset of L2's size), separate (each library's\n"
+        "                     calls back to back)\n");
 }
 
 long long parse_int(const char *s, const char *what, long long lo, long long hi)
@@ -952,6 +985,8 @@ void finish(Ctx &ctx, FILE *csv, const std::string &csv_path)
     if (ctx.cb.ok)
         cublas_check(ctx.cb.destroy(ctx.cb.handle), "cublasDestroy_v2");
     CUDA_CHECK(cudaStreamDestroy(ctx.stream));
+    CUDA_CHECK(cudaFree(ctx.l2_buf));
+    CUDA_CHECK(cudaFree(ctx.l2_sink));
 }
 
 // --host: the table, one row per path of every shape, then the targets of
@@ -1037,6 +1072,22 @@ int main(int argc, char **argv)
         } else if (a == "--seed") {
             need(1);
             ctx.seed = static_cast<uint32_t>(parse_int(argv[++i], "--seed", 0, UINT32_MAX));
+        } else if (a == "--l2") {
+            need(1);
+            const std::string m = argv[++i];
+            if (m == "alternate")
+                ctx.l2_mode = L2Mode::alternate;
+            else if (m == "clean")
+                ctx.l2_mode = L2Mode::clean;
+            else if (m == "dirty")
+                ctx.l2_mode = L2Mode::dirty;
+            else if (m == "separate")
+                ctx.l2_mode = L2Mode::separate;
+            else {
+                std::fprintf(stderr, "bench_gemm: --l2 takes alternate, clean, dirty or separate, not '%s'\n",
+                             m.c_str());
+                return 2;
+            }
         } else if (a == "--help" || a == "-h") {
             usage(stdout);
             return 0;
@@ -1097,6 +1148,12 @@ int main(int argc, char **argv)
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     ctx.l2_bytes = static_cast<size_t>(l2);
+    ctx.sm_count = sms;
+    if (ctx.l2_mode == L2Mode::clean || ctx.l2_mode == L2Mode::dirty) {
+        CUDA_CHECK(cudaMalloc(&ctx.l2_buf, 2 * ctx.l2_bytes));
+        CUDA_CHECK(cudaMemset(ctx.l2_buf, 0, 2 * ctx.l2_bytes));
+        CUDA_CHECK(cudaMalloc(&ctx.l2_sink, sizeof(float)));
+    }
     std::printf("device %d: %s, %d SMs, SM clock %.0f MHz (max), L2 %.1f MiB, memory %.1f GiB "
                 "(%.1f GiB free)\n",
                 dev, prop.name, sms, clock_khz / 1000.0, l2 / 1048576.0, total_b / 1073741824.0,
@@ -1123,10 +1180,15 @@ int main(int argc, char **argv)
         std::printf("floor = max(2MNK / %.1f TFLOP/s, 4(MK+KN+MN) bytes / %.2f TB/s); %%floor = "
                     "floor / tgemm time\n",
                     PEAK_FLOPS / 1e12, PEAK_BYTES / 1e12);
-        std::printf("timing: event = median of per-call CUDA events, calls alternating tgemm/cuBLAS; "
+        static const char *const l2_text[] = {
+            "calls alternating tgemm/cuBLAS",
+            "calls alternating tgemm/cuBLAS, each after a read of 2x L2 (--l2 clean)",
+            "calls alternating tgemm/cuBLAS, each after a memset of L2's size (--l2 dirty)",
+            "each library's calls back to back (--l2 separate)"};
+        std::printf("timing: event = median of per-call CUDA events, %s; "
                     "per_call_wall (M*N*K <= 512^3) = wall time of %d back-to-back calls + one sync, "
                     "/ %d, median of %d\n",
-                    WALL_CALLS, WALL_CALLS, WALL_ROUNDS);
+                    l2_text[static_cast<int>(ctx.l2_mode)], WALL_CALLS, WALL_CALLS, WALL_ROUNDS);
     }
 
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
