@@ -68,6 +68,27 @@ __device__ __forceinline__ void copy_box(void *dst, const CUtensorMap *map, int 
         : "memory");
 }
 
+// An L2 policy for data read once: its lines are the first L2 evicts, so a
+// stream passing through L2 does not push out (or force the write-back of)
+// the lines other work left there.
+__device__ __forceinline__ uint64_t evict_first_policy()
+{
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+
+// copy_box with an L2 policy for the lines it reads.
+__device__ __forceinline__ void copy_box(void *dst, const CUtensorMap *map, int c0, int c1, uint64_t *bar,
+                                         uint64_t policy)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, "
+        "%3}], [%4], %5;" ::"r"(smem_addr(dst)),
+        "l"(map), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "l"(policy)
+        : "memory");
+}
+
 // The bytes at src (a multiple of 16, both addresses 16-byte aligned)
 // copied as they lie, without a tensor map.
 __device__ __forceinline__ void copy_bulk(void *dst, const void *src, int bytes, uint64_t *bar)
