@@ -624,52 +624,52 @@ __device__ __forceinline__ void multiply_tile(const GemmParams &p, int64_t m0, i
     // op(B)(l, j) is b[l + j * ldb] without transpose, b[j + l * ldb] with it.
     if constexpr (T::kAsyncStages > 0) {
         multiply_tile_async<T, kTransA, kTransB, kAligned>(p, m0, n0, rem_m, rem_n, sa, sb, epilogue);
-        return;
-    }
-    const float *a0 = kTransA ? p.a + m0 * p.lda : p.a + m0;
-    const float *b0 = kTransB ? p.b + n0 : p.b + n0 * p.ldb;
-    constexpr bool kWhole = T::kMinBlocks == 1;
-    TileLoader<T::BM, T::BK, T::kThreads, !kTransA, kAligned, kWhole> la(a0, p.lda, rem_m);
-    TileLoader<T::BN, T::BK, T::kThreads, kTransB, kAligned, kWhole> lb(b0, p.ldb, rem_n);
+    } else {
+        const float *a0 = kTransA ? p.a + m0 * p.lda : p.a + m0;
+        const float *b0 = kTransB ? p.b + n0 : p.b + n0 * p.ldb;
+        constexpr bool kWhole = T::kMinBlocks == 1;
+        TileLoader<T::BM, T::BK, T::kThreads, !kTransA, kAligned, kWhole> la(a0, p.lda, rem_m);
+        TileLoader<T::BN, T::BK, T::kThreads, kTransB, kAligned, kWhole> lb(b0, p.ldb, rem_n);
 
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int wm0 = (warp % T::kWarpsM) * T::WM, wn0 = (warp / T::kWarpsM) * T::WN;
-    const int lm0 = wm0 + (lane % T::kLanesM) * 4;
-    const int ln0 = wn0 + (lane / T::kLanesM) * 4;
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        const int wm0 = (warp % T::kWarpsM) * T::WM, wn0 = (warp / T::kWarpsM) * T::WN;
+        const int lm0 = wm0 + (lane % T::kLanesM) * 4;
+        const int ln0 = wn0 + (lane / T::kLanesM) * 4;
 
-    float acc[T::TM][T::TN];
+        float acc[T::TM][T::TN];
 #pragma unroll
-    for (int i = 0; i < T::TM; ++i)
+        for (int i = 0; i < T::TM; ++i)
 #pragma unroll
-        for (int j = 0; j < T::TN; ++j)
-            acc[i][j] = 0.0f;
+            for (int j = 0; j < T::TN; ++j)
+                acc[i][j] = 0.0f;
 
-    const int64_t k_tiles = (p.k + T::BK - 1) / T::BK;
-    int rem_k = p.k < T::BK ? (int)p.k : T::BK;
-    la.load(rem_m, rem_k);
-    lb.load(rem_n, rem_k);
-    la.store(sa);
-    lb.store(sb);
-    __syncthreads();
-
-    for (int64_t t = 0; t < k_tiles; ++t) {
-        const int stage = (int)(t & 1);
-        const bool more = t + 1 < k_tiles;
-        if (more) {
-            const int64_t left = p.k - (t + 1) * T::BK;
-            rem_k = left < T::BK ? (int)left : T::BK;
-            la.load(rem_m, rem_k);
-            lb.load(rem_n, rem_k);
-        }
-        multiply_stage<T, kAligned ? T::BK : T::kUnalignedUnroll>(sa + stage * T::kStageA + lm0,
-                                                                 sb + stage * T::kStageB + ln0, acc);
-        if (more) {
-            la.store(sa + (stage ^ 1) * T::kStageA);
-            lb.store(sb + (stage ^ 1) * T::kStageB);
-        }
+        const int64_t k_tiles = (p.k + T::BK - 1) / T::BK;
+        int rem_k = p.k < T::BK ? (int)p.k : T::BK;
+        la.load(rem_m, rem_k);
+        lb.load(rem_n, rem_k);
+        la.store(sa);
+        lb.store(sb);
         __syncthreads();
+
+        for (int64_t t = 0; t < k_tiles; ++t) {
+            const int stage = (int)(t & 1);
+            const bool more = t + 1 < k_tiles;
+            if (more) {
+                const int64_t left = p.k - (t + 1) * T::BK;
+                rem_k = left < T::BK ? (int)left : T::BK;
+                la.load(rem_m, rem_k);
+                lb.load(rem_n, rem_k);
+            }
+            multiply_stage<T, kAligned ? T::BK : T::kUnalignedUnroll>(sa + stage * T::kStageA + lm0,
+                                                                     sb + stage * T::kStageB + ln0, acc);
+            if (more) {
+                la.store(sa + (stage ^ 1) * T::kStageA);
+                lb.store(sb + (stage ^ 1) * T::kStageB);
+            }
+            __syncthreads();
+        }
+        epilogue(lm0, ln0, acc);
     }
-    epilogue(lm0, ln0, acc);
 }
 
 // kCluster: the cluster form of split-K (sk.cluster), a kernel of its own so
