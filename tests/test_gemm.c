@@ -271,7 +271,8 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
     }
     /* The streaming kernel fed by the tensor copy engine (sm_90 only; see
      * skinny_tma_fits in src/kernels/skinny_tma.cu): min(m, n) <= 16 with
-     * 16-byte aligned operands whose strides are multiples of 4, s >= 5,
+     * 16-byte aligned operands whose strides are multiples of 4, s >= 1
+     * (s >= 5 with the short operand contiguous along its s values),
      * k >= 1024, and (132 SMs) at least 119 blocks of 32 rows; the long
      * operand contiguous along its rows or along K, the short one along K or
      * along its s values: each of the four layouts at s = 16 and s <= 8 (its
@@ -290,7 +291,16 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {4100, 9, 1500, false, false, 4, 4, 1, 0, false},    /* s = 9 on the 16-wide kernel; K not a multiple of 128 */
         {4100, 8, 2000, false, false, 0, 0, 2, 0, false},    /* s = 8: the 8-wide kernel */
         {4096, 5, 1024, false, false, 0, 0, 0, 0, false},    /* the least s and K it takes (one turn of the ring) */
-        {4096, 4, 1024, false, false, 0, 0, 0, 0, false},    /* s = 4: skinny_rows instead */
+        {4096, 4, 1024, false, false, 0, 0, 0, 0, false},    /* s = 4 on the 8-wide kernel, the least K */
+        {4096, 1, 4096, false, false, 0, 0, 0, 0, false},    /* the suite's gemv_n1 */
+        {1, 4096, 4096, false, false, 0, 0, 0, 0, false},    /* the suite's gemv_m1: lda = 1, Y's j stride unused */
+        {4099, 1, 1999, false, true, 1, 0, 2, 0, false},     /* n = 1 NT, ldb = 1: Y along k, K not a multiple of 4 */
+        {1, 4100, 2000, true, true, 3, 0, 1, 0, false},      /* m = 1 TT: Y along k (lda = 2003), X along r */
+        {4100, 2, 2048, true, false, 0, 0, 0, 0, false},     /* s = 2: X along k, Y along k */
+        {3, 4100, 1500, false, true, 1, 0, 0, 0, false},     /* s = 3, Y along j (lda = 4): skinny_dots */
+        {5, 4100, 1500, false, true, 3, 0, 0, 0, false},     /* s = 5, Y along j (lda = 8): the least s it takes so */
+        {4096, 1, 1020, false, false, 0, 0, 0, 0, false},    /* K < 1024: skinny_rows */
+        {4096, 3, 4096, false, false, 1, 0, 0, 0, false},    /* lda = 4097: skinny_rows */
         {4096, 16, 1020, false, false, 0, 0, 0, 0, false},   /* K < 1024: skinny_rows */
         {3808, 16, 2048, false, false, 0, 0, 0, 0, false},   /* 119 blocks: fits */
         {3776, 16, 2048, false, false, 0, 0, 0, 0, false},   /* 118 blocks: skinny_rows */

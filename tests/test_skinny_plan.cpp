@@ -165,8 +165,14 @@ void test_tma_fits(void **)
     using tgemm::kernels::skinny_tma_fits;
     const auto fits = [](const SkinnyParams &p) { return skinny_tma_fits(p, kSms); };
     assert_true(fits(tma_params(4096, 16, 4096)));  // the suite's skinny_n16
-    assert_true(fits(tma_params(4096, tgemm::kernels::kSkinnyTmaMinS, tgemm::kernels::kSkinnyTmaMinK)));
-    assert_false(fits(tma_params(4096, tgemm::kernels::kSkinnyTmaMinS - 1, 4096)));
+    assert_true(fits(tma_params(4096, tgemm::kernels::kSkinnyTmaMinSYk, tgemm::kernels::kSkinnyTmaMinK)));
+    assert_false(fits(tma_params(4096, tgemm::kernels::kSkinnyTmaMinSYk - 1, 4096)));
+    SkinnyParams yj = tma_params(4096, tgemm::kernels::kSkinnyTmaMinS, 4096);  // Y contiguous along j
+    yj.y_k = 8;
+    yj.y_j = 1;
+    assert_true(fits(yj));
+    yj.s = tgemm::kernels::kSkinnyTmaMinS - 1;
+    assert_false(fits(yj));
     assert_false(fits(tma_params(4096, 16, tgemm::kernels::kSkinnyTmaMinK - 4)));
     assert_false(fits(tma_params(4096, 17, 4096)));
     assert_true(fits(tma_params(3808, 16, 2048)));    // 119 blocks of 32 on 132 SMs
@@ -194,6 +200,14 @@ void test_tma_fits(void **)
     assert_true(fits(tma_params(INT32_MAX - 64, 16, 4096)));    // the largest r it takes
     assert_false(fits(tma_params(INT32_MAX - 16, 16, 4096)));   // r0 + 32 would pass INT32_MAX
     assert_false(fits(tma_params(4096, 16, int64_t{INT32_MAX})));  // K past the 32-bit coordinates
+    p = tma_params(4096, 1, 4096);  // GEMV: the vector's stride between columns is never used
+    p.y_j = 1;
+    assert_true(fits(p));
+    p.s = 2;  // with two columns it is
+    assert_false(fits(p));
+    p = tma_params(4096, 1, 1999);
+    p.y_j = 1999;
+    assert_true(fits(p));
     p = tma_params(4096, 16, 4096);
     p.x_r = 4096;  // X contiguous along k (skinny_dots' pattern): its rows 16-byte aligned
     p.x_k = 1;

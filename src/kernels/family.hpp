@@ -78,9 +78,14 @@ int64_t skinny_rows_per_block(const SkinnyParams &p);   // values of r per block
 
 // The streaming kernel fed by the tensor copy engine (skinny_tma.cu, sm_90
 // only): 32 r and the whole of K per block, any of X's and Y's layouts.
-// Not measured below s = 5 (a 16-wide experiment at s = 1 was slower than
-// skinny_rows: 33.9 against 27.6 us at 4096 x 1 x 4096).
-constexpr int kSkinnyTmaMinS = 5;
+// s <= 8 runs the 8-wide kernel. Every s from 1 where Y is contiguous along
+// k (H100: 4096 x 1 x 4096 NN 24.8-25.0 us per call against skinny_rows'
+// 27.3-27.4; a 16-wide experiment at s = 1 had been slower, 33.9 us), but
+// from 5 where Y is contiguous along j: its box of S values a row of k then
+// hangs past the matrix's edge, and 4 x 4096 x 4096 NN took 32.2 us
+// against skinny_dots' 28.0.
+constexpr int kSkinnyTmaMinS = 5;       // Y contiguous along j
+constexpr int kSkinnyTmaMinSYk = 1;     // Y contiguous along k
 constexpr int kSkinnyTmaRows = 32;  // values of r per block
 constexpr int64_t kSkinnyTmaMinK = 1024;
 // Per device, before the first launch: *available where the kernel can run
@@ -91,7 +96,8 @@ cudaError_t prepare_skinny_tma(int cc_major, bool *available);
 // Whether the kernel takes this product: operands laid out and aligned as
 // the copy engine needs (16-byte bases, strides a multiple of 4 elements and
 // under 2^40 bytes),
-// s >= kSkinnyTmaMinS, k >= kSkinnyTmaMinK, and enough blocks to fill the
+// s >= kSkinnyTmaMinS (kSkinnyTmaMinSYk with Y contiguous along k),
+// k >= kSkinnyTmaMinK, and enough blocks to fill the
 // SMs in mostly full waves.
 bool skinny_tma_fits(const SkinnyParams &p, int sm_count);
 cudaError_t launch_skinny_tma(const SkinnyParams &p, cudaStream_t s);

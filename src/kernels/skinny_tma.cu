@@ -265,13 +265,21 @@ bool encode_map(CUtensorMap *map, const float *ptr, int64_t rows, int64_t cols, 
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// Y's stride between values of j, where Y is contiguous along k. With s = 1
+// it is never used (its one column is all the map holds), and GEMV's vector
+// may come with any, 1 included; the map takes K rounded up to 4 instead.
+int64_t y_column_stride(const SkinnyParams &p)
+{
+    return p.s == 1 ? (p.k + 3) / 4 * 4 : p.y_j;
+}
+
 template <int S, bool XK, bool YK>
 cudaError_t launch_for(const SkinnyParams &p, cudaStream_t st)
 {
     CUtensorMap x_map, y_map;
     const bool x_ok = XK ? encode_map(&x_map, p.x, p.k, p.r, p.x_r, kSwizzleBox, kRows, true)
                          : encode_map(&x_map, p.x, p.r, p.k, p.x_k, kRows, kStepK, false);
-    const bool y_ok = YK ? encode_map(&y_map, p.y, p.k, p.s, p.y_j, kStepK, S, false)
+    const bool y_ok = YK ? encode_map(&y_map, p.y, p.k, p.s, y_column_stride(p), kStepK, S, false)
                          : encode_map(&y_map, p.y, p.s, p.k, p.y_k, S, kStepK, false);
     if (!x_ok || !y_ok)
         return cudaErrorInvalidValue;
@@ -324,10 +332,10 @@ cudaError_t prepare_skinny_tma(int cc_major, bool *available)
 bool skinny_tma_fits(const SkinnyParams &p, int sm_count)
 {
     const auto aligned = [](const float *q) { return (reinterpret_cast<uintptr_t>(q) & 15u) == 0; };
-    if (p.s < kSkinnyTmaMinS || p.s > 16)
+    if (p.s < (p.y_k == 1 ? kSkinnyTmaMinSYk : kSkinnyTmaMinS) || p.s > 16)
         return false;
     // The copy engine: 16-byte aligned bases and strides, 32-bit coordinates.
-    const int64_t x_ld = p.x_r == 1 ? p.x_k : p.x_r, y_ld = p.y_k == 1 ? p.y_j : p.y_k;
+    const int64_t x_ld = p.x_r == 1 ? p.x_k : p.x_r, y_ld = p.y_k == 1 ? y_column_stride(p) : p.y_k;
     if (!aligned(p.x) || !aligned(p.y) || x_ld % 4 != 0 || y_ld % 4 != 0 || x_ld >= (int64_t{1} << 38) ||
         y_ld >= (int64_t{1} << 38))
         return false;
