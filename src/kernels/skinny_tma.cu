@@ -101,7 +101,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         // call before each of bench_gemm's calls leaves ~6 MB of split-K
         // sums dirty in L2 (ncu); with the normal policy writing them back
         // cost 16 x 4096 x 4096 NN 2.3 us (31.5 -> 29.4 us); with the
-        // calls back to back 0.1-1.3 us across the skinny shapes.
+        // calls back to back the policy gains 0.1-0.9 us at s = 16 and
+        // 1.0-1.4 us at s = 8 (docs/performance.md, "What L2 holds").
         if (lane == 0) {
             const uint64_t x_policy = evict_first_policy();
             for (int t = 0; t < steps; ++t) {
