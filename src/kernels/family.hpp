@@ -95,10 +95,9 @@ constexpr int64_t kSkinnyTmaMinK = 1024;
 cudaError_t prepare_skinny_tma(int cc_major, bool *available);
 // Whether the kernel takes this product: operands laid out and aligned as
 // the copy engine needs (16-byte bases, strides a multiple of 4 elements and
-// under 2^40 bytes),
-// s >= kSkinnyTmaMinS (kSkinnyTmaMinSYk with Y contiguous along k),
-// k >= kSkinnyTmaMinK, and enough blocks to fill the
-// SMs in mostly full waves.
+// under 2^40 bytes), s >= kSkinnyTmaMinS (kSkinnyTmaMinSYk with Y contiguous
+// along k), k >= kSkinnyTmaMinK, and enough blocks to fill the SMs in mostly
+// full waves.
 bool skinny_tma_fits(const SkinnyParams &p, int sm_count);
 cudaError_t launch_skinny_tma(const SkinnyParams &p, cudaStream_t s);
 

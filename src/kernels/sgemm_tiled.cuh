@@ -556,6 +556,27 @@ __device__ __forceinline__ GemmParams slice_of(GemmParams p, const SplitK &sk)
     return p;
 }
 
+// The lane's first element in the block's tile, (lm0, ln0): its warp's
+// corner plus the lane's 4 x 4 origin within the warp tile. Both main loops
+// (multiply_tile and multiply_tile_async) hand it to the epilogue.
+template <class T>
+__device__ __forceinline__ void lane_origin(int &lm0, int &ln0)
+{
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    lm0 = (warp % T::kWarpsM) * T::WM + (lane % T::kLanesM) * 4;
+    ln0 = (warp / T::kWarpsM) * T::WN + (lane / T::kLanesM) * 4;
+}
+
+template <class T>
+__device__ __forceinline__ void zero_accumulators(float (&acc)[T::TM][T::TN])
+{
+#pragma unroll
+    for (int i = 0; i < T::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::TN; ++j)
+            acc[i][j] = 0.0f;
+}
+
 // multiply_tile for the families with an async ring (TileShape::kAsyncStages
 // = S): the copies of step t + S - 1 are issued, into the stage that step t
 // - 1 used, before step t is multiplied, so S - 1 steps of copies are in
@@ -571,15 +592,10 @@ __device__ __forceinline__ void multiply_tile_async(const GemmParams &p, int64_t
     AsyncLoader<T::BM, T::BK, T::kThreads, !kTransA, kAligned> la(kTransA ? p.a + m0 * p.lda : p.a + m0, p.lda);
     AsyncLoader<T::BN, T::BK, T::kThreads, kTransB, kAligned> lb(kTransB ? p.b + n0 : p.b + n0 * p.ldb, p.ldb);
 
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int lm0 = (warp % T::kWarpsM) * T::WM + (lane % T::kLanesM) * 4;
-    const int ln0 = (warp / T::kWarpsM) * T::WN + (lane / T::kLanesM) * 4;
+    int lm0, ln0;
+    lane_origin<T>(lm0, ln0);
     float acc[T::TM][T::TN];
-#pragma unroll
-    for (int i = 0; i < T::TM; ++i)
-#pragma unroll
-        for (int j = 0; j < T::TN; ++j)
-            acc[i][j] = 0.0f;
+    zero_accumulators<T>(acc);
 
     const int64_t k_tiles = (p.k + T::BK - 1) / T::BK;
     const auto copy_step = [&](int64_t t, int stage) {
@@ -631,17 +647,10 @@ __device__ __forceinline__ void multiply_tile(const GemmParams &p, int64_t m0, i
         TileLoader<T::BM, T::BK, T::kThreads, !kTransA, kAligned, kWhole> la(a0, p.lda, rem_m);
         TileLoader<T::BN, T::BK, T::kThreads, kTransB, kAligned, kWhole> lb(b0, p.ldb, rem_n);
 
-        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-        const int wm0 = (warp % T::kWarpsM) * T::WM, wn0 = (warp / T::kWarpsM) * T::WN;
-        const int lm0 = wm0 + (lane % T::kLanesM) * 4;
-        const int ln0 = wn0 + (lane / T::kLanesM) * 4;
-
+        int lm0, ln0;
+        lane_origin<T>(lm0, ln0);
         float acc[T::TM][T::TN];
-#pragma unroll
-        for (int i = 0; i < T::TM; ++i)
-#pragma unroll
-            for (int j = 0; j < T::TN; ++j)
-                acc[i][j] = 0.0f;
+        zero_accumulators<T>(acc);
 
         const int64_t k_tiles = (p.k + T::BK - 1) / T::BK;
         int rem_k = p.k < T::BK ? (int)p.k : T::BK;

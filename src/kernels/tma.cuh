@@ -36,7 +36,6 @@ __device__ __forceinline__ void ring_init(uint64_t *full, uint64_t *empty, int s
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
-
 // The producer's arrival, announcing the bytes the copies will complete.
 __device__ __forceinline__ void bar_expect(uint64_t *b, int bytes)
 {
