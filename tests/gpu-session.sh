@@ -103,16 +103,23 @@ for step in "${steps[@]}"; do
                 --shape 512 512 512 N N --shape 256 256 8192 N N --shape 4095 4095 4095 N N --csv "$OUT/sweep_$f.csv"
         done ;;
     profile)
-        # Where the main kernel's issue slots go, and its SASS, for 4096^3 NN.
+        # Where the large squares' kernel (256x128x16, as the dispatcher
+        # picks it at 4096^3 NN) and cuBLAS's spend their issue cycles: ncu
+        # with PC sampling, clocks as found, one call of each, the samples
+        # per SASS instruction summarized by bench/ncu_stalls.py. cuBLAS 13.0
+        # runs 4096^3 NN on its tilesize256x128x8 kernel (H100).
         make -j"$JOBS" build/bench/bench_gemm >/dev/null
-        # ncu prints template arguments as (int)128.
-        run_step profile env TGEMM_KERNEL=128x128x8 ncu --clock-control none --section SchedulerStats \
-            --section WarpStateStats --section ComputeWorkloadAnalysis --section Occupancy \
-            --section InstructionStats --kernel-name-base demangled \
-            -k "regex:\(int\)128, \(int\)128, \(int\)8, \(int\)64, \(int\)32, \(int\)2>, \(bool\)0, \(bool\)1" \
-            -c 1 build/bench/bench_gemm --reps 20 --shape 4096 4096 4096 N T
-        cuobjdump --dump-sass build/obj/kernels/tiled_128x128x8.o > "$OUT/sass_128x128x8.txt" 2>&1
-        cuobjdump --dump-sass build/obj/kernels/skinny.o > "$OUT/sass_skinny.txt" 2>&1 ;;
+        # ncu prints template arguments as (int)256.
+        for who in tgemm cublas; do
+            if [ $who = tgemm ]; then pick='regex:TileShape<\(int\)256, \(int\)128, \(int\)16,'; else pick='regex:xmma_gemm_f32f32.*tilesize256x128x8'; fi
+            run_step "profile_$who" ncu --clock-control none --set full --import-source no \
+                --kernel-name-base demangled -k "$pick" -s 3 -c 1 -f -o "$OUT/profile_$who" \
+                build/bench/bench_gemm --reps 20 --warmup 3 --shape 4096 4096 4096 N N
+            ncu -i "$OUT/profile_$who.ncu-rep" --page details --csv > "$OUT/profile_${who}_details.csv" 2>&1
+            ncu -i "$OUT/profile_$who.ncu-rep" --page source --csv --print-source sass 2>&1 |
+                gzip > "$OUT/profile_${who}_sass.csv.gz"
+            run_step "profile_${who}_stalls" python3 bench/ncu_stalls.py "$OUT/profile_${who}_sass.csv.gz"
+        done ;;
     sass)
         # Register-bank pressure of every tiled kernel's main loop
         # (bench/sass_banks.py): a kernel far above its family's others has
