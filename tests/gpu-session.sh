@@ -65,8 +65,8 @@ for step in "${steps[@]}"; do
         # kernel fed by the tensor copy engine runs, GEMV's s = 1 included);
         # the host path out of core. racecheck: tiny rows, with the default
         # dispatch, with 128x128x8 forced and in stream-K form (rows no deeper
-        # than 20000), and streaming rows (skinny_rows_ring; the TMA kernel,
-        # GEMV's included).
+        # than 20000), streaming rows (skinny_rows_ring; the TMA kernel,
+        # GEMV's included), and 256x128x16's branch-free TN step (forced).
         [ "$step" = racecheck ] ||
         run_step memcheck sh -c 'TGEMM_TEST_MAX_DIM=65 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_MAX_DIM=257 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
@@ -89,7 +89,9 @@ for step in "${steps[@]}"; do
             TGEMM_TEST_FILTER="nn_9x4099x1500*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="nn_8x4100x2048*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="tt_1x4100x2000*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_TEST_FILTER="nn_4096x1x4096*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
+            TGEMM_TEST_FILTER="nn_4096x1x4096*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=256x128x16 TGEMM_TEST_FILTER="tn_512x384x96*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=256x128x16 TGEMM_TEST_FILTER="tn_300x200x32*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
     bench)
         run_step bench make bench BENCH_OUT="$OUT" ;;
     sweep)

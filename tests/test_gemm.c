@@ -269,7 +269,9 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
                 rows[n++] = t;
         }
     }
-    /* The streaming kernel fed by the tensor copy engine (sm_90 only; see
+    /* Rows whose layout is given in full (pads, alignment, memory kind).
+     *
+     * The streaming kernel fed by the tensor copy engine (sm_90 only; see
      * skinny_tma_fits in src/kernels/skinny_tma.cu): min(m, n) <= 16 with
      * 16-byte aligned operands whose strides are multiples of 4, s >= 1
      * (s >= 5 with the short operand contiguous along its s values),
@@ -285,7 +287,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         bool ta, tb;
         int pad_a, pad_b, pad_c, offset;
         bool managed;
-    } kTma[] = {
+    } kExplicit[] = {
         {4096, 16, 4096, false, false, 0, 0, 0, 0, false},   /* the suite's skinny_n16 */
         {4099, 16, 4100, false, false, 1, 0, 3, 0, false},   /* a partial last block of r */
         {4100, 9, 1500, false, false, 4, 4, 1, 0, false},    /* s = 9 on the 16-wide kernel; K not a multiple of 128 */
@@ -322,30 +324,41 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {4096, 16, 4096, false, false, 1, 0, 0, 0, false},   /* lda = 4097: not a multiple of 4, skinny_rows */
         {4096, 16, 4096, false, false, 0, 2, 0, 0, false},   /* ldb = 4098: skinny_rows */
         {4096, 16, 4096, false, false, 0, 0, 0, 1, false},   /* operands one float past 16-byte alignment */
+        /* The branch-free K step of 256x128x16's TN kernel
+         * (kBranchFreeStep in src/kernels/sgemm_tiled.cuh): blocks of whole
+         * tiles, aligned operands, K a multiple of 16 and at least 32. The
+         * small rows reach it when the family is forced (make test runs
+         * each family so); the last is the dispatcher's own plan on the H100. */
+        {512, 384, 96, true, false, 0, 0, 0, 0, false},     /* 6 whole tiles, 6 K steps */
+        {300, 200, 32, true, false, 4, 0, 4, 0, false},     /* 1 whole tile beside 3 edge tiles; the least K (2 steps) */
+        {256, 128, 16, true, false, 0, 0, 0, 0, false},     /* 1 step: the loop with tests */
+        {512, 256, 40, true, false, 0, 0, 0, 0, false},     /* K not a multiple of 16: the loop with tests */
+        {512, 256, 64, true, false, 0, 0, 0, 1, false},     /* unaligned operands: the loop with tests */
+        {2048, 2048, 2048, true, false, 0, 0, 0, 0, false}, /* 128 whole tiles, 128 steps (the H100's plan) */
     };
-    for (size_t i = 0; i < sizeof kTma / sizeof kTma[0]; ++i) {
-        const int64_t longest = kTma[i].m > kTma[i].n ? kTma[i].m : kTma[i].n;
+    for (size_t i = 0; i < sizeof kExplicit / sizeof kExplicit[0]; ++i) {
+        const int64_t longest = kExplicit[i].m > kExplicit[i].n ? kExplicit[i].m : kExplicit[i].n;
         if (longest > sizes[nsizes - 1] * 4 && nsizes < NSIZES)
             continue;
-        if (max_k > 0 && kTma[i].k > max_k)
+        if (max_k > 0 && kExplicit[i].k > max_k)
             continue;
         gemm_case_t t;
         memset(&t, 0, sizeof t);
         t.col_major = true;
-        t.ta = kTma[i].ta;
-        t.tb = kTma[i].tb;
-        t.m = kTma[i].m;
-        t.n = kTma[i].n;
-        t.k = kTma[i].k;
-        t.pad_a = kTma[i].pad_a;
-        t.pad_b = kTma[i].pad_b;
-        t.pad_c = kTma[i].pad_c;
+        t.ta = kExplicit[i].ta;
+        t.tb = kExplicit[i].tb;
+        t.m = kExplicit[i].m;
+        t.n = kExplicit[i].n;
+        t.k = kExplicit[i].k;
+        t.pad_a = kExplicit[i].pad_a;
+        t.pad_b = kExplicit[i].pad_b;
+        t.pad_c = kExplicit[i].pad_c;
         /* kAlphaBeta without its alpha == 0 row (the scaling kernel) */
         const size_t ab = (i + 2) % 7 < 5 ? (i + 2) % 7 : (i + 2) % 7 + 1;
         t.alpha = kAlphaBeta[ab][0];
         t.beta = kAlphaBeta[ab][1];
-        t.mem_a = t.mem_b = t.mem_c = kTma[i].managed ? MEM_MANAGED : MEM_DEVICE;
-        t.offset = kTma[i].offset;
+        t.mem_a = t.mem_b = t.mem_c = kExplicit[i].managed ? MEM_MANAGED : MEM_DEVICE;
+        t.offset = kExplicit[i].offset;
         t.use_ex = i % 2 == 1;
         if (n < cap)
             rows[n++] = t;
