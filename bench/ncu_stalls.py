@@ -24,7 +24,9 @@ import csv
 import gzip
 import sys
 
-# Reasons that are not stalls, or that repeat another (the "Not Issued" copies).
+# Warp states that are not stalls: the warp issued, or was ready while
+# another warp issued. (The "(Not Issued)" copies of each reason are left
+# out where the reasons are read.)
 SKIP = ('stall_selected', 'stall_not_selected')
 
 
