@@ -322,6 +322,7 @@ test-install: $(BUILD)/lib/$(LIBNAME)
 # The analysis scripts that need no GPU, on fixed inputs.
 test-tools:
 	sh tests/check-sass-banks.sh
+	sh tests/check-ncu-stalls.sh
 
 test-docs:
 	@if command -v doxygen >/dev/null 2>&1; then $(MAKE) --no-print-directory docs; \
