@@ -9,6 +9,7 @@
 #                        cblas_sgemm plain against LD_PRELOAD=libtgemm.so
 #   make bench-host-trace  the timeline of 8192^3 on host operands (TGEMM_HOST_TRACE)
 #   make bench-tma       two experiments fed by the tensor copy engine, against cuBLAS (GPU)
+#   make bench-kstep     the large-square kernel's K step taken apart, and the instruction cache (GPU)
 #   make install         PREFIX=/usr/local DESTDIR= (staged installs)
 #   make docs            Doxygen HTML in docs/html, warnings are errors
 #   make deps            install the Debian/Ubuntu packages the above need
@@ -60,7 +61,7 @@ LIB_DEPS := $(LIB_OBJ:.o=.d)
 
 .PHONY: all lib bench-plans test test-long test-cpu test-gpu test-host test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
-        bench-host-trace bench-tma \
+        bench-host-trace bench-tma bench-kstep \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
 all: lib
@@ -407,6 +408,23 @@ bench-tma: $(TMA_EXP)
 	        bench/experiments/tma_skinny.cu -L$(CUDA_LIBDIR) -lcublas || exit 1; \
 	    for w in 0 1; do for sp in 2 3 4; do $(BUILD)/bench/tma_skinny_$${v%%:*} $$w 4096 16 4096 $$sp 30; done; done; \
 	  done; } 2>&1 | tee $(BENCH_OUT)/tma.txt
+
+# Two more experiments, not part of the library: the K step of 256x128x16
+# taken apart (bench/experiments/kstep.cu: the stage's LDS and FFMAs alone,
+# with the barrier, with the loads; four FFMA orders) and the loop body the
+# instruction cache holds (icache.cu). Each prints FFMAs or instructions
+# issued per cycle per scheduler. Needs a GPU of compute capability 9.0.
+$(BUILD)/bench/kstep: bench/experiments/kstep.cu src/kernels/sgemm_tiled.cuh
+	@mkdir -p $(@D)
+	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude -o $@ $<
+
+$(BUILD)/bench/icache: bench/experiments/icache.cu
+	@mkdir -p $(@D)
+	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o $@ $<
+
+bench-kstep: $(BUILD)/bench/kstep $(BUILD)/bench/icache
+	@mkdir -p $(BENCH_OUT)
+	{ $(BUILD)/bench/kstep && $(BUILD)/bench/icache; } 2>&1 | tee $(BENCH_OUT)/kstep.txt
 
 # Where the time of a call on host operands goes: 8192^3 NN from pageable
 # and pinned memory (bench_gemm --host, 5 timed calls each after the
