@@ -2,8 +2,10 @@
 // of 8 warps per SM, 16 x 8 products per lane, two shared stages) taken
 // apart, each part timed with clock64 on 128 blocks, one per SM, over 4096
 // of K. It prints FFMAs issued per cycle per scheduler (1.0 is the FP32
-// peak); the stage arithmetic and shared layout are the library's
-// (TileShape, TileLoader, lane_origin from src/kernels/sgemm_tiled.cuh).
+// peak). The shared layout, tile loaders and lane mapping are the library's
+// (TileShape, TileLoader, lane_origin from src/kernels/sgemm_tiled.cuh); the
+// stage's LDS and FFMAs are written out here so that their order can vary
+// (serpentine rows, read every row of K, are the library's multiply_stage).
 //
 //   make bench-kstep  (or: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude kstep.cu)
 //
