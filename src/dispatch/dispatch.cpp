@@ -234,15 +234,16 @@ double tiled_cost(const TiledEntry &e, const GemmParams &p, const DeviceInfo &de
     const int64_t slots =
         cluster_blocks > 0 ? cluster_blocks : static_cast<int64_t>(dev.sm_count) * e.blocks_per_sm;
     const double waves = static_cast<double>(ceil_div(blocks, slots));
-    const int64_t resident = std::min<int64_t>(e.blocks_per_sm, ceil_div(blocks, dev.sm_count));
+    const int64_t busiest = ceil_div(blocks, dev.sm_count);  // blocks on the busiest SM
+    const int64_t resident = std::min<int64_t>(e.blocks_per_sm, busiest);
     const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
     const double efficiency = family_efficiency(e, p) * (alone ? e.alone : 1.0);
     const double rate = std::min(efficiency * kSmFlops / static_cast<double>(resident),
                                  f.threads / 32 * kWarpFlops);
     const double step_seconds = std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
-    const double per_sm = static_cast<double>(ceil_div(blocks, dev.sm_count));
-    return waves * steps * step_seconds + per_sm * kBlockSeconds + split_cost(p, f, splits, cluster_blocks > 0);
+    return waves * steps * step_seconds + static_cast<double>(busiest) * kBlockSeconds +
+           split_cost(p, f, splits, cluster_blocks > 0);
 }
 
 // Stream-K for a family: the tiles of the last wave, when it is partly
