@@ -48,9 +48,12 @@ namespace kernels {
 // two stages fed through registers; else the depth of a ring of stages that
 // copies fill straight from global memory (cp.async, AsyncLoader), for
 // families whose blocks walk only a few K steps and so cannot hide a load's
-// latency behind one step's FFMAs.
+// latency behind one step's FFMAs. kWholeRing_: 0, or the depth of the ring
+// through which blocks of whole tiles take their operands contiguous along M
+// or N (multiply_tile_whole_ring, kWholeRingStep); the other blocks keep the
+// family's path.
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int kMinBlocks_, bool kClusterForm_ = true,
-          int kUnalignedUnroll_ = BK_, int kAsyncStages_ = 0>
+          int kUnalignedUnroll_ = BK_, int kAsyncStages_ = 0, int kWholeRing_ = 0>
 struct TileShape {
     static constexpr int BM = BM_, BN = BN_, BK = BK_;
     static constexpr int WM = WM_, WN = WN_;
@@ -58,7 +61,9 @@ struct TileShape {
     static constexpr bool kClusterForm = kClusterForm_;
     static constexpr int kUnalignedUnroll = kUnalignedUnroll_;
     static constexpr int kAsyncStages = kAsyncStages_;
-    static constexpr int kBuffers = kAsyncStages > 0 ? kAsyncStages : 2;  // shared stages of each operand
+    static constexpr int kWholeRing = kWholeRing_;
+    // Shared stages of each operand: 2 for the register path.
+    static constexpr int kBuffers = kAsyncStages > 2 || kWholeRing > 2 ? (kAsyncStages > kWholeRing ? kAsyncStages : kWholeRing) : 2;
     static constexpr int kLanesM = 8, kLanesN = 4;
     static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;
@@ -218,6 +223,17 @@ __device__ __forceinline__ void copy_async(float *dst, const float *src, int val
 #endif
 }
 
+// copy_async<16> of 16 bytes that all lie inside the operand (no source size).
+__device__ __forceinline__ void copy_async16_full(float *dst, const float *src)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+#else
+    (void)dst, (void)src;
+#endif
+}
+
 __device__ __forceinline__ void copy_async_commit()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -309,6 +325,22 @@ struct AsyncLoader {
             }
         }
         const int64_t step = kMnContig ? BK * ld : BK;
+        base += step;
+        first += step;
+    }
+
+    // copy() of a tile wholly inside the matrix, contiguous along mn and
+    // aligned: 16-byte copies with no test and no zero fill. With advance
+    // false the loader stays on this tile (multiply_tile_whole_ring).
+    __device__ __forceinline__ void copy_whole(float *s, bool advance)
+    {
+        static_assert(kMnContig && kVec, "whole tiles go 16 bytes a copy along mn");
+        float *const dst0 = s + kk * kLds + mn;
+        const int64_t row_step = kRowStep * ld;
+#pragma unroll
+        for (int r = 0; r < kCopies; ++r)
+            copy_async16_full(dst0 + r * kRowStep * kLds, base + r * row_step);
+        const int64_t step = advance ? BK * ld : 0;
         base += step;
         first += step;
     }
@@ -634,6 +666,103 @@ __device__ __forceinline__ void multiply_tile_async(const GemmParams &p, int64_t
     epilogue(lm0, ln0, acc);
 }
 
+// multiply_tile for a block of whole tiles (aligned, K a multiple of BK, at
+// least S - 1 steps of it) of a family with TileShape::kWholeRing = S, for
+// the transpose pairs of kWholeRingStep. The K step is one basic block, with
+// no test, branch or zero fill, so ptxas spreads the loads among the FFMAs
+// (the register path's step is several blocks: its loads, with their edge
+// tests, and its stores run apart from the FFMAs, where both warps of a
+// scheduler reach them at once after the barrier). An operand contiguous
+// along M (N) goes straight from global to shared memory, 16 bytes a copy,
+// through a ring of S stages of cp.async copies, S - 1 steps in flight;
+// every step copies the next tile, those past the last one its own tile
+// again, into a stage that no later step reads. An operand contiguous along
+// K goes through registers, as in multiply_tile, to be transposed on its way
+// to its stage: 4-byte copies were slower (H100, 256x128x16 on rings of 3
+// and 4 stages, 4096^3: NN 49.5 -> 48.7 TFLOP/s, TN 48.1 -> 44.5, TT 48.5 ->
+// 47.0, NT 50.6 -> 52.1).
+template <class T, bool kTransA, bool kTransB, class Epilogue>
+__device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, int64_t m0, int64_t n0, float *sa,
+                                                         float *sb, Epilogue &&epilogue)
+{
+    constexpr int S = T::kWholeRing;
+    constexpr bool kRingA = !kTransA, kRingB = kTransB;  // the operands contiguous along M or N
+    const float *const a0 = kTransA ? p.a + m0 * p.lda : p.a + m0;
+    const float *const b0 = kTransB ? p.b + n0 : p.b + n0 * p.ldb;
+    // One loader of each operand is used, the other left to dead-code elimination.
+    AsyncLoader<T::BM, T::BK, T::kThreads, true, true> ra(a0, p.lda);
+    AsyncLoader<T::BN, T::BK, T::kThreads, true, true> rb(b0, p.ldb);
+    TileLoader<T::BM, T::BK, T::kThreads, false, true, true> la(a0, p.lda, T::BM);
+    TileLoader<T::BN, T::BK, T::kThreads, false, true, true> lb(b0, p.ldb, T::BN);
+
+    int lm0, ln0;
+    lane_origin<T>(lm0, ln0);
+    float acc[T::TM][T::TN];
+    zero_accumulators<T>(acc);
+
+    const int64_t k_tiles = p.k / T::BK;
+    // The ring's first S - 1 tiles; the registers' first tile, stored. A
+    // loader moves on only to a tile that exists, so no load or copy leaves
+    // the operand.
+#pragma unroll
+    for (int t = 0; t < S - 1; ++t) {
+        if (kRingA)
+            ra.copy_whole(sa + t * T::kStageA, t + 1 < k_tiles);
+        if (kRingB)
+            rb.copy_whole(sb + t * T::kStageB, t + 1 < k_tiles);
+        copy_async_commit();
+    }
+    if (!kRingA) {
+        la.load_whole(1 < k_tiles);
+        la.store(sa);
+    }
+    if (!kRingB) {
+        lb.load_whole(1 < k_tiles);
+        lb.store(sb);
+    }
+    int stage = 0, next = S - 1;  // t % S and (t + S - 1) % S
+    for (int64_t t = 0; t < k_tiles; ++t) {
+        copy_async_wait<S - 2>();
+        __syncthreads();
+        const int after = stage + 1 == S ? 0 : stage + 1;  // (t + 1) % S
+        // The copies of tile t + S - 1 and the loads of tile t + 1 (past the
+        // last tile: the last again, into a stage no later step reads).
+        if (kRingA)
+            ra.copy_whole(sa + next * T::kStageA, t + S < k_tiles);
+        else
+            la.load_whole(t + 2 < k_tiles);
+        if (kRingB)
+            rb.copy_whole(sb + next * T::kStageB, t + S < k_tiles);
+        else
+            lb.load_whole(t + 2 < k_tiles);
+        copy_async_commit();
+        multiply_stage<T>(sa + stage * T::kStageA + lm0, sb + stage * T::kStageB + ln0, acc);
+        if (!kRingA)
+            la.store(sa + after * T::kStageA);
+        if (!kRingB)
+            lb.store(sb + after * T::kStageB);
+        stage = after;
+        next = next + 1 == S ? 0 : next + 1;
+    }
+    copy_async_wait<0>();  // the copies past the last tile land before the block moves on
+    __syncthreads();
+    epilogue(lm0, ln0, acc);
+}
+
+// Whether the kernels of this tile shape and transpose pair walk the K
+// steps of blocks of whole tiles through the ring (multiply_tile_whole_ring):
+// where the family has one (TileShape::kWholeRing) and an operand is
+// contiguous along M or N. H100, 4096^3, family forced, stream-K off,
+// TFLOP/s: 256x128x16 NN 49.5 -> 52.0, NT 50.6 -> 52.0, TT 48.5 -> 50.9;
+// 128x256x8 NN 43.6 -> 46.3, NT 43.7 -> 45.6, TT 42.8 -> 47.5; 128x128x16
+// NN 43.7 -> 44.2, NT 47.2 -> 49.4, TT 43.6 -> 44.9; 256x128x8 NT 48.6 ->
+// 52.6, TT 47.6 -> 49.4, but NN 49.1 -> 48.5, so not its NN. TN, with both
+// operands along K, gains nothing from it (256x128x16 48.1 -> 47.2 on it;
+// the branch-free step below instead).
+template <class T, bool kTransA, bool kTransB>
+constexpr bool kWholeRingStep = T::kWholeRing > 0 && (!kTransA || kTransB) &&
+                                !(T::BM == 256 && T::BN == 128 && T::BK == 8 && !kTransA && !kTransB);
+
 // Whether the plain kernel of this tile shape and transpose pair walks the
 // K steps of a block of whole tiles (aligned, K a multiple of BK) with no
 // test or branch in the step (multiply_tile). Only where it measured
@@ -660,6 +789,12 @@ __device__ __forceinline__ void multiply_tile(const GemmParams &p, int64_t m0, i
     if constexpr (T::kAsyncStages > 0) {
         multiply_tile_async<T, kTransA, kTransB, kAligned>(p, m0, n0, rem_m, rem_n, sa, sb, epilogue);
     } else {
+        if constexpr (kWholeRingStep<T, kTransA, kTransB> && kAligned) {
+            if (rem_m == T::BM && rem_n == T::BN && p.k % T::BK == 0 && p.k >= (T::kWholeRing - 1) * T::BK) {
+                multiply_tile_whole_ring<T, kTransA, kTransB>(p, m0, n0, sa, sb, epilogue);
+                return;
+            }
+        }
         const float *a0 = kTransA ? p.a + m0 * p.lda : p.a + m0;
         const float *b0 = kTransB ? p.b + n0 : p.b + n0 * p.ldb;
         constexpr bool kWhole = T::kMinBlocks == 1;
