@@ -61,7 +61,7 @@ for step in "${steps[@]}"; do
         # Reduced sets. memcheck: every row up to 65 with the default
         # dispatch; rows up to 257 with 256x128x16 forced (whole tiles, so
         # its straight-line load path and whole-tile ring run), the ring's
-        # rows of one step of 8 on 256x128x8 and its 512 x 512 rows on
+        # rows of 16 steps of 8 on 256x128x8 and its 512 x 512 rows on
         # 128x256x8; the streaming rows (s = 16, 13,
         # the 4xxx-row ones with s < 10, and the m <= 16 rows where the
         # kernel fed by the tensor copy engine runs, GEMV's s = 1 included);
@@ -69,12 +69,12 @@ for step in "${steps[@]}"; do
         # dispatch, with 128x128x8 forced and in stream-K form (rows no deeper
         # than 20000), streaming rows (skinny_rows_ring; the TMA kernel,
         # GEMV's included), 256x128x16's branch-free TN step (forced), and
-        # the whole-tile ring: NN and NT on 256x128x16, one step of 8 with an
-        # operand through registers on 128x256x8, one of 16 on 128x128x16.
+        # the whole-tile ring: NN and NT on 256x128x16, 16 steps of 8 with an
+        # operand through registers on 128x256x8, 16 of 16 on 128x128x16.
         [ "$step" = racecheck ] ||
         run_step memcheck sh -c 'TGEMM_TEST_MAX_DIM=65 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_MAX_DIM=257 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_KERNEL=256x128x8 TGEMM_TEST_FILTER="??_256x256x8_*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=256x128x8 TGEMM_TEST_FILTER="??_256x256x128_*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=128x256x8 TGEMM_TEST_FILTER="??_512x512x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=129 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="*x16x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
@@ -98,9 +98,9 @@ for step in "${steps[@]}"; do
             TGEMM_TEST_FILTER="nn_4096x1x4096*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_FILTER="tn_512x384x96*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_FILTER="tn_300x200x32*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_KERNEL=256x128x16 TGEMM_TEST_FILTER="n?_512x512x96*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_KERNEL=128x256x8 TGEMM_TEST_FILTER="tt_256x256x8_*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_KERNEL=128x128x16 TGEMM_TEST_FILTER="nt_300x260x16*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
+            TGEMM_KERNEL=256x128x16 TGEMM_TEST_FILTER="n?_512x512x256*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=128x256x8 TGEMM_TEST_FILTER="tt_256x256x128_*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=128x128x16 TGEMM_TEST_FILTER="nt_384x256x256*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
     bench)
         run_step bench make bench BENCH_OUT="$OUT" ;;
     sweep)

@@ -338,16 +338,19 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         /* The whole-tile ring (kWholeRingStep in src/kernels/sgemm_tiled.cuh)
          * of 256x128x16, 256x128x8, 128x256x8 and 128x128x16, for the pairs
          * with an operand contiguous along M or N: blocks of whole tiles,
-         * aligned, K a multiple of the family's step; edge tiles beside them
-         * take the loop with tests. */
-        {512, 512, 96, false, false, 0, 0, 0, 0, false},   /* NN: whole tiles of every such family */
-        {512, 512, 96, false, true, 4, 0, 4, 0, false},    /* NT */
-        {512, 512, 96, true, true, 0, 4, 0, 0, false},     /* TT */
-        {300, 260, 16, false, true, 4, 0, 4, 0, false},    /* one step of 16 (the least K at 16), edge tiles beside */
-        {256, 256, 8, true, true, 0, 0, 0, 0, false},      /* one step of 8: the families of 8 only */
-        {512, 256, 40, false, false, 0, 0, 0, 0, false},   /* K not a multiple of 16 (of 8 it is) */
-        {512, 512, 64, false, true, 0, 0, 0, 1, false},    /* unaligned operands: the loop with tests */
-        {1024, 1024, 1024, true, true, 0, 0, 0, 0, false}, /* 64 to 128 steps */
+         * aligned, K a multiple of the family's step and at least
+         * kWholeRingMinSteps (16) steps of it; edge tiles beside them, and
+         * shorter K, take the loop with tests. */
+        {512, 512, 256, false, false, 0, 0, 0, 0, false},   /* NN: whole tiles of every such family */
+        {512, 512, 256, false, true, 4, 0, 4, 0, false},    /* NT */
+        {512, 512, 256, true, true, 0, 4, 0, 0, false},     /* TT */
+        {300, 260, 256, false, true, 4, 0, 4, 0, false},    /* 16 steps of 16, the least; edge tiles beside */
+        {384, 256, 256, false, true, 4, 0, 4, 0, false},    /* the same, 384 rows: all whole for the 128-row tiles */
+        {256, 256, 128, true, true, 0, 0, 0, 0, false},     /* 16 steps of 8: the families of 8 only */
+        {512, 256, 240, false, false, 0, 0, 0, 0, false},   /* 15 steps of 16: the loop with tests */
+        {512, 256, 264, false, false, 0, 0, 0, 0, false},   /* K not a multiple of 16 (of 8 it is) */
+        {512, 512, 512, false, true, 0, 0, 0, 1, false},    /* unaligned operands: the loop with tests */
+        {1024, 1024, 1024, true, true, 0, 0, 0, 0, false},  /* 64 to 128 steps */
     };
     for (size_t i = 0; i < sizeof kExplicit / sizeof kExplicit[0]; ++i) {
         const int64_t longest = kExplicit[i].m > kExplicit[i].n ? kExplicit[i].m : kExplicit[i].n;

@@ -176,14 +176,16 @@ struct TileLoader {
     }
 
     // load() of a tile wholly inside the matrix; with advance false the
-    // loader stays on this tile (multiply_tile's branch-free K step).
-    __device__ __forceinline__ void load_whole(bool advance)
+    // loader stays on this tile (multiply_tile's branch-free K step); with
+    // issue false nothing is loaded (predicated: multiply_tile_whole_ring).
+    __device__ __forceinline__ void load_whole(bool advance, bool issue = true)
     {
         const int64_t by = advance ? step : 0;
 #pragma unroll
         for (int r = 0; r < kGroups; ++r) {
             const float *p = ptr[r];
-            v[r] = kVec ? load4(p) : make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
+            if (issue)
+                v[r] = kVec ? load4(p) : make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
             ptr[r] = p + by;
         }
     }
@@ -223,14 +225,17 @@ __device__ __forceinline__ void copy_async(float *dst, const float *src, int val
 #endif
 }
 
-// copy_async<16> of 16 bytes that all lie inside the operand (no source size).
-__device__ __forceinline__ void copy_async16_full(float *dst, const float *src)
+// cp.async of 16 bytes that all lie inside the operand (no source size),
+// where `issue`, else nothing: a predicated copy, no branch.
+__device__ __forceinline__ void copy_async16_if(float *dst, const float *src, bool issue)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p cp.async.cg.shared.global [%0], [%1], 16;\n}\n" ::"r"(d),
+                 "l"(src), "r"(static_cast<int>(issue))
+                 : "memory");
 #else
-    (void)dst, (void)src;
+    (void)dst, (void)src, (void)issue;
 #endif
 }
 
@@ -330,16 +335,17 @@ struct AsyncLoader {
     }
 
     // copy() of a tile wholly inside the matrix, contiguous along mn and
-    // aligned: 16-byte copies with no test and no zero fill. With advance
-    // false the loader stays on this tile (multiply_tile_whole_ring).
-    __device__ __forceinline__ void copy_whole(float *s, bool advance)
+    // aligned: 16-byte copies with no test and no zero fill, issued only
+    // where `issue` (predicated). With advance false the loader stays on
+    // this tile (multiply_tile_whole_ring).
+    __device__ __forceinline__ void copy_whole(float *s, bool advance, bool issue)
     {
         static_assert(kMnContig && kVec, "whole tiles go 16 bytes a copy along mn");
         float *const dst0 = s + kk * kLds + mn;
         const int64_t row_step = kRowStep * ld;
 #pragma unroll
         for (int r = 0; r < kCopies; ++r)
-            copy_async16_full(dst0 + r * kRowStep * kLds, base + r * row_step);
+            copy_async16_if(dst0 + r * kRowStep * kLds, base + r * row_step, issue);
         const int64_t step = advance ? BK * ld : 0;
         base += step;
         first += step;
@@ -666,8 +672,9 @@ __device__ __forceinline__ void multiply_tile_async(const GemmParams &p, int64_t
     epilogue(lm0, ln0, acc);
 }
 
-// multiply_tile for a block of whole tiles (aligned, K a multiple of BK, at
-// least S - 1 steps of it) of a family with TileShape::kWholeRing = S, for
+// multiply_tile for a block of whole tiles (aligned, K a multiple of BK,
+// kWholeRingMinSteps steps of it or more) of a family with
+// TileShape::kWholeRing = S, for
 // the transpose pairs of kWholeRingStep. The K step is one basic block, with
 // no test, branch or zero fill, so ptxas spreads the loads among the FFMAs
 // (the register path's step is several blocks: its loads, with their edge
@@ -675,8 +682,7 @@ __device__ __forceinline__ void multiply_tile_async(const GemmParams &p, int64_t
 // scheduler reach them at once after the barrier). An operand contiguous
 // along M (N) goes straight from global to shared memory, 16 bytes a copy,
 // through a ring of S stages of cp.async copies, S - 1 steps in flight;
-// every step copies the next tile, those past the last one its own tile
-// again, into a stage that no later step reads. An operand contiguous along
+// a step copies the next tile where there is one. An operand contiguous along
 // K goes through registers, as in multiply_tile, to be transposed on its way
 // to its stage: 4-byte copies were slower (H100, 256x128x16 on rings of 3
 // and 4 stages, 4096^3: NN 49.5 -> 48.7 TFLOP/s, TN 48.1 -> 44.5, TT 48.5 ->
@@ -707,9 +713,9 @@ __device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, in
 #pragma unroll
     for (int t = 0; t < S - 1; ++t) {
         if (kRingA)
-            ra.copy_whole(sa + t * T::kStageA, t + 1 < k_tiles);
+            ra.copy_whole(sa + t * T::kStageA, t + 1 < k_tiles, true);
         if (kRingB)
-            rb.copy_whole(sb + t * T::kStageB, t + 1 < k_tiles);
+            rb.copy_whole(sb + t * T::kStageB, t + 1 < k_tiles, true);
         copy_async_commit();
     }
     if (!kRingA) {
@@ -725,16 +731,20 @@ __device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, in
         copy_async_wait<S - 2>();
         __syncthreads();
         const int after = stage + 1 == S ? 0 : stage + 1;  // (t + 1) % S
-        // The copies of tile t + S - 1 and the loads of tile t + 1 (past the
-        // last tile: the last again, into a stage no later step reads).
+        // The copies of tile t + S - 1 and the loads of tile t + 1, issued
+        // only where those tiles exist (predicated: the step stays one
+        // basic block; copying the last tile again in their place, every
+        // block waited for those copies at its end: H100, 1024^3 NN 36.3 ->
+        // 39.3 TFLOP/s without them, 256 x 256 x 8192 26.8 -> 29.6).
+        const bool ring_tile = t + S - 1 < k_tiles, reg_tile = t + 1 < k_tiles;
         if (kRingA)
-            ra.copy_whole(sa + next * T::kStageA, t + S < k_tiles);
+            ra.copy_whole(sa + next * T::kStageA, t + S < k_tiles, ring_tile);
         else
-            la.load_whole(t + 2 < k_tiles);
+            la.load_whole(t + 2 < k_tiles, reg_tile);
         if (kRingB)
-            rb.copy_whole(sb + next * T::kStageB, t + S < k_tiles);
+            rb.copy_whole(sb + next * T::kStageB, t + S < k_tiles, ring_tile);
         else
-            lb.load_whole(t + 2 < k_tiles);
+            lb.load_whole(t + 2 < k_tiles, reg_tile);
         copy_async_commit();
         multiply_stage<T>(sa + stage * T::kStageA + lm0, sb + stage * T::kStageB + ln0, acc);
         if (!kRingA)
@@ -744,8 +754,7 @@ __device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, in
         stage = after;
         next = next + 1 == S ? 0 : next + 1;
     }
-    copy_async_wait<0>();  // the copies past the last tile land before the block moves on
-    __syncthreads();
+    __syncthreads();  // every thread is done with the stages (no copies are left in flight)
     epilogue(lm0, ln0, acc);
 }
 
@@ -759,6 +768,12 @@ __device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, in
 // 52.6, TT 47.6 -> 49.4, but NN 49.1 -> 48.5, so not its NN. TN, with both
 // operands along K, gains nothing from it (256x128x16 48.1 -> 47.2 on it;
 // the branch-free step below instead).
+// The fewest K steps a block takes the ring for: below it blocks were
+// slower on it (H100, 256x128x16 forced, 4096 x 4096 x K NN: K = 128, 8
+// steps, 38.7 -> 35.5 TFLOP/s; K = 512 47.1 -> 47.0; K = 1024 48.5 -> 49.7;
+// 256 x 256 x 8192 in 32 slices of 16 steps on 128x128x16, 28.0 -> 29.6).
+constexpr int64_t kWholeRingMinSteps = 16;
+
 template <class T, bool kTransA, bool kTransB>
 constexpr bool kWholeRingStep = T::kWholeRing > 0 && (!kTransA || kTransB) &&
                                 !(T::BM == 256 && T::BN == 128 && T::BK == 8 && !kTransA && !kTransB);
@@ -790,7 +805,7 @@ __device__ __forceinline__ void multiply_tile(const GemmParams &p, int64_t m0, i
         multiply_tile_async<T, kTransA, kTransB, kAligned>(p, m0, n0, rem_m, rem_n, sa, sb, epilogue);
     } else {
         if constexpr (kWholeRingStep<T, kTransA, kTransB> && kAligned) {
-            if (rem_m == T::BM && rem_n == T::BN && p.k % T::BK == 0 && p.k >= (T::kWholeRing - 1) * T::BK) {
+            if (rem_m == T::BM && rem_n == T::BN && p.k % T::BK == 0 && p.k >= kWholeRingMinSteps * T::BK) {
                 multiply_tile_whole_ring<T, kTransA, kTransB>(p, m0, n0, sa, sb, epilogue);
                 return;
             }
