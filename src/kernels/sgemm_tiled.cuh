@@ -63,7 +63,8 @@ struct TileShape {
     static constexpr int kAsyncStages = kAsyncStages_;
     static constexpr int kWholeRing = kWholeRing_;
     // Shared stages of each operand: 2 for the register path.
-    static constexpr int kBuffers = kAsyncStages > 2 || kWholeRing > 2 ? (kAsyncStages > kWholeRing ? kAsyncStages : kWholeRing) : 2;
+    static constexpr int kBuffers =
+        kAsyncStages > 2 || kWholeRing > 2 ? (kAsyncStages > kWholeRing ? kAsyncStages : kWholeRing) : 2;
     static constexpr int kLanesM = 8, kLanesN = 4;
     static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;
@@ -674,19 +675,19 @@ __device__ __forceinline__ void multiply_tile_async(const GemmParams &p, int64_t
 
 // multiply_tile for a block of whole tiles (aligned, K a multiple of BK,
 // kWholeRingMinSteps steps of it or more) of a family with
-// TileShape::kWholeRing = S, for
-// the transpose pairs of kWholeRingStep. The K step is one basic block, with
-// no test, branch or zero fill, so ptxas spreads the loads among the FFMAs
-// (the register path's step is several blocks: its loads, with their edge
-// tests, and its stores run apart from the FFMAs, where both warps of a
-// scheduler reach them at once after the barrier). An operand contiguous
-// along M (N) goes straight from global to shared memory, 16 bytes a copy,
-// through a ring of S stages of cp.async copies, S - 1 steps in flight;
-// a step copies the next tile where there is one. An operand contiguous along
-// K goes through registers, as in multiply_tile, to be transposed on its way
-// to its stage: 4-byte copies were slower (H100, 256x128x16 on rings of 3
-// and 4 stages, 4096^3: NN 49.5 -> 48.7 TFLOP/s, TN 48.1 -> 44.5, TT 48.5 ->
-// 47.0, NT 50.6 -> 52.1).
+// TileShape::kWholeRing = S, for the transpose pairs of kWholeRingStep. The
+// K step is one basic block, with no test, branch or zero fill, so ptxas
+// spreads the loads among the FFMAs (the register path's step is several
+// blocks: its loads, with their edge tests, and its stores run apart from
+// the FFMAs, where both warps of a scheduler reach them at once after the
+// barrier). An operand contiguous along M (N) goes straight from global to
+// shared memory, 16 bytes a copy, through a ring of S stages of cp.async
+// copies, S - 1 steps in flight; a step copies the next tile where there is
+// one. An operand contiguous along K goes through registers, as in
+// multiply_tile, to be transposed on its way to its stage: 4-byte copies
+// were slower (H100, 256x128x16 on rings of 3 and 4 stages, 4096^3: NN 49.5
+// -> 48.7 TFLOP/s, TN 48.1 -> 44.5, TT 48.5 -> 47.0, where NT, with no
+// 4-byte copies, went 50.6 -> 52.1).
 template <class T, bool kTransA, bool kTransB, class Epilogue>
 __device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, int64_t m0, int64_t n0, float *sa,
                                                          float *sb, Epilogue &&epilogue)
@@ -758,6 +759,12 @@ __device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, in
     epilogue(lm0, ln0, acc);
 }
 
+// The fewest K steps a block takes the ring for: below it blocks were
+// slower on it (H100, 256x128x16 forced, 4096 x 4096 x K NN: K = 128, 8
+// steps, 38.7 -> 35.5 TFLOP/s; K = 512 47.1 -> 47.0; K = 1024 48.5 -> 49.7;
+// 256 x 256 x 8192 in 32 slices of 16 steps on 128x128x16, 28.0 -> 29.6).
+constexpr int64_t kWholeRingMinSteps = 16;
+
 // Whether the kernels of this tile shape and transpose pair walk the K
 // steps of blocks of whole tiles through the ring (multiply_tile_whole_ring):
 // where the family has one (TileShape::kWholeRing) and an operand is
@@ -768,12 +775,6 @@ __device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, in
 // 52.6, TT 47.6 -> 49.4, but NN 49.1 -> 48.5, so not its NN. TN, with both
 // operands along K, gains nothing from it (256x128x16 48.1 -> 47.2 on it;
 // the branch-free step below instead).
-// The fewest K steps a block takes the ring for: below it blocks were
-// slower on it (H100, 256x128x16 forced, 4096 x 4096 x K NN: K = 128, 8
-// steps, 38.7 -> 35.5 TFLOP/s; K = 512 47.1 -> 47.0; K = 1024 48.5 -> 49.7;
-// 256 x 256 x 8192 in 32 slices of 16 steps on 128x128x16, 28.0 -> 29.6).
-constexpr int64_t kWholeRingMinSteps = 16;
-
 template <class T, bool kTransA, bool kTransB>
 constexpr bool kWholeRingStep = T::kWholeRing > 0 && (!kTransA || kTransB) &&
                                 !(T::BM == 256 && T::BN == 128 && T::BK == 8 && !kTransA && !kTransB);
