@@ -31,6 +31,7 @@
 //   - beta == 0 never reads C.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -62,9 +63,8 @@ struct TileShape {
     static constexpr int kUnalignedUnroll = kUnalignedUnroll_;
     static constexpr int kAsyncStages = kAsyncStages_;
     static constexpr int kWholeRing = kWholeRing_;
-    // Shared stages of each operand: 2 for the register path.
-    static constexpr int kBuffers =
-        kAsyncStages > 2 || kWholeRing > 2 ? (kAsyncStages > kWholeRing ? kAsyncStages : kWholeRing) : 2;
+    // Shared stages of each operand: the deeper ring, at least the register path's 2.
+    static constexpr int kBuffers = std::max({2, kAsyncStages, kWholeRing});
     static constexpr int kLanesM = 8, kLanesN = 4;
     static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;
@@ -227,7 +227,9 @@ __device__ __forceinline__ void copy_async(float *dst, const float *src, int val
 }
 
 // cp.async of 16 bytes that all lie inside the operand (no source size),
-// where `issue`, else nothing: a predicated copy, no branch.
+// where `issue`, else nothing: a predicated copy, no branch. Not
+// copy_async<16> with a source size of 0, which still makes a copy (of
+// zeros) for the group to wait for.
 __device__ __forceinline__ void copy_async16_if(float *dst, const float *src, bool issue)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
