@@ -138,6 +138,7 @@ int main(int argc, char **argv)
                     sk.k_chunk = splits > 1 ? chunk : 0;
                     sk.cluster = cluster;
                     sk.work = cluster ? nullptr : work;
+                    sk.ring_k = ring_fits_k(k, splits, splits > 1 ? chunk : k, fa.bk);
                     const auto call = [&] {
                         cudaError_t e = fa.launch[aligned ? 1 : 0](p, sk, nullptr);
                         if (e == cudaSuccess && splits > 1 && !cluster)

@@ -351,6 +351,8 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {512, 256, 264, false, false, 0, 0, 0, 0, false},   /* K not a multiple of 16 (of 8 it is) */
         {512, 512, 512, false, true, 0, 0, 0, 1, false},    /* unaligned operands: the loop with tests */
         {1024, 1024, 1024, true, true, 0, 0, 0, 0, false},  /* 64 to 128 steps */
+        {1024, 1024, 1000, false, false, 0, 0, 0, 0, false}, /* split in slices of 512 and 488 (H100:
+                                                              * 128x128x16 in clusters): neither on the ring */
     };
     for (size_t i = 0; i < sizeof kExplicit / sizeof kExplicit[0]; ++i) {
         const int64_t longest = kExplicit[i].m > kExplicit[i].n ? kExplicit[i].m : kExplicit[i].n;

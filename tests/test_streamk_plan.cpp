@@ -13,6 +13,8 @@
 //     for the tile it is reducing, and no slot is written twice;
 //   - the reader adds the parts of each tile in K order and gets the tile's
 //     whole sum, once per tile.
+// It also checks ring_fits_k, the same header's test of K for the
+// whole-tile ring.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,6 +176,26 @@ void test_h100_divisions(void **)
     assert_int_equal(problems, 0);
 }
 
+// ring_fits_k (the same header): a launch's blocks of whole tiles take the
+// whole-tile ring only where every slice of K is a multiple of the K step
+// and kWholeRingMinSteps steps long, so that the slices of one tile (the
+// blocks of a cluster) run the same loop.
+void test_ring_fits_k(void **)
+{
+    using tgemm::kWholeRingMinSteps;
+    using tgemm::ring_fits_k;
+    assert_true(ring_fits_k(4096, 1, 4096, 16));
+    assert_true(ring_fits_k(16 * kWholeRingMinSteps, 1, 16 * kWholeRingMinSteps, 16));
+    assert_false(ring_fits_k(16 * kWholeRingMinSteps - 16, 1, 16 * kWholeRingMinSteps - 16, 16));
+    assert_false(ring_fits_k(4104, 1, 4104, 16));  // not a multiple of 16 (of 8 it is)
+    assert_true(ring_fits_k(4104, 1, 4104, 8));
+    assert_true(ring_fits_k(1024, 2, 512, 16));     // 1024^3 split 2: 32 steps each
+    assert_false(ring_fits_k(1000, 2, 512, 16));    // slices of 512 and 488: neither takes it
+    assert_false(ring_fits_k(496, 2, 256, 16));     // slices of 16 and 15 steps: neither
+    assert_true(ring_fits_k(8192, 32, 256, 16));    // 256 x 256 x 8192 in 32 slices of 16 steps
+    assert_false(ring_fits_k(8192 - 16, 32, 256, 16));
+}
+
 }  // namespace
 
 int main()
@@ -181,6 +203,7 @@ int main()
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_divisions),
         cmocka_unit_test(test_h100_divisions),
+        cmocka_unit_test(test_ring_fits_k),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

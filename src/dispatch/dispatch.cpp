@@ -470,6 +470,8 @@ tgemm_status launch_plan(const GemmParams &p, const Plan &plan, float *work, cud
     sk.k_chunk = plan.k_chunk;
     sk.work = work;
     sk.cluster = plan.cluster;
+    if (plan.family != nullptr)
+        sk.ring_k = ring_fits_k(p.k, plan.splits, plan.k_chunk, plan.family->bk);
     cudaError_t e;
     if (plan.family != nullptr) {
         // The kernel's stores: C's, or in workspace form the slices' (ld = m).

@@ -84,6 +84,29 @@ struct SplitK {
     int64_t k_chunk = 0;   // multiple of the kernel's K step
     float *work = nullptr;  // the slices (not used in cluster form)
     bool cluster = false;  // cluster form; splits is the cluster size
+    bool ring_k = false;   // tiled kernels in cluster form: ring_fits_k of the launch
 };
+
+// The fewest K steps a block takes the whole-tile ring for
+// (multiply_tile_whole_ring in sgemm_tiled.cuh): below it blocks were
+// slower on it (H100, 256x128x16 forced, 4096 x 4096 x K NN: K = 128, 8
+// steps, 38.7 -> 35.5 TFLOP/s; K = 512 47.1 -> 47.0; K = 1024 48.5 -> 49.7;
+// 256 x 256 x 8192 in 32 slices of 16 steps on 128x128x16, 28.0 -> 29.6).
+constexpr int64_t kWholeRingMinSteps = 16;
+
+// Whether a launch's blocks of whole tiles may take the whole-tile ring as
+// far as K goes: every slice of K (the last is the shortest) a multiple of
+// the family's K step bk, and kWholeRingMinSteps steps of it or more.
+// In cluster form it is decided for the launch, not for each slice, so
+// that the blocks of one tile's slices run the same loop: with the ring taken by one
+// slice and not the other (K = 512 + 488, the second not a multiple of 16),
+// H100, 128x128x16 split 2 in clusters: 1024 x 1024 x 1000 NN 37.1 -> 29.4
+// TFLOP/s, 1000^3 31.4 -> 28.2, where with both slices on the ring 1024^3
+// went 37.9 -> 39.3 (through the workspace, 1000^3 28.5 -> 28.1).
+TGEMM_HOST_DEVICE inline bool ring_fits_k(int64_t k, int splits, int64_t k_chunk, int64_t bk)
+{
+    const int64_t shortest = splits > 1 ? k - (splits - 1) * k_chunk : k;
+    return k % bk == 0 && shortest >= kWholeRingMinSteps * bk;
+}
 
 }  // namespace tgemm

@@ -761,12 +761,6 @@ __device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, in
     epilogue(lm0, ln0, acc);
 }
 
-// The fewest K steps a block takes the ring for: below it blocks were
-// slower on it (H100, 256x128x16 forced, 4096 x 4096 x K NN: K = 128, 8
-// steps, 38.7 -> 35.5 TFLOP/s; K = 512 47.1 -> 47.0; K = 1024 48.5 -> 49.7;
-// 256 x 256 x 8192 in 32 slices of 16 steps on 128x128x16, 28.0 -> 29.6).
-constexpr int64_t kWholeRingMinSteps = 16;
-
 // Whether the kernels of this tile shape and transpose pair walk the K
 // steps of blocks of whole tiles through the ring (multiply_tile_whole_ring):
 // where the family has one (TileShape::kWholeRing) and an operand is
@@ -797,10 +791,11 @@ constexpr bool kBranchFreeStep = T::BM == 256 && T::BN == 128 && T::BK == 16 && 
 // to epilogue(lm0, ln0, acc) with (lm0, ln0) the lane's first element in the
 // tile. sa and sb are the two shared stages of each operand; every thread of
 // the block takes part, and the main loop's last barrier leaves the stages
-// free for the epilogue. kBranchFree: see kBranchFreeStep.
+// free for the epilogue. kBranchFree: see kBranchFreeStep. ring_k: whether
+// p.k suits the whole-tile ring (SplitK::ring_k, ring_fits_k).
 template <class T, bool kTransA, bool kTransB, bool kAligned, bool kBranchFree = false, class Epilogue>
 __device__ __forceinline__ void multiply_tile(const GemmParams &p, int64_t m0, int64_t n0, int rem_m, int rem_n,
-                                              float *sa, float *sb, Epilogue &&epilogue)
+                                              bool ring_k, float *sa, float *sb, Epilogue &&epilogue)
 {
     // op(A)(i, l) is a[i + l * lda] without transpose, a[l + i * lda] with it;
     // op(B)(l, j) is b[l + j * ldb] without transpose, b[j + l * ldb] with it.
@@ -808,7 +803,7 @@ __device__ __forceinline__ void multiply_tile(const GemmParams &p, int64_t m0, i
         multiply_tile_async<T, kTransA, kTransB, kAligned>(p, m0, n0, rem_m, rem_n, sa, sb, epilogue);
     } else {
         if constexpr (kWholeRingStep<T, kTransA, kTransB> && kAligned) {
-            if (rem_m == T::BM && rem_n == T::BN && p.k % T::BK == 0 && p.k >= kWholeRingMinSteps * T::BK) {
+            if (rem_m == T::BM && rem_n == T::BN && ring_k) {
                 multiply_tile_whole_ring<T, kTransA, kTransB>(p, m0, n0, sa, sb, epilogue);
                 return;
             }
@@ -902,8 +897,16 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmPa
         }
     }
 
+    // In cluster form the launch decides for all slices (SplitK::ring_k), so
+    // that the blocks of a cluster run the same loop; else each block. The
+    // slice's own test, implied by sk.ring_k, is kept in the cluster form:
+    // with it ptxas schedules the cluster kernels' loops as it did before
+    // sk.ring_k (SASS compared; with sk.ring_k alone 128x128x16's NN cluster
+    // ring loop took 9% more stall cycles, and 1024^3 NN, split 2 in
+    // clusters, ran 39.3 -> 37.6 TFLOP/s on the H100).
+    const bool ring_k = ring_fits_k(p.k, 1, p.k, T::BK) && (!kCluster || sk.ring_k);
     multiply_tile<T, kTransA, kTransB, kAligned, kBranchFreeStep<T, kTransA, kTransB> && !kCluster>(
-        p, m0, n0, rem_m, rem_n, sa, sb, [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
+        p, m0, n0, rem_m, rem_n, ring_k, sa, sb, [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
             if constexpr (kCluster) {  // the main loop's last barrier has freed the stages for the sums
                 cluster_store_tile<T, kAligned>(p, sk, sa, lm0, ln0, acc);
                 return;
@@ -1061,7 +1064,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_streamk(Gemm
         advance_k<kTransA, kTransB>(q, st->k0);
         q.k = st->k;
         multiply_tile<T, kTransA, kTransB, kAligned>(
-            q, st->m0, st->n0, st->rem_m, st->rem_n, sa, sb, [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
+            q, st->m0, st->n0, st->rem_m, st->rem_n, ring_fits_k(q.k, 1, q.k, T::BK), sa, sb, [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
                 if (st->whole) {
                     float *c = p.c + (st->n0 + ln0) * p.ldc + st->m0 + lm0;
                     store_tile<T, kAligned>(c, p.ldc, lm0, ln0, st->rem_m, st->rem_n, p.alpha, p.beta, acc);
