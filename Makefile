@@ -120,7 +120,8 @@ test-cpu: $(BUILD)/tests/test_api
 # The GPU suite; then its small rows with every split-K through the
 # workspace (TGEMM_CLUSTERS=0), and with every tiled plan in stream-K form
 # (TGEMM_STREAMK=always); the skinny_n16 rows with the tensor-copy streaming
-# kernel turned off (TGEMM_TMA=0: the same shapes on skinny_rows); then the determinism shapes once with the cluster
+# kernel turned off (TGEMM_TMA=0: the same shapes on skinny_rows); the small
+# rows with op(A) packed wherever it is transposed (TGEMM_PACK=always); then the determinism shapes once with the cluster
 # form and once without, one seed, compared bit for bit.
 GEMM_BITS := $(BUILD)/tests/gemm_bits.bin
 test-gpu: $(BUILD)/tests/test_gemm
@@ -128,6 +129,7 @@ test-gpu: $(BUILD)/tests/test_gemm
 	TGEMM_CLUSTERS=0 TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
 	TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
 	TGEMM_TMA=0 TGEMM_TEST_FILTER='nn_4096x16x4096*' $(BUILD)/tests/test_gemm
+	TGEMM_PACK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
 	rm -f $(GEMM_BITS)
 	seed=$$(od -An -N8 -tu8 /dev/urandom | tr -d ' '); \
 	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic && \
@@ -238,6 +240,10 @@ test-env: $(BUILD)/tests/test_env
 	for v in 2 -1 no off 1x; do \
 	    echo "== TGEMM_TMA=$$v"; \
 	    TGEMM_TMA=$$v $(BUILD)/tests/test_env bad-tma || exit 1; \
+	done
+	for v in 1 0 yes Never auto1; do \
+	    echo "== TGEMM_PACK=$$v"; \
+	    TGEMM_PACK=$$v $(BUILD)/tests/test_env bad-pack || exit 1; \
 	done
 	TGEMM_DEVICE_MEMORY_LIMIT=100 $(BUILD)/tests/test_env tiny-memory-limit
 

@@ -62,12 +62,13 @@ for step in "${steps[@]}"; do
         # dispatch; rows up to 257 with 256x128x16 forced (whole tiles, so
         # its straight-line load path and whole-tile ring run), the ring's
         # rows of 16 steps of 8 on 256x128x8 and its 512 x 512 rows on
-        # 128x256x8; the streaming rows (s = 16, 13,
+        # 128x256x8; every row up to 65 with op(A) packed wherever it is
+        # transposed (TGEMM_PACK=always); the streaming rows (s = 16, 13,
         # the 4xxx-row ones with s < 10, and the m <= 16 rows where the
         # kernel fed by the tensor copy engine runs, GEMV's s = 1 included);
         # the host path out of core. racecheck: tiny rows, with the default
         # dispatch, with 128x128x8 forced and in stream-K form (rows no deeper
-        # than 20000), streaming rows (skinny_rows_ring; the TMA kernel,
+        # than 20000), rows up to 33 with op(A) packed, streaming rows (skinny_rows_ring; the TMA kernel,
         # GEMV's included), 256x128x16's branch-free TN step (forced), and
         # the whole-tile ring: NN and NT on 256x128x16, 16 steps of 8 with an
         # operand through registers on 128x256x8, 16 of 16 on 128x128x16.
@@ -77,6 +78,7 @@ for step in "${steps[@]}"; do
             TGEMM_KERNEL=256x128x8 TGEMM_TEST_FILTER="??_256x256x128_*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=128x256x8 TGEMM_TEST_FILTER="??_512x512x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=129 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_PACK=always TGEMM_TEST_MAX_DIM=65 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="*x16x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="*x13x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="*_4???x?x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
@@ -90,6 +92,7 @@ for step in "${steps[@]}"; do
         run_step racecheck sh -c 'TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=128x128x8 TGEMM_TEST_MAX_DIM=17 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=17 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_PACK=always TGEMM_TEST_MAX_DIM=33 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="n?_34001x13x1999*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="nn_4100x9x1500*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="nn_9x4099x1500*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&

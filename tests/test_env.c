@@ -18,6 +18,8 @@
  *                                           -> INVALID_SETTING naming the variable
  *   bad-tma            TGEMM_TMA=2 (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
+ *   bad-pack           TGEMM_PACK=yes (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
  *   tiny-memory-limit  TGEMM_DEVICE_MEMORY_LIMIT=100
  *                                           -> OUT_OF_MEMORY naming the variable
  *                                              (NO_DEVICE without a GPU), C unchanged
@@ -142,6 +144,12 @@ static void test_bad_tma(void **state)
     assert_invalid_setting("TGEMM_TMA");
 }
 
+static void test_bad_pack(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_PACK");
+}
+
 /* 100 bytes cannot hold even the smallest tiles of an 8 x 8 x 8 product. */
 static void test_tiny_memory_limit(void **state)
 {
@@ -235,6 +243,7 @@ int main(int argc, char **argv)
         {"bad-clusters", cmocka_unit_test(test_bad_clusters)},
         {"bad-streamk", cmocka_unit_test(test_bad_streamk)},
         {"bad-tma", cmocka_unit_test(test_bad_tma)},
+        {"bad-pack", cmocka_unit_test(test_bad_pack)},
         {"tiny-memory-limit", cmocka_unit_test(test_tiny_memory_limit)},
     };
     if (argc != 2) {

@@ -353,6 +353,12 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {1024, 1024, 1024, true, true, 0, 0, 0, 0, false},  /* 64 to 128 steps */
         {1024, 1024, 1000, false, false, 0, 0, 0, 0, false}, /* split in slices of 512 and 488 (H100:
                                                               * 128x128x16 in clusters): neither on the ring */
+        /* op(A) packed by columns (step 4 of the table in
+         * src/dispatch/dispatch.cpp) where the H100's plan packs it; every
+         * small row with op(A) transposed runs packed under TGEMM_PACK=always
+         * (make test-gpu). */
+        {4096, 4096, 4096, true, false, 0, 0, 0, 0, false}, /* the suite's sq4096_tn */
+        {3001, 2999, 2049, true, false, 3, 4, 2, 0, false}, /* m not a multiple of the packed ld's 32; lda odd */
     };
     for (size_t i = 0; i < sizeof kExplicit / sizeof kExplicit[0]; ++i) {
         const int64_t longest = kExplicit[i].m > kExplicit[i].n ? kExplicit[i].m : kExplicit[i].n;

@@ -34,14 +34,20 @@ using namespace kernels;
 //      last wave partly empty, the tiles of that wave are shared out by K
 //      steps over one wave of blocks (StreamK), when the model finds it
 //      kStreamKMargin faster.
-//   4. where m or n is a few rows or columns (at most kSkinnyMax) past a
+//   4. where A is stored transposed (TN, TT) and the model finds it cheaper
+//      by kPackMargin, op(A) is first packed by columns into the workspace
+//      (pack.cu) and the product runs untransposed on it (NN, NT), the
+//      kernels' faster pairs (4096^3 on 256x128x16: TN 0.710 of peak, NN
+//      0.778); the pack is priced as its memory traffic and a launch.
+//      TGEMM_PACK=always packs every such tiled plan, never none.
+//   5. where m or n is a few rows or columns (at most kSkinnyMax) past a
 //      multiple of kPeelStep, and the model finds it cheaper, those last
 //      rows and columns of C are peeled off as streaming products and the
 //      rest goes to step 3: a mostly empty last row or column of tiles
 //      would cost a whole wave's worth of time on some shapes
 //      (4097 x 513 x 1023: three pieces, 164 -> 128 us modelled).
 // TGEMM_KERNEL=<family> sends every problem to that tiled family instead
-// (no peeling).
+// (no peeling; packed only under TGEMM_PACK=always).
 
 constexpr int64_t kSkinnyMax = 16;
 static_assert(sizeof(DeviceInfo::skinny_cluster_blocks) / sizeof(int) == kSkinnyMaxCluster + 1,
@@ -140,6 +146,17 @@ constexpr double kLaunchSeconds = 3e-6;                // one more kernel on the
 constexpr double kClusterSync = 0.5e-6;                // cluster form: its two cluster barriers
 constexpr double kDsmemRound = 0.1e-6;                 // cluster form: one round of reads of the other
                                                        // blocks' shared memory
+
+// Packing op(A) (step 4): the packed columns' leading dimension is m
+// rounded up to kPackLd (every column starts on a 128-byte line), the pack
+// runs at kPackEfficiency of the memory bandwidth (H100, 4096^3 TN: the
+// packed product took 48 us more than 4096^3 NN, 2.8 TB/s of reads and
+// writes; ncu, 4096^2: 46 us), and a packed plan is taken only when the
+// model finds it kPackMargin faster than the plan without. The workspace's allocations are aligned to 256 bytes at least
+// (cudaMallocFromPoolAsync), so the packed operand is planned as aligned.
+constexpr int64_t kPackLd = 32;
+constexpr double kPackEfficiency = 0.9;
+constexpr double kPackMargin = 0.03;
 
 // Stream-K's reduction: a block leaves a part of a tile in the workspace,
 // and the last block of the tile's to arrive reads the parts back and writes
@@ -570,7 +587,7 @@ tgemm_status run_plan(const GemmParams &p, Plan plan, const DeviceInfo &dev, cud
     return launch_plan(p, plan, ws.get(), s);
 }
 
-// Peeling (step 4): C split into the main block (m - pm) x (n - pn), the
+// Peeling (step 5): C split into the main block (m - pm) x (n - pn), the
 // right strip m x pn and the bottom strip pm x (n - pn); each element of C
 // belongs to one piece, so beta is applied once and the result is as
 // deterministic as each piece's.
@@ -631,6 +648,57 @@ Peel plan_peel(const GemmParams &p, const DeviceInfo &dev, double whole_seconds)
     return peel;
 }
 
+// The largest share of a plan's time that packing can save: the
+// untransposed pairs' best speed-up over the transposed ones in kTiled
+// (with the unaligned factor: the packed operand is aligned), 1.16 at
+// 64x64x8 NT against TT, aligned. A pack that costs more than this share
+// of the plain plan is not planned (host time per call).
+double pack_gain_bound()
+{
+    static const double bound = [] {
+        double most = 1.0;
+        for (const TiledEntry &e : kTiled)
+            most = std::max({most, e.efficiency[0] / e.efficiency[2] / e.unaligned,
+                             e.efficiency[1] / e.efficiency[3] / e.unaligned});
+        return 1.0 - 1.0 / most;
+    }();
+    return bound;
+}
+
+// The product restated on op(A) packed by columns (step 4); a = nullptr
+// until the workspace is taken.
+struct Packed {
+    bool use = false;
+    GemmParams p;  // trans_a false, lda the packed columns'
+    Plan plan;     // its tiled plan
+    size_t bytes = 0;
+};
+
+Packed plan_pack(const GemmParams &p, const DeviceInfo &dev, const KernelFamily *only, double plain_seconds)
+{
+    Packed pk;
+    const PackMode mode = settings().pack;
+    if (!p.trans_a || mode == PackMode::Never || (only != nullptr && mode != PackMode::Always))
+        return pk;
+    pk.p = p;
+    pk.p.trans_a = false;
+    pk.p.lda = ceil_div(p.m, kPackLd) * kPackLd;
+    pk.p.a = nullptr;
+    pk.bytes = static_cast<size_t>(pk.p.lda) * static_cast<size_t>(p.k) * sizeof(float);
+    const double pack_seconds =
+        2.0 * static_cast<double>(pk.bytes) / (kPackEfficiency * kMemoryBandwidth) + kLaunchSeconds;
+    if (pk.bytes > kMaxWorkspaceBytes || (mode == PackMode::Auto && pack_seconds > pack_gain_bound() * plain_seconds))
+        return pk;
+    // Planned as aligned, as the workspace will be (see kPackLd): the plan
+    // reads only the operand's address, never its elements.
+    alignas(16) static const float kAlignedStandIn[4] = {};
+    GemmParams planned = pk.p;
+    planned.a = kAlignedStandIn;
+    pk.plan = plan_tiled(planned, dev, only);
+    pk.use = mode == PackMode::Always || pk.plan.seconds + pack_seconds < (1.0 - kPackMargin) * plain_seconds;
+    return pk;
+}
+
 tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s)
 {
     if (p.k == 0 || p.alpha == 0.0f) {
@@ -648,10 +716,27 @@ tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_
     }
     if (only == nullptr && (p.m <= kSkinnyMax || p.n <= kSkinnyMax))
         return run_plan(p, plan_skinny(p, dev), dev, s);
-    const Plan plan = plan_tiled(p, dev, only);
-    const Peel peel = only == nullptr ? plan_peel(p, dev, plan.seconds) : Peel{};
+    GemmParams g = p;  // the product as run: p, or p on op(A) packed
+    Plan plan = plan_tiled(p, dev, only);
+    // The packed operand's workspace lives until the plan is enqueued; it
+    // goes back to the pool after the plan's kernels on the stream.
+    Workspace packed;
+    const Packed pk = plan_pack(p, dev, only, plan.seconds);
+    if (pk.use && packed.acquire(dev, pk.bytes, s)) {
+        const cudaError_t e = launch_pack_transposed(p.a, p.lda, p.m, p.k, packed.get(), pk.p.lda, s);
+        if (e != cudaSuccess)
+            return fail_cuda(e, "pack launch");
+        if (settings().verbose >= 2)
+            std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld: op(A) packed by columns, ld=%lld\n",
+                         static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+                         static_cast<long long>(pk.p.lda));
+        g = pk.p;
+        g.a = packed.get();
+        plan = pk.plan;
+    }
+    const Peel peel = only == nullptr ? plan_peel(g, dev, plan.seconds) : Peel{};
     if (peel.pm == 0 && peel.pn == 0)
-        return run_plan(p, plan, dev, s);
+        return run_plan(g, plan, dev, s);
     if (settings().verbose >= 2)
         std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld: peeled %lld rows, %lld columns\n",
                      static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),

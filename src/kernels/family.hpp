@@ -43,6 +43,11 @@ extern const KernelFamily tiled_256x128x16;
 // C := beta * C over the m x n matrix (beta == 0 writes zeros, reading nothing).
 cudaError_t launch_scale(float *c, int64_t m, int64_t n, int64_t ldc, float beta, cudaStream_t s);
 
+// w(i, l) := a[l + i * lda] for i < m, l < k, stored at w[i + l * ldw]
+// (ldw >= m): op(A) = A^T packed by columns (pack.cu).
+cudaError_t launch_pack_transposed(const float *a, int64_t lda, int64_t m, int64_t k, float *w, int64_t ldw,
+                                   cudaStream_t s);
+
 // A product whose C has at most 16 rows or columns, restated for the
 // streaming kernels (skinny.cu) as C(r, j) = alpha * sum_k X(r, k) Y(j, k)
 // + beta * C(r, j), r < r_len (long), j < s (short, 1..16).

@@ -82,6 +82,22 @@ void read_switch(Settings &st, const char *name, bool *flag)
     }
 }
 
+// A setting of auto, always or never (StreamKMode, PackMode).
+template <class Mode>
+void read_mode(Settings &st, const char *name, Mode *mode)
+{
+    if (const char *e = std::getenv(name); e && *e) {
+        if (std::strcmp(e, "auto") == 0)
+            *mode = Mode::Auto;
+        else if (std::strcmp(e, "always") == 0)
+            *mode = Mode::Always;
+        else if (std::strcmp(e, "never") == 0)
+            *mode = Mode::Never;
+        else
+            invalid(st, name, e, "auto, always or never");
+    }
+}
+
 Settings read_settings()
 {
     Settings st;
@@ -103,16 +119,8 @@ Settings read_settings()
         st.kernel = e;  // validated by the dispatcher, which knows the names
     read_switch(st, "TGEMM_CLUSTERS", &st.clusters);
     read_switch(st, "TGEMM_TMA", &st.tma);
-    if (const char *e = std::getenv("TGEMM_STREAMK"); e && *e) {
-        if (std::strcmp(e, "auto") == 0)
-            st.streamk = StreamKMode::Auto;
-        else if (std::strcmp(e, "always") == 0)
-            st.streamk = StreamKMode::Always;
-        else if (std::strcmp(e, "never") == 0)
-            st.streamk = StreamKMode::Never;
-        else
-            invalid(st, "TGEMM_STREAMK", e, "auto, always or never");
-    }
+    read_mode(st, "TGEMM_STREAMK", &st.streamk);
+    read_mode(st, "TGEMM_PACK", &st.pack);
     if (const char *e = std::getenv("TGEMM_DEVICE_MEMORY_LIMIT"); e && *e) {
         if (!parse_bytes(e, &st.device_memory_limit))
             invalid(st, "TGEMM_DEVICE_MEMORY_LIMIT", e,

@@ -10,6 +10,7 @@ namespace tgemm {
 
 enum class Offload { Auto, Always, Never };
 enum class StreamKMode { Auto, Always, Never };
+enum class PackMode { Auto, Always, Never };
 
 struct Settings {
     int device = -1;        // TGEMM_DEVICE: CUDA device number; -1 = the thread's current device
@@ -18,6 +19,7 @@ struct Settings {
     bool clusters = true;   // TGEMM_CLUSTERS=0: never finish split-K inside thread-block clusters
     StreamKMode streamk = StreamKMode::Auto;  // TGEMM_STREAMK: auto | always (every tiled plan) | never
     bool tma = true;        // TGEMM_TMA=0: never use the streaming kernel fed by the tensor copy engine
+    PackMode pack = PackMode::Auto;  // TGEMM_PACK: auto | always (every tiled plan with op(A) = A^T) | never
     uint64_t device_memory_limit = 0;  // TGEMM_DEVICE_MEMORY_LIMIT: bytes the host-operand path may
                                        // take on the device; 0 = no limit but free memory
     int host_copy_threads = 0;         // TGEMM_HOST_COPY_THREADS: threads staging pageable operands; 0 = default
