@@ -152,7 +152,8 @@ constexpr double kDsmemRound = 0.1e-6;                 // cluster form: one roun
 // runs at kPackEfficiency of the memory bandwidth (H100, 4096^3 TN: the
 // packed product took 48 us more than 4096^3 NN, 2.8 TB/s of reads and
 // writes; ncu, 4096^2: 46 us), and a packed plan is taken only when the
-// model finds it kPackMargin faster than the plan without. The workspace's allocations are aligned to 256 bytes at least
+// model finds it kPackMargin faster than the plan without. The
+// workspace's allocations are aligned to 256 bytes at least
 // (cudaMallocFromPoolAsync), so the packed operand is planned as aligned.
 constexpr int64_t kPackLd = 32;
 constexpr double kPackEfficiency = 0.9;

@@ -98,11 +98,13 @@ constexpr int64_t kWholeRingMinSteps = 16;
 // far as K goes: every slice of K (the last is the shortest) a multiple of
 // the family's K step bk, and kWholeRingMinSteps steps of it or more.
 // In cluster form it is decided for the launch, not for each slice, so
-// that the blocks of one tile's slices run the same loop: with the ring taken by one
-// slice and not the other (K = 512 + 488, the second not a multiple of 16),
-// H100, 128x128x16 split 2 in clusters: 1024 x 1024 x 1000 NN 37.1 -> 29.4
-// TFLOP/s, 1000^3 31.4 -> 28.2, where with both slices on the ring 1024^3
-// went 37.9 -> 39.3 (through the workspace, 1000^3 28.5 -> 28.1).
+// that the blocks of one tile's slices run the same loop. With the ring
+// taken by one slice and not the other (K = 512 + 488, the second not a
+// multiple of 16; H100, 128x128x16 split 2 in clusters), 1024 x 1024 x
+// 1000 NN ran at 29.4 TFLOP/s against 37.1 with neither slice on it, and
+// 1000^3 at 28.2 against 31.4; 1024^3, both slices on it, 39.3 against
+// 37.9. Through the workspace the mix cost nothing (1000^3 28.1 against
+// 28.5).
 TGEMM_HOST_DEVICE inline bool ring_fits_k(int64_t k, int splits, int64_t k_chunk, int64_t bk)
 {
     const int64_t shortest = splits > 1 ? k - (splits - 1) * k_chunk : k;

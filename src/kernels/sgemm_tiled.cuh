@@ -1064,7 +1064,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_streamk(Gemm
         advance_k<kTransA, kTransB>(q, st->k0);
         q.k = st->k;
         multiply_tile<T, kTransA, kTransB, kAligned>(
-            q, st->m0, st->n0, st->rem_m, st->rem_n, ring_fits_k(q.k, 1, q.k, T::BK), sa, sb, [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
+            q, st->m0, st->n0, st->rem_m, st->rem_n, ring_fits_k(q.k, 1, q.k, T::BK), sa, sb,
+            [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
                 if (st->whole) {
                     float *c = p.c + (st->n0 + ln0) * p.ldc + st->m0 + lm0;
                     store_tile<T, kAligned>(c, p.ldc, lm0, ln0, st->rem_m, st->rem_n, p.alpha, p.beta, acc);

@@ -51,7 +51,8 @@ constexpr int kPipelinesPerDevice = 2;
 
 // Device memory left free for everything else unless
 // TGEMM_DEVICE_MEMORY_LIMIT asks for less: the CUDA runtime's own needs,
-// the dispatcher's split-K workspace (at most 256 MiB, and optional), other
+// the dispatcher's workspace (split-K sums and packed operands, each at
+// most 256 MiB, and optional: without it the plan needs none), other
 // users of the GPU.
 constexpr uint64_t kDeviceReserve = uint64_t{256} << 20;
 
