@@ -328,13 +328,14 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
          * (kBranchFreeStep in src/kernels/sgemm_tiled.cuh): blocks of whole
          * tiles, aligned operands, K a multiple of 16 and at least 32. The
          * small rows reach it when the family is forced (make test runs
-         * each family so); the last is the dispatcher's own plan on the H100. */
+         * each family so); the last, the dispatcher's own plan on the H100
+         * until op(A) was packed, now runs packed there (NN). */
         {512, 384, 96, true, false, 0, 0, 0, 0, false},     /* 6 whole tiles, 6 K steps */
         {300, 200, 32, true, false, 4, 0, 4, 0, false},     /* 1 whole tile beside 3 edge tiles; the least K (2 steps) */
         {256, 128, 16, true, false, 0, 0, 0, 0, false},     /* 1 step: the loop with tests */
         {512, 256, 40, true, false, 0, 0, 0, 0, false},     /* K not a multiple of 16: the loop with tests */
         {512, 256, 64, true, false, 0, 0, 0, 1, false},     /* unaligned operands: the loop with tests */
-        {2048, 2048, 2048, true, false, 0, 0, 0, 0, false}, /* 128 whole tiles, 128 steps (the H100's plan) */
+        {2048, 2048, 2048, true, false, 0, 0, 0, 0, false}, /* 128 whole tiles, 128 steps */
         /* The whole-tile ring (kWholeRingStep in src/kernels/sgemm_tiled.cuh)
          * of 256x128x16, 256x128x8, 128x256x8 and 128x128x16, for the pairs
          * with an operand contiguous along M or N: blocks of whole tiles,
