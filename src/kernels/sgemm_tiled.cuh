@@ -52,9 +52,16 @@ namespace kernels {
 // latency behind one step's FFMAs. kWholeRing_: 0, or the depth of the ring
 // through which blocks of whole tiles take their operands contiguous along M
 // or N (multiply_tile_whole_ring, kWholeRingStep); the other blocks keep the
-// family's path.
+// family's path. kWholeRingSkip_: the transpose pairs (pair_bit) whose
+// kernels keep the family's path although they could take the ring, where
+// the ring measured slower.
+constexpr unsigned pair_bit(bool trans_a, bool trans_b)
+{
+    return 1u << ((trans_a ? 2 : 0) + (trans_b ? 1 : 0));
+}
+
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int kMinBlocks_, bool kClusterForm_ = true,
-          int kUnalignedUnroll_ = BK_, int kAsyncStages_ = 0, int kWholeRing_ = 0>
+          int kUnalignedUnroll_ = BK_, int kAsyncStages_ = 0, int kWholeRing_ = 0, unsigned kWholeRingSkip_ = 0>
 struct TileShape {
     static constexpr int BM = BM_, BN = BN_, BK = BK_;
     static constexpr int WM = WM_, WN = WN_;
@@ -63,6 +70,7 @@ struct TileShape {
     static constexpr int kUnalignedUnroll = kUnalignedUnroll_;
     static constexpr int kAsyncStages = kAsyncStages_;
     static constexpr int kWholeRing = kWholeRing_;
+    static constexpr unsigned kWholeRingSkip = kWholeRingSkip_;
     // Shared stages of each operand: the deeper ring, at least the register path's 2.
     static constexpr int kBuffers = std::max({2, kAsyncStages, kWholeRing});
     static constexpr int kLanesM = 8, kLanesN = 4;
@@ -763,17 +771,18 @@ __device__ __forceinline__ void multiply_tile_whole_ring(const GemmParams &p, in
 
 // Whether the kernels of this tile shape and transpose pair walk the K
 // steps of blocks of whole tiles through the ring (multiply_tile_whole_ring):
-// where the family has one (TileShape::kWholeRing) and an operand is
-// contiguous along M or N. H100, 4096^3, family forced, stream-K off,
+// where the family has one (TileShape::kWholeRing), an operand is
+// contiguous along M or N, and the family does not skip the pair
+// (TileShape::kWholeRingSkip). H100, 4096^3, family forced, stream-K off,
 // TFLOP/s: 256x128x16 NN 49.5 -> 52.0, NT 50.6 -> 52.0, TT 48.5 -> 50.9;
 // 128x256x8 NN 43.6 -> 46.3, NT 43.7 -> 45.6, TT 42.8 -> 47.5; 128x128x16
 // NN 43.7 -> 44.2, NT 47.2 -> 49.4, TT 43.6 -> 44.9; 256x128x8 NT 48.6 ->
-// 52.6, TT 47.6 -> 49.4, but NN 49.1 -> 48.5, so not its NN. TN, with both
+// 52.6, TT 47.6 -> 49.4, but NN 49.1 -> 48.5, so it skips NN. TN, with both
 // operands along K, gains nothing from it (256x128x16 48.1 -> 47.2 on it;
 // the branch-free step below instead).
 template <class T, bool kTransA, bool kTransB>
 constexpr bool kWholeRingStep = T::kWholeRing > 0 && (!kTransA || kTransB) &&
-                                !(T::BM == 256 && T::BN == 128 && T::BK == 8 && !kTransA && !kTransB);
+                                (T::kWholeRingSkip & pair_bit(kTransA, kTransB)) == 0;
 
 // Whether the plain kernel of this tile shape and transpose pair walks the
 // K steps of a block of whole tiles (aligned, K a multiple of BK) with no
