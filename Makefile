@@ -59,7 +59,7 @@ LIB_CU_SRC := $(wildcard src/kernels/*.cu)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib bench-plans test test-long test-cpu test-gpu test-host test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib bench-plans test test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace bench-tma bench-kstep \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
@@ -110,7 +110,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 # of the table on its own, so every family's edges are tested directly.
 KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
-test: test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
+test: test-cpu test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
       test-install test-docs test-blas test-preload test-fortran test-tools
 	@echo "make test: all passed"
 
@@ -145,6 +145,15 @@ $(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp $(BUILD)/obj/kernels
 
 test-skinny-plan: $(BUILD)/tests/test_skinny_plan
 	$(BUILD)/tests/test_skinny_plan
+
+# TGEMM_OFFLOAD=auto's model of both sides and what it learns from measured
+# calls (src/blas/offload_model.cpp): plain C++, no GPU.
+$(BUILD)/tests/test_offload_model: tests/test_offload_model.cpp $(BUILD)/obj/blas/offload_model.o
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< $(BUILD)/obj/blas/offload_model.o -lcmocka
+
+test-offload-model: $(BUILD)/tests/test_offload_model
+	$(BUILD)/tests/test_offload_model
 
 # Stream-K's division of the tiles' K steps among blocks and the reading
 # back of their parts (src/kernels/gemm_params.hpp), replayed on the host.
@@ -249,7 +258,8 @@ test-env: $(BUILD)/tests/test_env
 
 # The BLAS ABI, one scenario per process (settings are read once). Every
 # run starts from a clean TGEMM_* environment; see tests/test_blas.c.
-BLAS_ENV := env -u TGEMM_OFFLOAD -u TGEMM_OFFLOAD_MIN_FLOPS -u TGEMM_CPU_BLAS -u TGEMM_TRACE -u TGEMM_DEVICE \
+BLAS_ENV := env -u TGEMM_OFFLOAD -u TGEMM_OFFLOAD_MIN_FLOPS -u TGEMM_OFFLOAD_CPU_GFLOPS -u TGEMM_OFFLOAD_LINK_GBS \
+            -u TGEMM_OFFLOAD_LEARN -u TGEMM_CPU_BLAS -u TGEMM_TRACE -u TGEMM_DEVICE \
             -u TGEMM_KERNEL -u TGEMM_VERBOSE -u TGEMM_DEVICE_MEMORY_LIMIT -u TGEMM_HOST_COPY_THREADS \
             -u TGEMM_HOST_TRACE -u LD_PRELOAD
 BLAS_TRACE := $(BUILD)/tests/test_blas.trace
@@ -262,10 +272,19 @@ test-blas: $(BUILD)/tests/test_blas
 	$(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) CUDA_VISIBLE_DEVICES= \
 	    $(BUILD)/tests/test_blas fallback
 	rm -f $(BLAS_TRACE)
-	$(BLAS_ENV) TGEMM_OFFLOAD_MIN_FLOPS=100000 TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
-	    $(BUILD)/tests/test_blas auto
+	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=1 TGEMM_OFFLOAD_LEARN=0 TGEMM_CPU_BLAS=libopenblas.so.0 \
+	    TGEMM_TRACE=$(BLAS_TRACE) $(BUILD)/tests/test_blas auto
+	rm -f $(BLAS_TRACE)
+	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=1000000 TGEMM_OFFLOAD_LEARN=0 TGEMM_CPU_BLAS=libopenblas.so.0 \
+	    TGEMM_TRACE=$(BLAS_TRACE) $(BUILD)/tests/test_blas auto-cpu
 	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0 $(BUILD)/tests/test_blas builtin
 	$(BLAS_ENV) TGEMM_OFFLOAD=sometimes TGEMM_CPU_BLAS=libopenblas.so.0 $(BUILD)/tests/test_blas bad-setting
+	for v in TGEMM_OFFLOAD_CPU_GFLOPS=abc TGEMM_OFFLOAD_CPU_GFLOPS=0 TGEMM_OFFLOAD_LINK_GBS=-3 \
+	         TGEMM_OFFLOAD_LINK_GBS=1e400 TGEMM_OFFLOAD_LEARN=2 TGEMM_OFFLOAD_LEARN=yes; do \
+	    echo "== $$v"; \
+	    $(BLAS_ENV) $$v TGEMM_TEST_WARNING=$${v%%=*} TGEMM_CPU_BLAS=libopenblas.so.0 \
+	        $(BUILD)/tests/test_blas bad-setting || exit 1; \
+	done
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
 	    $(BUILD)/tests/test_blas gpu
@@ -447,19 +466,21 @@ bench-host-trace: $(BUILD)/bench/bench_gemm
 	python3 bench/host_model.py --shape $(wordlist 1,3,$(HOST_TRACE_SHAPE)) | tee -a $(BENCH_OUT)/host_trace_summary.txt
 
 # The BLAS ABI against the CPU BLAS: one program linked only against
-# OpenBLAS, run plain and with libtgemm preloaded (GPU forced), side by side.
-# BENCH_BLAS_MAX caps the sizes (default 8192).
+# OpenBLAS, run plain, under LD_PRELOAD=libtgemm.so with TGEMM_OFFLOAD=auto,
+# and with TGEMM_OFFLOAD=gpu, in BENCH_BLAS_ROUNDS interleaved rounds
+# (bench/bench_blas.py): medians, where auto sent each shape, auto against
+# the faster side, the forced GPU path's spread. BENCH_BLAS_MAX caps the
+# sizes (default 8192).
 BENCH_BLAS_MAX ?= 8192
+BENCH_BLAS_ROUNDS ?= 5
 $(BUILD)/bench/bench_cpu_blas: bench/bench_cpu_blas.c
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O2 $(WARN) -D_GNU_SOURCE -o $@ $< -lopenblas -ldl -lm
 
 bench-blas: $(BUILD)/bench/bench_cpu_blas $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(BENCH_OUT)
-	$(BLAS_ENV) $(BUILD)/bench/bench_cpu_blas --max $(BENCH_BLAS_MAX) --csv $(BENCH_OUT)/blas_cpu.csv
-	$(BLAS_ENV) LD_PRELOAD=$(abspath $(LIB)) TGEMM_OFFLOAD=gpu \
-	    $(BUILD)/bench/bench_cpu_blas --max $(BENCH_BLAS_MAX) --csv $(BENCH_OUT)/blas_tgemm.csv
-	python3 bench/plot_blas.py $(BENCH_OUT)/blas_cpu.csv $(BENCH_OUT)/blas_tgemm.csv $(BENCH_OUT)
+	$(BLAS_ENV) python3 bench/bench_blas.py --bin $(BUILD)/bench/bench_cpu_blas --lib $(abspath $(LIB)) \
+	    --out $(BENCH_OUT) --rounds $(BENCH_BLAS_ROUNDS) --max $(BENCH_BLAS_MAX)
 
 # ---------------------------------------------------------------- install
 

@@ -1,19 +1,29 @@
-/* SGEMM through the CPU BLAS's cblas_sgemm, as any program linked against
- * OpenBLAS calls it. `make bench-blas` runs it twice: plain (OpenBLAS on the
- * host's cores) and with LD_PRELOAD=libtgemm.so TGEMM_OFFLOAD=gpu (the same
- * calls on the GPU, host operands copied in and out), then
- * bench/plot_blas.py puts the two side by side.
+/* SGEMM through cblas_sgemm, as any program linked against OpenBLAS calls
+ * it. `make bench-blas` runs it in rounds (bench/bench_blas.py): plain
+ * (OpenBLAS on the host's cores), and under LD_PRELOAD=libtgemm.so with
+ * TGEMM_OFFLOAD=auto and with TGEMM_OFFLOAD=gpu, the three interleaved, and
+ * compares the medians.
  *
- *   bench_cpu_blas [--max N] [--reps R] [--budget S] [--csv FILE]
+ *   bench_cpu_blas [--max N] [--reps R] [--warmup W] [--budget S]
+ *                  [--random COUNT --seed SEED] [--shape LAYOUT TA TB M N K]...
+ *                  [--mix] [--csv FILE]
  *
- * Square sizes from 64 up to N (default 8192), then a few rectangular and
- * transposed shapes no larger than N. Each shape gets fresh random inputs,
- * one warm-up call, then R timed calls (default 7; fewer for shapes whose
- * calls would exceed S seconds in all, default 10, but at least 3); the
- * median is reported. Linked against OpenBLAS only: it does not know tgemm,
- * it only notices whether libtgemm is loaded.
+ * The shapes: square sizes from 64 up to N (default 8192), then rectangular
+ * and transposed shapes (low K, rank-k updates, skinny, tall, wide) no
+ * larger than N; or, with --random, COUNT shapes drawn log-uniformly (m, n,
+ * k from 1 to N, at most 2 * 4096^3 flops, random transposes and layout)
+ * from SEED; or the shapes given with --shape (LAYOUT col or row, TA and TB
+ * N or T). Each shape gets fresh random inputs, W warm-up calls (default
+ * 1), then R timed calls (default 7; fewer for shapes whose calls would
+ * exceed S seconds in all, default 10, but at least 3). The table shows the
+ * median and minimum; the CSV has one row per timed call, so that runs can
+ * be pooled. --mix precedes every call with an untimed 128 x 128 x 128 call
+ * on other operands, as a program that mixes small and large products
+ * does (under `auto` the small one runs on the CPU BLAS). Linked against OpenBLAS only: it does not know tgemm, it only
+ * notices whether libtgemm is loaded.
  */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +36,7 @@ void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int K, float 
 enum { ROW = 101, COL = 102, NT = 111, TR = 112 };
 
 typedef struct {
-    const char *name;
+    char name[24];
     int layout, ta, tb;
     int m, n, k;
 } shape_t;
@@ -40,19 +50,23 @@ static double now(void)
 
 static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
 
+static uint64_t next_random(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
 static float *random_matrix(size_t elems)
 {
-    float *x = malloc(elems * sizeof *x);
+    float *x = malloc((elems ? elems : 1) * sizeof *x);
     if (!x) {
         fprintf(stderr, "bench_cpu_blas: cannot allocate %zu floats\n", elems);
         exit(1);
     }
-    for (size_t i = 0; i < elems; ++i) {
-        g_rng ^= g_rng << 13;
-        g_rng ^= g_rng >> 7;
-        g_rng ^= g_rng << 17;
-        x[i] = (float)((double)(g_rng >> 40) * 0x1.0p-24 - 0.5);
-    }
+    for (size_t i = 0; i < elems; ++i)
+        x[i] = (float)((double)(next_random() >> 40) * 0x1.0p-24 - 0.5);
     return x;
 }
 
@@ -62,10 +76,12 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Times one shape; returns the median seconds and stores the minimum and
- * the number of timed calls. */
-static double time_shape(const shape_t *s, int reps, double budget, double *min_s, int *used)
+/* Times one shape: the timed calls' seconds go to t (at most reps of them);
+ * returns how many there are. */
+static int time_shape(const shape_t *s, int warmup, int reps, double budget, int mix, double *t)
 {
+    enum { kMix = 128 };
+    float *mix_ops = mix ? random_matrix(3 * kMix * kMix) : NULL;
     const int col = s->layout == COL;
     /* Stored rows x columns of A, B, C in the shape's layout. */
     const int a_rows = (col != (s->ta == TR)) ? s->m : s->k, a_cols = (col != (s->ta == TR)) ? s->k : s->m;
@@ -76,9 +92,15 @@ static double time_shape(const shape_t *s, int reps, double budget, double *min_
     float *C = random_matrix((size_t)c_rows * (size_t)c_cols);
     const int lda = a_rows, ldb = b_rows, ldc = c_rows;
 
-    double t0 = now();
-    cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, 1.0f, A, lda, B, ldb, 0.5f, C, ldc);
-    const double warm = now() - t0;
+    double warm = 0;
+    for (int i = 0; i < warmup; ++i) {
+        if (mix)
+            cblas_sgemm(COL, NT, NT, kMix, kMix, kMix, 1.0f, mix_ops, kMix, mix_ops + kMix * kMix, kMix, 0.0f,
+                        mix_ops + 2 * kMix * kMix, kMix);
+        const double t0 = now();
+        cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, 1.0f, A, lda, B, ldb, 0.5f, C, ldc);
+        warm = now() - t0;
+    }
     int n = reps;
     if (warm * n > budget)
         n = (int)(budget / (warm > 0 ? warm : 1e-9));
@@ -86,34 +108,55 @@ static double time_shape(const shape_t *s, int reps, double budget, double *min_
         n = 3;
     if (n > reps)
         n = reps;
-    double *t = malloc((size_t)n * sizeof *t);
-    if (!t)
-        exit(1);
     for (int i = 0; i < n; ++i) {
-        t0 = now();
+        if (mix)
+            cblas_sgemm(COL, NT, NT, kMix, kMix, kMix, 1.0f, mix_ops, kMix, mix_ops + kMix * kMix, kMix, 0.0f,
+                        mix_ops + 2 * kMix * kMix, kMix);
+        const double t0 = now();
         cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, 1.0f, A, lda, B, ldb, 0.5f, C, ldc);
         t[i] = now() - t0;
     }
-    qsort(t, (size_t)n, sizeof *t, compare_double);
-    const double median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-    *min_s = t[0];
-    *used = n;
-    free(t);
     free(A);
     free(B);
     free(C);
-    return median;
+    free(mix_ops);
+    return n;
 }
 
 static int usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [--max N] [--reps R] [--budget SECONDS] [--csv FILE]\n", prog);
+    fprintf(stderr, "usage: %s [--max N] [--reps R] [--warmup W] [--budget SECONDS] [--random COUNT --seed SEED] "
+                    "[--shape LAYOUT TA TB M N K]... [--mix] [--csv FILE]\n", prog);
     return 2;
+}
+
+static shape_t make_shape(const char *name, int layout, int ta, int tb, int m, int n, int k)
+{
+    shape_t s;
+    snprintf(s.name, sizeof s.name, "%s", name);
+    s.layout = layout;
+    s.ta = ta;
+    s.tb = tb;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    return s;
+}
+
+/* log-uniform in [1, max] */
+static int log_uniform(int max)
+{
+    const double u = (double)(next_random() >> 11) * 0x1.0p-53;
+    const int v = (int)floor(exp(u * log((double)max + 1.0)));
+    return v < 1 ? 1 : v > max ? max : v;
 }
 
 int main(int argc, char **argv)
 {
-    int max = 8192, reps = 7;
+    int max = 8192, reps = 7, warmup = 1, random_count = 0, mix = 0;
+    shape_t given[64];
+    size_t given_count = 0;
+    unsigned long long seed = 1;
     double budget = 10.0;
     const char *csv_path = NULL;
     for (int i = 1; i < argc; ++i) {
@@ -121,37 +164,93 @@ int main(int argc, char **argv)
             max = atoi(argv[++i]);
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
+            warmup = atoi(argv[++i]);
         else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc)
             budget = atof(argv[++i]);
+        else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
+            random_count = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
             csv_path = argv[++i];
-        else
+        else if (strcmp(argv[i], "--mix") == 0)
+            mix = 1;
+        else if (strcmp(argv[i], "--shape") == 0 && i + 6 < argc && given_count < 64) {
+            const char *layout = argv[i + 1], *ta = argv[i + 2], *tb = argv[i + 3];
+            given[given_count] = make_shape("given", strcmp(layout, "row") == 0 ? ROW : COL,
+                                            ta[0] == 'T' ? TR : NT, tb[0] == 'T' ? TR : NT, atoi(argv[i + 4]),
+                                            atoi(argv[i + 5]), atoi(argv[i + 6]));
+            if (given[given_count].m < 1 || given[given_count].n < 1 || given[given_count].k < 1)
+                return usage(argv[0]);
+            ++given_count;
+            i += 6;
+        } else
             return usage(argv[0]);
     }
-    if (max < 1 || reps < 1)
+    if (max < 1 || reps < 1 || warmup < 0 || random_count < 0)
         return usage(argv[0]);
 
     static const int kSquares[] = {64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192};
-    static const shape_t kOthers[] = {
-        {"nt_square", COL, NT, TR, 2048, 2048, 2048},  {"tn_square", COL, TR, NT, 2048, 2048, 2048},
-        {"tt_square", COL, TR, TR, 2048, 2048, 2048},  {"row_nn_square", ROW, NT, NT, 2048, 2048, 2048},
-        {"row_nt_rect", ROW, NT, TR, 1000, 3000, 500}, {"rank_k_update", COL, NT, TR, 4096, 4096, 128},
-        {"tall_skinny", COL, NT, NT, 8192, 64, 1024},  {"inner_product", COL, TR, NT, 256, 256, 8192},
-        {"wide_output", COL, NT, NT, 512, 8192, 512},
+    const shape_t others[] = {
+        make_shape("nt_square", COL, NT, TR, 2048, 2048, 2048),
+        make_shape("tn_square", COL, TR, NT, 2048, 2048, 2048),
+        make_shape("tt_square", COL, TR, TR, 2048, 2048, 2048),
+        make_shape("row_nn_square", ROW, NT, NT, 2048, 2048, 2048),
+        make_shape("row_nt_rect", ROW, NT, TR, 1000, 3000, 500),
+        make_shape("rank_k_update", COL, NT, TR, 4096, 4096, 128),
+        make_shape("rank32_update", COL, NT, NT, 8192, 8192, 32),
+        make_shape("rank1_update", COL, NT, TR, 4096, 4096, 1),
+        make_shape("low_k", COL, NT, NT, 1000, 1000, 100),
+        make_shape("mid_low_k", COL, NT, NT, 3000, 3000, 500),
+        make_shape("tall_skinny", COL, NT, NT, 8192, 64, 1024),
+        make_shape("short_wide", COL, NT, NT, 64, 8192, 8192),
+        make_shape("tall_thin", COL, TR, NT, 20000, 200, 200),
+        make_shape("inner_product", COL, TR, NT, 256, 256, 8192),
+        make_shape("long_k", COL, NT, TR, 512, 512, 20000),
+        make_shape("wide_output", COL, NT, NT, 512, 8192, 512),
+        make_shape("rect_mid", COL, NT, NT, 2000, 300, 2000),
+        make_shape("gemv_like", COL, NT, NT, 4096, 1, 4096),
     };
-    shape_t shapes[64];
+    size_t cap = sizeof kSquares / sizeof kSquares[0] + sizeof others / sizeof others[0] + (size_t)random_count +
+                 given_count;
+    shape_t *shapes = malloc(cap * sizeof *shapes);
+    if (!shapes)
+        return 1;
     size_t count = 0;
-    for (size_t i = 0; i < sizeof kSquares / sizeof kSquares[0]; ++i)
-        if (kSquares[i] <= max)
-            shapes[count++] = (shape_t){"square", COL, NT, NT, kSquares[i], kSquares[i], kSquares[i]};
-    for (size_t i = 0; i < sizeof kOthers / sizeof kOthers[0]; ++i) {
-        const shape_t *s = &kOthers[i];
-        if (s->m <= max && s->n <= max && s->k <= max)
-            shapes[count++] = *s;
+    if (given_count > 0) {
+        for (size_t i = 0; i < given_count; ++i)
+            shapes[count++] = given[i];
+    } else if (random_count > 0) {
+        g_rng ^= seed * 0x9E3779B97F4A7C15ull;
+        if (g_rng == 0)
+            g_rng = 1;
+        while (count < (size_t)random_count) {
+            const int m = log_uniform(max), n = log_uniform(max), k = log_uniform(max);
+            if (2.0 * m * (double)n * k > 2.0 * 4096.0 * 4096.0 * 4096.0)
+                continue;
+            const int ta = next_random() & 1 ? TR : NT, tb = next_random() & 1 ? TR : NT;
+            const int layout = next_random() % 4 == 0 ? ROW : COL;
+            char name[24];
+            snprintf(name, sizeof name, "random%zu", count);
+            shapes[count++] = make_shape(name, layout, ta, tb, m, n, k);
+        }
+    } else {
+        for (size_t i = 0; i < sizeof kSquares / sizeof kSquares[0]; ++i)
+            if (kSquares[i] <= max)
+                shapes[count++] = make_shape("square", COL, NT, NT, kSquares[i], kSquares[i], kSquares[i]);
+        for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
+            const shape_t *s = &others[i];
+            if (s->m <= max && s->n <= max && s->k <= max)
+                shapes[count++] = *s;
+        }
     }
 
     const int tgemm = dlsym(RTLD_DEFAULT, "tgemm_version") != NULL;
     const char *offload = getenv("TGEMM_OFFLOAD");
+    const char *library = !tgemm ? "cpu-blas" : offload && strcmp(offload, "gpu") == 0 ? "tgemm-gpu"
+                          : offload && strcmp(offload, "cpu") == 0                     ? "tgemm-cpu"
+                                                                                       : "tgemm-auto";
     printf("bench_cpu_blas: cblas_sgemm %s\n",
            tgemm ? "interposed by libtgemm (LD_PRELOAD)" : "of the CPU BLAS the program is linked with");
     if (tgemm)
@@ -166,23 +265,29 @@ int main(int argc, char **argv)
             perror(csv_path);
             return 1;
         }
-        fprintf(csv, "shape,layout,transa,transb,m,n,k,reps,median_s,min_s,gflops,library\n");
+        fprintf(csv, "shape,layout,transa,transb,m,n,k,rep,seconds,library\n");
     }
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t)
+        return 1;
     for (size_t i = 0; i < count; ++i) {
         const shape_t *s = &shapes[i];
-        double min_s = 0;
-        int used = 0;
-        const double median = time_shape(s, reps, budget, &min_s, &used);
-        const double gflops = 2.0 * s->m * (double)s->n * s->k / median * 1e-9;
+        const int used = time_shape(s, warmup, reps, budget, mix, t);
         const char *layout = s->layout == COL ? "col" : "row";
         const char ta = s->ta == TR ? 'T' : 'N', tb = s->tb == TR ? 'T' : 'N';
-        printf("%-14s %6s %2c %2c %6d %6d %6d %5d %12.3f %12.3f %10.1f\n", s->name, layout, ta, tb, s->m, s->n, s->k,
-               used, median * 1e3, min_s * 1e3, gflops);
-        fflush(stdout);
         if (csv)
-            fprintf(csv, "%s,%s,%c,%c,%d,%d,%d,%d,%.9g,%.9g,%.6g,%s\n", s->name, layout, ta, tb, s->m, s->n, s->k,
-                    used, median, min_s, gflops, tgemm ? "tgemm" : "cpu-blas");
+            for (int r = 0; r < used; ++r)
+                fprintf(csv, "%s,%s,%c,%c,%d,%d,%d,%d,%.9g,%s\n", s->name, layout, ta, tb, s->m, s->n, s->k, r, t[r],
+                        library);
+        qsort(t, (size_t)used, sizeof *t, compare_double);
+        const double median = used % 2 ? t[used / 2] : 0.5 * (t[used / 2 - 1] + t[used / 2]);
+        const double gflops = 2.0 * s->m * (double)s->n * s->k / median * 1e-9;
+        printf("%-14s %6s %2c %2c %6d %6d %6d %5d %12.3f %12.3f %10.1f\n", s->name, layout, ta, tb, s->m, s->n, s->k,
+               used, median * 1e3, t[0] * 1e3, gflops);
+        fflush(stdout);
     }
+    free(t);
+    free(shapes);
     if (csv)
         fclose(csv);
     return 0;

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""cblas_sgemm on host operands: the CPU BLAS alone, tgemm's `auto` offload
+and tgemm with the GPU forced, interleaved, side by side (`make bench-blas`).
+
+    python3 bench/bench_blas.py --bin BENCH_CPU_BLAS --lib LIBTGEMM --out DIR
+                                [--rounds 5] [--reps 3] [--warmup 3] [--max N]
+                                [--random COUNT --seed SEED] [--env KEY=VALUE]...
+    python3 bench/bench_blas.py --report DIR     (tables and plot of an earlier run)
+
+Each round runs bench_cpu_blas three times over the same shapes (each
+shape warmed by --warmup calls, default 3, then --reps timed ones): plain
+(the program is linked only against OpenBLAS), under LD_PRELOAD=libtgemm.so
+with TGEMM_OFFLOAD=auto, and with TGEMM_OFFLOAD=gpu; the order of the three
+rotates from round to round, so that a drift of the machine touches all
+three alike; then `auto` runs once more with TGEMM_TRACE to record which
+side it chose for each call (`auto` learns from the calls it times, so
+its first calls of a shape may try both sides). Every timed call of every round is pooled per shape and mode;
+the tables give the medians, the side `auto` chose (from TGEMM_TRACE), how
+far `auto` is from the faster side, and the spread of the forced-GPU calls
+around their median. Goals checked: `auto` within 1.15x of the faster
+side on every shape, and every forced-GPU call within 10% of its median.
+
+Writes DIR/blas_offload.csv (one row per shape) and DIR/blas_offload.png
+(median time per square size for the three, log-log; needs matplotlib).
+Exits 1 when a goal is missed.
+"""
+
+import argparse
+import csv
+import glob
+import os
+import statistics
+import subprocess
+import sys
+
+MODES = ("cpu", "auto", "gpu")
+AUTO_GOAL = 1.15
+SPREAD_GOAL = 0.10
+CLEAN = ("TGEMM_OFFLOAD", "TGEMM_OFFLOAD_MIN_FLOPS", "TGEMM_CPU_BLAS", "TGEMM_TRACE", "TGEMM_KERNEL",
+         "TGEMM_VERBOSE", "TGEMM_DEVICE_MEMORY_LIMIT", "TGEMM_HOST_COPY_THREADS", "TGEMM_HOST_TRACE", "LD_PRELOAD")
+
+
+def run_one(args, mode, csv_name, trace=None):
+    env = {k: v for k, v in os.environ.items() if k not in CLEAN and not k.startswith("TGEMM_OFFLOAD_")}
+    if mode != "cpu":
+        env["LD_PRELOAD"] = os.path.abspath(args.lib)
+        env["TGEMM_OFFLOAD"] = mode
+    if trace:
+        env["TGEMM_TRACE"] = trace
+    for kv in args.env:
+        key, _, value = kv.partition("=")
+        env[key] = value
+    cmd = [args.bin, "--max", str(args.max), "--reps", str(args.reps), "--warmup", str(args.warmup),
+           "--csv", os.path.join(args.out, csv_name)]
+    if args.random:
+        cmd += ["--random", str(args.random), "--seed", str(args.seed)]
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def run_round(args, r):
+    order = MODES[r % 3:] + MODES[:r % 3]
+    for mode in order:
+        print(f"== round {r + 1}/{args.rounds}: {mode}", flush=True)
+        run_one(args, mode, f"blas_{mode}_{r}.csv")
+
+
+def key(row):
+    return (row["shape"], row["layout"], row["transa"], row["transb"], int(row["m"]), int(row["n"]), int(row["k"]))
+
+
+def load(out):
+    times = {}
+    order = []
+    for mode in MODES:
+        for path in sorted(glob.glob(os.path.join(out, f"blas_{mode}_*.csv"))):
+            with open(path, newline="") as f:
+                for row in csv.DictReader(f):
+                    k = key(row)
+                    if k not in times:
+                        times[k] = {m: [] for m in MODES}
+                        order.append(k)
+                    times[k][mode].append(float(row["seconds"]))
+    return times, order
+
+
+def auto_choices(out):
+    """(m, n, k, layout, transa, transb) -> the sides auto's trace shows, in call order."""
+    chosen = {}
+    for path in glob.glob(os.path.join(out, "blas_trace_*.txt")):
+        with open(path) as f:
+            for line in f:
+                fields = dict(p.split("=", 1) for p in line.split() if "=" in p)
+                if "path" not in fields:
+                    continue
+                k = (int(fields["m"]), int(fields["n"]), int(fields["k"]), fields.get("layout", "col"),
+                     fields["transa"], fields["transb"])
+                chosen.setdefault(k, []).append(fields["path"].split(":")[0])
+    return chosen
+
+
+def report(out):
+    times, order = load(out)
+    if not order:
+        sys.exit(f"bench_blas.py: no results in {out}")
+    chosen = auto_choices(out)
+    rows = []
+    for k in order:
+        t = times[k]
+        if not all(t[m] for m in MODES):
+            continue
+        med = {m: statistics.median(t[m]) for m in MODES}
+        best = min(med["cpu"], med["gpu"])
+        spread = max(abs(x - med["gpu"]) / med["gpu"] for x in t["gpu"])
+        name, layout, ta, tb, m, n, kk = k
+        # The side of the shape's last call; * when its first calls tried the other.
+        paths = chosen.get((m, n, kk, layout, ta, tb), [])
+        side = (paths[-1] + ("*" if len(set(paths)) > 1 else "")) if paths else "?"
+        rows.append(dict(shape=name, layout=layout, transa=ta, transb=tb, m=m, n=n, k=kk, cpu_s=med["cpu"],
+                         auto_s=med["auto"], gpu_s=med["gpu"], auto_path=side, auto_over_best=med["auto"] / best,
+                         gpu_spread=spread, calls=len(t["gpu"])))
+
+    print("auto: the side of each shape's last call (* where its first calls tried the other side)")
+    print(f"{'shape':<14} {'layout':>6} {'op':>3} {'m':>6} {'n':>6} {'k':>6} {'cpu_ms':>10} {'auto_ms':>10} "
+          f"{'gpu_ms':>10} {'auto':>5} {'auto/best':>9} {'gpu_spread':>10}")
+    for r in rows:
+        flag = " <" if r["auto_over_best"] > AUTO_GOAL or r["gpu_spread"] > SPREAD_GOAL else ""
+        print(f"{r['shape']:<14} {r['layout']:>6} {r['transa'] + r['transb']:>3} {r['m']:>6} {r['n']:>6} "
+              f"{r['k']:>6} {r['cpu_s'] * 1e3:10.3f} {r['auto_s'] * 1e3:10.3f} {r['gpu_s'] * 1e3:10.3f} "
+              f"{r['auto_path']:>5} {r['auto_over_best']:9.3f} {r['gpu_spread'] * 100:9.1f}%{flag}")
+    path = os.path.join(out, "blas_offload.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    print(f"bench_blas.py: wrote {path}")
+
+    worst_auto = max(rows, key=lambda r: r["auto_over_best"])
+    worst_spread = max(rows, key=lambda r: r["gpu_spread"])
+    ok_auto = worst_auto["auto_over_best"] <= AUTO_GOAL
+    ok_spread = worst_spread["gpu_spread"] <= SPREAD_GOAL
+    print(f"auto against the faster side: worst {worst_auto['auto_over_best']:.3f} ({worst_auto['shape']} "
+          f"{worst_auto['m']}x{worst_auto['n']}x{worst_auto['k']}), goal <= {AUTO_GOAL}: "
+          f"{'met' if ok_auto else 'MISSED'}")
+    print(f"forced GPU, calls around their median: worst {worst_spread['gpu_spread'] * 100:.1f}% "
+          f"({worst_spread['shape']} {worst_spread['m']}x{worst_spread['n']}x{worst_spread['k']}), goal <= "
+          f"{SPREAD_GOAL * 100:.0f}%: {'met' if ok_spread else 'MISSED'}")
+    squares = sorted((r["m"], r) for r in rows if r["shape"] == "square")
+    gpu_wins = [n for n, r in squares if r["gpu_s"] < r["cpu_s"]]
+    if gpu_wins:
+        print(f"crossover: the GPU is faster than the CPU BLAS from square size {gpu_wins[0]}")
+    plot(squares, os.path.join(out, "blas_offload.png"))
+    return ok_auto and ok_spread
+
+
+def plot(squares, path):
+    if not squares:
+        return
+    try:
+        import matplotlib
+    except ImportError:
+        print("bench_blas.py: matplotlib is not installed: no plot drawn")
+        return
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 5))
+    sizes = [n for n, _ in squares]
+    for mode, style, label in (("cpu", "o-", "CPU BLAS alone"), ("gpu", "s-", "tgemm, TGEMM_OFFLOAD=gpu"),
+                               ("auto", "x--", "tgemm, TGEMM_OFFLOAD=auto")):
+        ax.loglog(sizes, [r[f"{mode}_s"] * 1e3 for _, r in squares], style, label=label)
+    ax.set_xlabel("n (square SGEMM, n x n x n, pageable host memory)")
+    ax.set_ylabel("median time per call (ms)")
+    ax.set_title("cblas_sgemm: CPU BLAS, auto offload and the GPU")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"bench_blas.py: wrote {path}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin")
+    ap.add_argument("--lib")
+    ap.add_argument("--out")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                    help="set in all three modes (e.g. OPENBLAS_THREAD_TIMEOUT=4)")
+    ap.add_argument("--max", type=int, default=8192)
+    ap.add_argument("--random", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--report", metavar="DIR")
+    args = ap.parse_args()
+    if args.report:
+        sys.exit(0 if report(args.report) else 1)
+    if not (args.bin and args.lib and args.out):
+        ap.error("--bin, --lib and --out are required (or --report DIR)")
+    os.makedirs(args.out, exist_ok=True)
+    for old in glob.glob(os.path.join(args.out, "blas_*_*.csv")) + glob.glob(os.path.join(args.out, "blas_trace_*.txt")):
+        os.remove(old)
+    for r in range(args.rounds):
+        run_round(args, r)
+    # Where `auto` sent each call: the same run once more with TGEMM_TRACE,
+    # untimed (writing the trace costs small calls a few microseconds).
+    print("== auto, traced", flush=True)
+    run_one(args, "auto", "auto_traced.csv", os.path.join(args.out, "blas_trace_auto.txt"))
+    sys.exit(0 if report(args.out) else 1)
+
+
+if __name__ == "__main__":
+    main()
