@@ -12,12 +12,17 @@
  *                no CUDA context created
  *   fallback     TGEMM_OFFLOAD=gpu CUDA_VISIBLE_DEVICES= (+ CPU BLAS, trace):
  *                the GPU path fails, the CPU BLAS gives OpenBLAS's bits
- *   auto         TGEMM_OFFLOAD_MIN_FLOPS=100000 (+ CPU BLAS, trace): small
- *                calls on the CPU, large ones on the GPU (or falling back)
+ *   auto         TGEMM_OFFLOAD_CPU_GFLOPS=1 TGEMM_OFFLOAD_LEARN=0 (+ CPU
+ *                BLAS, trace): small calls on the CPU without the model,
+ *                larger ones where the model's estimate is smaller (the
+ *                GPU, or falling back)
+ *   auto-cpu     the same with TGEMM_OFFLOAD_CPU_GFLOPS=1000000: every call
+ *                on the CPU BLAS, the model's too, and CUDA untouched
  *   builtin      TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=<missing>: the built-in
  *                loops, and one warning line
  *   bad-setting  TGEMM_OFFLOAD=sometimes (+ CPU BLAS): correct results and
- *                one warning line naming the variable
+ *                one warning line naming the variable (TGEMM_TEST_WARNING,
+ *                else TGEMM_OFFLOAD)
  *   gpu          TGEMM_OFFLOAD=gpu (+ CPU BLAS, trace): GPU results within
  *                the dot-product bound, trace shows path=gpu; skip() without
  *                a GPU
@@ -510,37 +515,49 @@ static int count_lines_with(const char *text, const char *needle)
     return n;
 }
 
-/* What each trace line's path must be, from the line's m, n, k and beta. */
-typedef const char *(*expected_path_fn)(double m, double n, double k, double beta);
+/* What each trace line's path must be, from the line's m, n, k and beta
+ * and the line itself. */
+typedef const char *(*expected_path_fn)(double m, double n, double k, double beta, const char *line);
 
-static const char *path_cpu(double m, double n, double k, double beta)
+static const char *path_cpu(double m, double n, double k, double beta, const char *line)
 {
-    (void)m, (void)n, (void)k, (void)beta;
+    (void)m, (void)n, (void)k, (void)beta, (void)line;
     return "path=cpu ";
 }
 
-static const char *path_fallback(double m, double n, double k, double beta)
+static const char *path_fallback(double m, double n, double k, double beta, const char *line)
 {
-    (void)m, (void)n, (void)k, (void)beta;
+    (void)m, (void)n, (void)k, (void)beta, (void)line;
     return "path=cpu-fallback:no-device ";
 }
 
-static const char *path_gpu(double m, double n, double k, double beta)
+static const char *path_gpu(double m, double n, double k, double beta, const char *line)
 {
-    (void)m, (void)n, (void)k, (void)beta;
+    (void)m, (void)n, (void)k, (void)beta, (void)line;
     return "path=gpu ";
 }
 
-/* The automatic policy (src/blas/offload.cpp): the GPU when the work reaches
- * TGEMM_OFFLOAD_MIN_FLOPS and there are at least 64 flops per byte that the
- * PCIe link must carry (kOffloadMinFlopsPerByte). */
-static const char *path_auto(double m, double n, double k, double beta)
+/* TGEMM_OFFLOAD=auto with TGEMM_OFFLOAD_LEARN=0 (src/blas/offload.cpp): below
+ * 2e6 flops, or TGEMM_OFFLOAD_MIN_FLOPS if larger, the CPU BLAS without the
+ * model; from there the model decides, and the line shows its estimates:
+ * the GPU exactly when its estimate is the smaller one. */
+static const char *path_auto(double m, double n, double k, double beta, const char *line)
 {
+    (void)beta;
     const char *e = getenv("TGEMM_OFFLOAD_MIN_FLOPS");
-    const double threshold = e ? strtod(e, NULL) : 0.0;
-    const double flops = 2.0 * m * n * k;
-    const double link_bytes = 4.0 * (m * k + k * n + m * n * (beta != 0.0 ? 2.0 : 1.0));
-    if (flops < threshold || flops < 64.0 * link_bytes)
+    const double threshold = fmax(e ? strtod(e, NULL) : 0.0, 2e6);
+    const char *est = strstr(line, " auto=model est_cpu_us=");
+    if (2.0 * m * n * k < threshold) {
+        if (est || strstr(line, " auto="))
+            fail_msg("the model was consulted below the threshold: %s", line);
+        return "path=cpu ";
+    }
+    double cpu_us = 0, gpu_us = 0;
+    if (!est || sscanf(est, " auto=model est_cpu_us=%lf est_gpu_us=%lf", &cpu_us, &gpu_us) != 2)
+        fail_msg("no model estimates in an automatic decision: %s", line);
+    if (!(cpu_us > 0 && gpu_us > 0))
+        fail_msg("estimates must be positive: %s", line);
+    if (cpu_us <= gpu_us)
         return "path=cpu ";
     return gpu_available() ? "path=gpu " : "path=cpu-fallback:no-device ";
 }
@@ -587,7 +604,7 @@ static void test_trace(void **state)
         const char *b = strstr(line, " beta=");
         if (!b)
             fail_msg("no beta in trace line: %s", line);
-        const char *want = g_expected_path(m, n, k, strtod(b + 6, NULL));
+        const char *want = g_expected_path(m, n, k, strtod(b + 6, NULL), line);
         if (!strstr(line, want))
             fail_msg("trace line lacks '%s': %s", want, line);
         checked++;
@@ -604,6 +621,19 @@ typedef int (*cu_init_fn)(unsigned);
 typedef int (*cu_count_fn)(int *);
 typedef int (*cu_get_fn)(int *, int);
 typedef int (*cu_state_fn)(int, unsigned *, int *);
+
+/* auto-cpu: the model was consulted for some calls, and none ran on the GPU. */
+static void test_all_on_cpu(void **state)
+{
+    (void)state;
+    char *text = read_file_text(getenv("TGEMM_TRACE"));
+    const int consulted = count_lines_with(text, " auto=model ");
+    printf("[ auto     ] %d calls decided by the model\n", consulted);
+    assert_true(consulted > 0);
+    assert_int_equal(count_lines_with(text, "path=gpu"), 0);
+    assert_int_equal(count_lines_with(text, "path=cpu-fallback"), 0);
+    free(text);
+}
 
 static void test_cuda_untouched(void **state)
 {
@@ -708,15 +738,21 @@ int main(int argc, char **argv)
         add_test("trace", test_trace, NULL);
         if (strcmp(sc, "forward") == 0)
             add_test("cuda_untouched", test_cuda_untouched, NULL);
-    } else if (strcmp(sc, "auto") == 0) {
+    } else if (strcmp(sc, "auto") == 0 || strcmp(sc, "auto-cpu") == 0) {
         g_check = CHECK_BOUND;
         g_expected_path = path_auto;
         add_cases(1 << 30);
         add_test("trace", test_trace, NULL);
+        if (strcmp(sc, "auto-cpu") == 0) {
+            add_test("all_on_cpu", test_all_on_cpu, NULL);
+            add_test("cuda_untouched", test_cuda_untouched, NULL);
+        }
     } else if (strcmp(sc, "builtin") == 0 || strcmp(sc, "bad-setting") == 0) {
         const bool builtin = strcmp(sc, "builtin") == 0;
         g_check = builtin ? CHECK_BOUND : CHECK_BITWISE;
-        g_warning_needle = builtin ? "TGEMM_CPU_BLAS" : "TGEMM_OFFLOAD";
+        /* TGEMM_TEST_WARNING: the variable a bad-setting run must name. */
+        const char *named = getenv("TGEMM_TEST_WARNING");
+        g_warning_needle = builtin ? "TGEMM_CPU_BLAS" : named && *named ? named : "TGEMM_OFFLOAD";
         capture_stderr();
         add_cases(builtin ? 130 : 1 << 30);
         add_test("one_warning", test_one_warning, NULL);

@@ -1,13 +1,16 @@
 #include "blas/offload.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <vector>
 
 #include "api/check.hpp"
 #include "blas/cpu_blas.hpp"
+#include "blas/offload_model.hpp"
 #include "blas/output.hpp"
 #include "blas/reference.hpp"
 #include "runtime/execute.hpp"
-#include "runtime/offload_default.hpp"
 #include "runtime/settings.hpp"
 
 namespace tgemm::blas {
@@ -39,6 +42,79 @@ void forward(SgemmFn sgemm, const GemmParams &p)
     sgemm(&ta, &tb, &m, &n, &k, &p.alpha, p.a, &lda, p.b, &ldb, &p.beta, p.c, &ldc, 1, 1);
 }
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0)
+{
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Below this much work a call stays on the CPU BLAS without consulting the
+// model: the GPU path's fixed cost alone (tens of microseconds) exceeds the
+// time any CPU BLAS takes for it, and the first model decision measures
+// the CPU BLAS (a few milliseconds), which a program of only small calls
+// should not pay.
+constexpr double kCpuOnlyFlops = 2e6;
+
+// The CPU BLAS's rate in this process: TGEMM_OFFLOAD_CPU_GFLOPS, else the
+// best of two timed 1024 x 1024 x 512 products after a first one (which
+// starts the CPU BLAS's threads), measured once, on the first call that
+// needs it, on the threads the program gives it.
+double measure_cpu_flops(SgemmFn sgemm)
+{
+    constexpr int m = 1024, n = 1024, k = 512;
+    std::vector<float> a(static_cast<size_t>(m) * k), b(static_cast<size_t>(k) * n), c(static_cast<size_t>(m) * n);
+    for (size_t i = 0; i < a.size(); ++i)
+        a[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
+    for (size_t i = 0; i < b.size(); ++i)
+        b[i] = static_cast<float>(i % 5) * 0.5f - 1.0f;
+    GemmParams p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.a = a.data();
+    p.lda = m;
+    p.b = b.data();
+    p.ldb = k;
+    p.c = c.data();
+    p.ldc = m;
+    p.alpha = 1.0f;
+    p.beta = 0.0f;
+    double best = 0.0;
+    for (int rep = 0; rep < 3; ++rep) {
+        const Clock::time_point t0 = Clock::now();
+        forward(sgemm, p);
+        const double t = seconds_since(t0);
+        if (rep > 0 && (best == 0.0 || t < best))
+            best = t;
+    }
+    return 2.0 * m * n * k / std::max(best, 1e-9);
+}
+
+const OffloadRates &offload_rates(SgemmFn sgemm)
+{
+    static const OffloadRates rates = [sgemm] {
+        const Settings &st = settings();
+        OffloadRates r;
+        r.cpu_flops = st.offload_cpu_gflops > 0.0 ? st.offload_cpu_gflops * 1e9 : measure_cpu_flops(sgemm);
+        if (st.offload_link_gbs > 0.0)
+            r.link = st.offload_link_gbs * 1e9;
+        return r;
+    }();
+    return rates;
+}
+
+OffloadLearner &learner()
+{
+    static OffloadLearner *l = new OffloadLearner();  // never destroyed: calls may run during exit
+    return *l;
+}
+
+// The first call of each side in a process starts things up (the CUDA
+// context, pinned staging, the CPU BLAS's threads): its time says nothing
+// about the next call's, so it is not learned from.
+std::atomic<bool> g_gpu_warm{false}, g_cpu_warm{false};
+
 }  // namespace
 
 int null_operand(const GemmParams &p)
@@ -61,10 +137,7 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
 
     const bool gpu_allowed = valid && st.offload != Offload::Never;
     const bool reads_ab = sgemm_reads_ab(p.k, p.alpha);
-    const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), k = static_cast<double>(p.k);
-    const double flops = 2.0 * m * n * k;
-    const double link_bytes = 4.0 * (m * k + k * n + m * n * (p.beta != 0.0f ? 2.0 : 1.0));
-    const bool worth_it = flops >= st.offload_min_flops && flops >= kOffloadMinFlopsPerByte * link_bytes;
+    const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
     bool gpu_tried = false;
     tgemm_status gpu = TGEMM_SUCCESS;
     // Runs the call on the GPU; true when it succeeded (and is traced).
@@ -75,8 +148,34 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
             trace.path("gpu");
         return gpu == TGEMM_SUCCESS;
     };
-    if (gpu_allowed && (st.offload == Offload::Always || (reads_ab && worth_it)) && on_gpu())
+    if (gpu_allowed && st.offload == Offload::Always && on_gpu())
         return;
+
+    // Automatic: the model of both sides (offload_model.hpp), corrected by
+    // the measured times of earlier calls of the same shape class.
+    const CpuBlas &blas = cpu_blas();
+    if (gpu_allowed && st.offload == Offload::Auto && reads_ab && blas.sgemm != nullptr &&
+        flops >= std::max(st.offload_min_flops, kCpuOnlyFlops)) {
+        const bool beta = p.beta != 0.0f;
+        const OffloadEstimate model = model_seconds(offload_rates(blas.sgemm), p.m, p.n, p.k, beta);
+        const OffloadChoice choice =
+            learner().choose(p.m, p.n, p.k, beta, model, st.offload_learn, g_gpu_warm.load());
+        trace.offload(reason_name(choice.reason), choice.estimate.cpu, choice.estimate.gpu);
+        const Clock::time_point t0 = Clock::now();
+        if (choice.side == Side::Gpu) {
+            if (on_gpu()) {
+                if (g_gpu_warm.exchange(true))
+                    learner().observe(p.m, p.n, p.k, beta, Side::Gpu, seconds_since(t0), model);
+                return;
+            }
+        } else {
+            forward(blas.sgemm, p);
+            if (g_cpu_warm.exchange(true))
+                learner().observe(p.m, p.n, p.k, beta, Side::Cpu, seconds_since(t0), model);
+            trace.path("cpu");
+            return;
+        }
+    }
 
     // alpha == 0 or k == 0: C := beta * C, which reads neither A nor B. Done
     // here rather than forwarded, because not every CPU BLAS keeps that
@@ -89,7 +188,6 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
 
     // The CPU BLAS reads host memory only, as the BLAS ABI assumes; finding
     // it and forwarding to it never touches CUDA.
-    const CpuBlas &blas = cpu_blas();
     if (blas.sgemm != nullptr) {
         forward(blas.sgemm, p);
         if (gpu_tried)

@@ -87,11 +87,15 @@ CallTrace::~CallTrace()
     if (have_scalars_)
         std::snprintf(scalars, sizeof scalars, " alpha=%g beta=%g", static_cast<double>(alpha_),
                       static_cast<double>(beta_));
-    char line[384];
+    char offload[96] = "";
+    if (offload_ != nullptr)
+        std::snprintf(offload, sizeof offload, " auto=%s est_cpu_us=%.1f est_gpu_us=%.1f", offload_,
+                      est_cpu_s_ * 1e6, est_gpu_s_ * 1e6);
+    char line[480];
     write_text(trace_fd(), line,
                std::snprintf(line, sizeof line,
-                             "tgemm trace: entry=%s%s transa=%s transb=%s m=%d n=%d k=%d%s path=%s time_us=%.1f\n",
-                             entry_, layout, ta, tb, m_, n_, k_, scalars, path, us),
+                             "tgemm trace: entry=%s%s transa=%s transb=%s m=%d n=%d k=%d%s path=%s%s time_us=%.1f\n",
+                             entry_, layout, ta, tb, m_, n_, k_, scalars, path, offload, us),
                sizeof line);
 }
 

@@ -2,10 +2,12 @@
 // where calls ran. Off by default, and then costs one branch per call (no
 // clock is read, nothing is formatted).
 //
-//   tgemm trace: entry=cblas_sgemm layout=row transa=N transb=T m=512 n=256 k=64 path=gpu time_us=812.4
+//   tgemm trace: entry=cblas_sgemm layout=row transa=N transb=T m=512 n=256 k=64 alpha=1 beta=0 path=gpu
+//                auto=model est_cpu_us=1520.3 est_gpu_us=790.2 time_us=812.4   (one line)
 //
-// path is gpu, cpu, cpu-fallback:<why the GPU could not run it>, builtin,
-// quick-return or xerbla:<argument number>.
+// path is gpu, cpu, cpu-fallback:<why the GPU could not run it>, scale,
+// builtin, quick-return or xerbla:<argument number>. auto= and the
+// estimates appear where TGEMM_OFFLOAD=auto consulted its model.
 #pragma once
 
 #include <chrono>
@@ -35,6 +37,14 @@ public:
         beta_ = beta;
         have_scalars_ = true;
     }
+    // TGEMM_OFFLOAD=auto: why the side was chosen and both sides' estimated
+    // seconds; `reason` must outlive the call.
+    void offload(const char *reason, double cpu_s, double gpu_s)
+    {
+        offload_ = reason;
+        est_cpu_s_ = cpu_s;
+        est_gpu_s_ = gpu_s;
+    }
     void error(int info)
     {
         path_ = "xerbla:";
@@ -51,6 +61,8 @@ private:
     int info_ = 0;
     float alpha_ = 0.0f, beta_ = 0.0f;
     bool have_scalars_ = false;
+    const char *offload_ = nullptr;
+    double est_cpu_s_ = 0.0, est_gpu_s_ = 0.0;
     std::chrono::steady_clock::time_point start_;
 };
 

@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime/offload_default.hpp"
 
 namespace tgemm {
 namespace {
@@ -101,7 +100,6 @@ void read_mode(Settings &st, const char *name, Mode *mode)
 Settings read_settings()
 {
     Settings st;
-    st.offload_min_flops = kDefaultOffloadMinFlops;
     long v = 0;
     if (const char *e = std::getenv("TGEMM_DEVICE"); e && *e) {
         if (parse_long(e, 0, 1 << 20, &v))
@@ -151,6 +149,19 @@ Settings read_settings()
         else
             invalid(st, "TGEMM_OFFLOAD_MIN_FLOPS", e, "a number of flops >= 0, such as 2e9");
     }
+    const struct {
+        const char *name;
+        double *value;
+    } rates[] = {{"TGEMM_OFFLOAD_CPU_GFLOPS", &st.offload_cpu_gflops}, {"TGEMM_OFFLOAD_LINK_GBS", &st.offload_link_gbs}};
+    for (const auto &r : rates)
+        if (const char *e = std::getenv(r.name); e && *e) {
+            double d = 0;
+            if (parse_double(e, &d) && d > 0)
+                *r.value = d;
+            else
+                invalid(st, r.name, e, "a rate > 0, such as 250");
+        }
+    read_switch(st, "TGEMM_OFFLOAD_LEARN", &st.offload_learn);
     if (const char *e = std::getenv("TGEMM_CPU_BLAS"); e && *e)
         st.cpu_blas = e;
     if (const char *e = std::getenv("TGEMM_TRACE"); e && *e && std::strcmp(e, "0") != 0)

@@ -27,7 +27,10 @@ struct Settings {
 
     // BLAS ABI (sgemm_, cblas_sgemm) only.
     Offload offload = Offload::Auto;  // TGEMM_OFFLOAD: auto | gpu | cpu
-    double offload_min_flops = 0;     // TGEMM_OFFLOAD_MIN_FLOPS: smallest 2*m*n*k sent to the GPU in auto mode
+    double offload_min_flops = 0;     // TGEMM_OFFLOAD_MIN_FLOPS: smallest 2*m*n*k auto may send to the GPU
+    double offload_cpu_gflops = 0;    // TGEMM_OFFLOAD_CPU_GFLOPS: the CPU BLAS's rate; 0 = measure it
+    double offload_link_gbs = 0;      // TGEMM_OFFLOAD_LINK_GBS: staged link rate per operand; 0 = default
+    bool offload_learn = true;        // TGEMM_OFFLOAD_LEARN=0: the model alone decides
     std::string cpu_blas;             // TGEMM_CPU_BLAS: library to forward small calls to
     std::string trace;                // TGEMM_TRACE: "1"/"stderr" or a file path; empty = off
 

@@ -1,0 +1,108 @@
+// TGEMM_OFFLOAD=auto: whether a BLAS call on host operands runs sooner on
+// the CPU BLAS or on the GPU. Plain arithmetic and a small table, no CUDA:
+// a call the model keeps on the CPU never touches the GPU.
+//
+// Each side has a model of its time:
+//
+//   CPU  flops / cpu_flops + cpu_overhead, where cpu_flops is the CPU BLAS's
+//        rate in this process (measured once by offload.cpp, or
+//        TGEMM_OFFLOAD_CPU_GFLOPS);
+//   GPU  gpu_overhead + max(staging, fill + kernel): every operand crosses
+//        the link through the host threads' pinned staging one after the
+//        other (A, B, C in when beta != 0, C out), each at `link` bytes/s,
+//        or `link_small` below kSmallOperand bytes (copied by one thread);
+//        the kernels overlap that traffic except for the first task's
+//        operands and the last tile of C (the host pipeline's tiles, see
+//        runtime/host_plan.hpp).
+//
+// Neither side's time is smooth in the shape (a CPU BLAS runs skinny and
+// small products at a fraction of its rate; the GPU path's tiles and
+// pieces quantise the traffic), so the model only ranks the two sides.
+// What calls of a shape class (m, n and k each within a quarter octave,
+// beta zero or not) actually took corrects it: each side's measured time
+// over its model is kept per class (the median of the last three, so that
+// one disturbed call cannot move a class), and once a class has run on its
+// preferred side, the other side is tried once if its estimate is within
+// kExploreFactor (and again every kReexploreCalls calls), so that repeated
+// shapes settle on the side that is really faster. The GPU is tried that
+// way only once it is running in the process: a first GPU call starts the
+// CUDA context (a large fraction of a second), which a try must not cost.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+namespace tgemm::blas {
+
+// The defaults were fitted to pageable calls on the H100 machine (16 host
+// cores; docs/performance.md): they set the model's ranking where nothing
+// has been measured yet, and are meant to be right within a factor of two.
+struct OffloadRates {
+    double cpu_flops = 0.0;           // flop/s of the CPU BLAS
+    double cpu_overhead = 3e-6;       // seconds per forwarded call
+    double gpu_overhead = 70e-6;      // seconds per GPU call on host operands
+    double link = 25e9;               // bytes/s of one operand staged and sent
+    double link_small = 5e9;          // the same below kSmallOperand
+    double gpu_flops = 30e12;         // the kernels' rate, edges and waves included
+};
+
+// Operands below this many bytes are staged by one thread.
+constexpr double kSmallOperand = 1 << 20;
+
+struct OffloadEstimate {
+    double cpu = 0.0, gpu = 0.0;  // seconds
+};
+
+OffloadEstimate model_seconds(const OffloadRates &r, int64_t m, int64_t n, int64_t k, bool beta);
+
+enum class Side : uint8_t { Cpu, Gpu };
+// Why a side was chosen: the model alone, the model corrected by measured
+// calls of the class, or a try of the side not yet measured.
+enum class Reason : uint8_t { Model, Learned, Explore };
+
+struct OffloadChoice {
+    Side side = Side::Cpu;
+    Reason reason = Reason::Model;
+    OffloadEstimate estimate;  // corrected by what was learned
+};
+
+const char *side_name(Side s);
+const char *reason_name(Reason r);
+
+constexpr double kExploreFactor = 3.0;
+constexpr uint32_t kReexploreCalls = 32;
+
+// The measured corrections, per shape class. Thread-safe.
+class OffloadLearner {
+public:
+    // `learn` false: the model alone decides. `gpu_warm`: a GPU call has
+    // already run in the process, so the GPU may be tried.
+    OffloadChoice choose(int64_t m, int64_t n, int64_t k, bool beta, const OffloadEstimate &model, bool learn,
+                         bool gpu_warm);
+
+    // A call of the class ran on `side` in `seconds`; `model` is the
+    // model's estimate for it (the uncorrected one).
+    void observe(int64_t m, int64_t n, int64_t k, bool beta, Side side, double seconds,
+                 const OffloadEstimate &model);
+
+private:
+    static constexpr int kKept = 3;  // measurements kept per side
+    struct Entry {
+        uint64_t key = 0;                    // 0 = empty
+        double log_factor[2][kKept] = {};    // log(measured / model), the latest kKept per side
+        uint32_t measured[2] = {0, 0};       // calls measured per side
+        uint32_t calls = 0;                  // choices made for the class
+
+        // The median of the kept measurements of a side (measured[side] > 0).
+        double factor(int side) const;
+    };
+    static constexpr int kEntries = 512;
+
+    static uint64_t class_key(int64_t m, int64_t n, int64_t k, bool beta);
+    Entry *find(uint64_t key, bool create);
+
+    std::mutex mu_;
+    Entry entries_[kEntries];
+};
+
+}  // namespace tgemm::blas

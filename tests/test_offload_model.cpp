@@ -1,0 +1,208 @@
+// TGEMM_OFFLOAD=auto's model and learner (src/blas/offload_model.*), on the
+// CPU: the estimates of both sides against hand-computed values, and how
+// measured calls of a shape class move the choice.
+#include <cmath>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <setjmp.h>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include "blas/offload_model.hpp"
+
+using namespace tgemm::blas;
+
+namespace {
+
+OffloadRates rates()
+{
+    OffloadRates r;
+    r.cpu_flops = 1e12;
+    r.cpu_overhead = 3e-6;
+    r.gpu_overhead = 50e-6;
+    r.link = 30e9;
+    r.link_small = 8e9;
+    r.gpu_flops = 30e12;
+    return r;
+}
+
+void assert_close(double got, double want)
+{
+    if (std::fabs(got - want) > 1e-9 * std::fabs(want) + 1e-15)
+        fail_msg("got %.12g, want %.12g", got, want);
+}
+
+// One 2048^3 task (the host pipeline's tile and chunk): every operand is
+// 16 MiB and crosses in turn; the kernel waits for all of them.
+void test_model_one_task(void **)
+{
+    const OffloadEstimate e = model_seconds(rates(), 2048, 2048, 2048, true);
+    const double flops = 2.0 * 2048.0 * 2048.0 * 2048.0, piece = 4.0 * 2048.0 * 2048.0;
+    assert_close(e.cpu, 3e-6 + flops / 1e12);
+    assert_close(e.gpu, 50e-6 + 4 * piece / 30e9 + flops / 30e12);
+}
+
+// Many tasks: the staging of all operands (beta == 0: C only out) against
+// the first task's fill plus all kernels.
+void test_model_pipelined(void **)
+{
+    const int64_t m = 8192, n = 8192, k = 8192;
+    const OffloadEstimate e = model_seconds(rates(), m, n, k, false);
+    const double piece = 4.0 * 8192.0 * 8192.0, tile = 4.0 * 2048.0 * 2048.0;
+    const double staging = 3 * piece / 30e9, fill = 3 * tile / 30e9, kernels = 2.0 * 8192.0 * 8192.0 * 8192.0 / 30e12;
+    assert_close(e.gpu, 50e-6 + std::fmax(staging, fill + kernels));
+}
+
+// Operands under 1 MiB are staged by one thread, at link_small.
+void test_model_small_operands(void **)
+{
+    const OffloadEstimate e = model_seconds(rates(), 64, 64, 64, true);
+    const double op = 4.0 * 64 * 64;
+    assert_close(e.gpu, 50e-6 + 4 * op / 8e9 + 2.0 * 64 * 64 * 64 / 30e12);
+    assert_true(e.cpu < e.gpu);
+}
+
+void test_model_ranks_extremes(void **)
+{
+    const OffloadEstimate big = model_seconds(rates(), 8192, 8192, 8192, true);
+    assert_true(big.gpu < big.cpu);
+    // A rank-1 update moves all of C twice for 2 m n flops: the CPU's.
+    const OffloadEstimate rank1 = model_seconds(rates(), 4096, 4096, 1, true);
+    assert_true(rank1.cpu < rank1.gpu);
+}
+
+// Without learning the model's side, always.
+void test_no_learning(void **)
+{
+    OffloadLearner l;
+    const OffloadEstimate model{2e-3, 1e-3};
+    for (int i = 0; i < 100; ++i) {
+        const OffloadChoice c = l.choose(1000, 1000, 1000, true, model, false, true);
+        assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Gpu));
+        assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Model));
+        l.observe(1000, 1000, 1000, true, Side::Gpu, 10.0, model);  // ignored by choose(learn = false)
+    }
+}
+
+// The model prefers the GPU; the GPU turns out slower than modelled and
+// the CPU faster: after one try of each, the class stays on the CPU.
+void test_learns_the_faster_side(void **)
+{
+    OffloadLearner l;
+    const OffloadEstimate model{2e-3, 1e-3};
+    OffloadChoice c = l.choose(1000, 1000, 1000, true, model, true, true);
+    assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Gpu));
+    assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Model));
+    l.observe(1000, 1000, 1000, true, Side::Gpu, 3e-3, model);
+    // The GPU took 3 ms: the CPU (2 ms modelled) is now ahead.
+    c = l.choose(1000, 1000, 1000, true, model, true, true);
+    assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Cpu));
+    assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Learned));
+    assert_close(c.estimate.gpu, 3e-3);
+    l.observe(1000, 1000, 1000, true, Side::Cpu, 1.5e-3, model);
+    for (int i = 0; i < 20; ++i) {
+        c = l.choose(1000, 1000, 1000, true, model, true, true);
+        assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Cpu));
+        assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Learned));
+    }
+    // Neighbouring sizes (within the quarter octave) share the class and
+    // scale by the model.
+    c = l.choose(1050, 1000, 980, true, OffloadEstimate{4e-3, 2e-3}, true, true);
+    assert_close(c.estimate.cpu, 4e-3 * 0.75);
+    assert_close(c.estimate.gpu, 2e-3 * 3.0);
+    // beta == 0 is another class: the model alone.
+    c = l.choose(1000, 1000, 1000, false, model, true, true);
+    assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Gpu));
+    assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Model));
+}
+
+// The model's side is tried first; the other side only after it has been
+// measured, and never where it is estimated kExploreFactor times slower.
+void test_explores_only_close_calls(void **)
+{
+    OffloadLearner l;
+    const OffloadEstimate far{1e-3, 1e-3 * (kExploreFactor + 0.5)};
+    for (int i = 0; i < 100; ++i) {
+        const OffloadChoice c = l.choose(300, 300, 300, true, far, true, true);
+        assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Cpu));
+        l.observe(300, 300, 300, true, Side::Cpu, 1e-3, far);
+    }
+    const OffloadEstimate close{1e-3, 1.5e-3};
+    OffloadChoice c = l.choose(3000, 300, 300, true, close, true, true);
+    assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Cpu));
+    c = l.choose(3000, 300, 300, true, close, true, true);  // the CPU not yet measured: no try of the GPU
+    assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Cpu));
+    l.observe(3000, 300, 300, true, Side::Cpu, 1e-3, close);
+    c = l.choose(3000, 300, 300, true, close, true, true);
+    assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Gpu));
+    assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Explore));
+}
+
+// Once both sides are measured, the slower one is tried again every
+// kReexploreCalls choices while it stays within kExploreFactor.
+void test_reexplores(void **)
+{
+    OffloadLearner l;
+    const OffloadEstimate model{1e-3, 1.2e-3};
+    l.observe(700, 700, 700, true, Side::Cpu, 1e-3, model);
+    l.observe(700, 700, 700, true, Side::Gpu, 1.2e-3, model);
+    int tries = 0;
+    for (uint32_t i = 0; i < 4 * kReexploreCalls; ++i)
+        if (l.choose(700, 700, 700, true, model, true, true).side == Side::Gpu)
+            ++tries;
+    assert_int_equal(tries, 4);
+}
+
+// The median of the last three measurements: one disturbed call does not
+// move the estimate; of two, the smaller counts.
+void test_median_of_three(void **)
+{
+    OffloadLearner l;
+    const OffloadEstimate model{1e-3, 1e-3};
+    const auto gpu = [&] { return l.choose(500, 500, 500, true, model, true, true).estimate.gpu; };
+    l.observe(500, 500, 500, true, Side::Gpu, 2e-3, model);
+    assert_close(gpu(), 2e-3);
+    l.observe(500, 500, 500, true, Side::Gpu, 8e-3, model);
+    assert_close(gpu(), 2e-3);
+    l.observe(500, 500, 500, true, Side::Gpu, 3e-3, model);
+    assert_close(gpu(), 3e-3);
+    l.observe(500, 500, 500, true, Side::Gpu, 1e-3, model);  // replaces the 2 ms one: 8, 3, 1
+    assert_close(gpu(), 3e-3);
+    l.observe(500, 500, 500, true, Side::Gpu, 1e-3, model);  // 1, 3, 1
+    assert_close(gpu(), 1e-3);
+}
+
+// The GPU is not tried before a GPU call has run in the process; the CPU
+// always may be.
+void test_gpu_tried_only_when_warm(void **)
+{
+    OffloadLearner l;
+    const OffloadEstimate model{1e-3, 1.5e-3};
+    l.observe(900, 900, 900, true, Side::Cpu, 1e-3, model);
+    for (int i = 0; i < 10; ++i)
+        assert_int_equal(static_cast<int>(l.choose(900, 900, 900, true, model, true, false).side),
+                         static_cast<int>(Side::Cpu));
+    assert_int_equal(static_cast<int>(l.choose(900, 900, 900, true, model, true, true).side),
+                     static_cast<int>(Side::Gpu));
+    const OffloadEstimate gpu_first{1.5e-3, 1e-3};
+    l.observe(90, 90, 9000, true, Side::Gpu, 1e-3, gpu_first);
+    assert_int_equal(static_cast<int>(l.choose(90, 90, 9000, true, gpu_first, true, false).side),
+                     static_cast<int>(Side::Cpu));
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model_one_task),       cmocka_unit_test(test_model_pipelined),
+        cmocka_unit_test(test_model_small_operands), cmocka_unit_test(test_model_ranks_extremes),
+        cmocka_unit_test(test_no_learning),          cmocka_unit_test(test_learns_the_faster_side),
+        cmocka_unit_test(test_explores_only_close_calls), cmocka_unit_test(test_reexplores),
+        cmocka_unit_test(test_median_of_three), cmocka_unit_test(test_gpu_tried_only_when_warm),
+    };
+    return cmocka_run_group_tests_name("tgemm_offload_model", tests, nullptr, nullptr);
+}
