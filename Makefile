@@ -336,6 +336,14 @@ test-docs:
 	elif [ -n "$$CI" ]; then echo "doxygen is required in CI"; exit 1; \
 	else echo "doxygen not installed: documentation not checked"; fi
 
+# ---------------------------------------------------------------- reference CBLAS conformance
+
+# The preloaded test programs define reference CBLAS's RowMajorStrg, which
+# nothing they link against defines or uses: exported, so that a preloaded
+# libtgemm finds it as it finds reference CBLAS's.
+$(BUILD)/tests/preload_prog $(BUILD)/tests/preload_prog_nohandlers: \
+    PRELOAD_CFLAGS += -Wl,--export-dynamic-symbol=RowMajorStrg
+
 # ---------------------------------------------------------------- docs
 
 docs:
