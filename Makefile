@@ -355,6 +355,30 @@ test-docs:
 	elif [ -n "$$CI" ]; then echo "doxygen is required in CI"; exit 1; \
 	else echo "doxygen not installed: documentation not checked"; fi
 
+# ---------------------------------------------------------------- reference CBLAS conformance
+
+# The preloaded test programs define reference CBLAS's RowMajorStrg, which
+# nothing they link against defines or uses: exported, so that a preloaded
+# libtgemm finds it as it finds reference CBLAS's.
+$(BUILD)/tests/preload_prog $(BUILD)/tests/preload_prog_nohandlers: \
+    PRELOAD_CFLAGS += -Wl,--export-dynamic-symbol=RowMajorStrg
+
+# The reference BLAS test programs (Debian's libblas-test: xblat3s for
+# SGEMM, xscblat3 for cblas_sgemm in both layouts) with
+# LD_PRELOAD=libtgemm.so over reference libblas3, on their stock inputs and
+# larger ones (tests/blas/reference.sh says what is checked); part of
+# `make test`. REFBLAS_DIR is the directory holding the testers, their
+# inputs and reference libblas.so.3 when they are not installed as packages
+# (for example unpacked from the .deb files); otherwise dpkg finds them.
+# Outside CI, missing testers are reported and not run; with CI set, the
+# target fails.
+REFBLAS_DIR ?=
+.PHONY: test-reference
+test: test-reference
+test-reference: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu
+	sh tests/blas/reference.sh $(abspath $(BUILD)/tests/reference) $(abspath $(BUILD)/lib/$(LIBNAME)) \
+	    $(abspath $(BUILD)/tests/has_gpu) $(REFBLAS_DIR)
+
 # ---------------------------------------------------------------- docs
 
 docs:

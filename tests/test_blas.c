@@ -28,7 +28,9 @@
  *                a GPU
  *
  * The program defines its own xerbla_ and cblas_xerbla, which record the
- * call instead of printing.
+ * call instead of printing, and reference CBLAS's global RowMajorStrg:
+ * its cblas_xerbla maps the numbers of a row-major call back to the
+ * caller's arguments as reference cblas_xerbla does.
  */
 #include "common.h"
 
@@ -50,12 +52,34 @@ void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int K, float 
 
 typedef struct {
     int calls;
-    int info;
+    int info;       /* cblas_xerbla: after the reference mapping below */
+    int raw_info;   /* cblas_xerbla: the number as passed */
+    int row_major;  /* cblas_xerbla: RowMajorStrg during the call */
     char name[32];
     char text[128]; /* cblas_xerbla: form formatted with its arguments */
 } handler_log_t;
 
 static handler_log_t g_xerbla, g_cblas_xerbla;
+
+/* Reference CBLAS's global (cblas_globals.c): its cblas_sgemm sets it to 1
+ * for the duration of a row-major call and to 0 otherwise and on return.
+ * Defined here, the program's own, as a program linked against reference
+ * CBLAS reads the library's. */
+int RowMajorStrg;
+
+/* Reference cblas_xerbla's mapping for gemm under RowMajorStrg: a row-major
+ * call is checked as the column-major call with M and N, lda and ldb
+ * swapped, and reports that call's numbers. An involution. */
+static int gemm_row_major_map(int info)
+{
+    switch (info) {
+    case 4: return 5;
+    case 5: return 4;
+    case 9: return 11;
+    case 11: return 9;
+    default: return info;
+    }
+}
 
 void xerbla_(const char *srname, const int *info, size_t srname_len);
 void cblas_xerbla(int info, const char *rout, const char *form, ...);
@@ -72,7 +96,9 @@ void xerbla_(const char *srname, const int *info, size_t srname_len)
 void cblas_xerbla(int info, const char *rout, const char *form, ...)
 {
     g_cblas_xerbla.calls++;
-    g_cblas_xerbla.info = info;
+    g_cblas_xerbla.raw_info = info;
+    g_cblas_xerbla.row_major = RowMajorStrg;
+    g_cblas_xerbla.info = RowMajorStrg && strstr(rout, "gemm") ? gemm_row_major_map(info) : info;
     snprintf(g_cblas_xerbla.name, sizeof g_cblas_xerbla.name, "%s", rout);
     va_list ap;
     va_start(ap, form);
@@ -97,11 +123,24 @@ static void call_sgemm(const char *ta, const char *tb, int m, int n, int k, floa
     sgemm_(ta, tb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
 }
 
+/* RowMajorStrg holds `row_major_before` when the call starts; whatever it
+ * held, reference cblas_sgemm leaves 0 behind. */
+static void call_cblas_from(int row_major_before, int layout, int ta, int tb, int m, int n, int k, float alpha,
+                            const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    g_blas_calls++;
+    RowMajorStrg = row_major_before;
+    cblas_sgemm(layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (RowMajorStrg != 0)
+        fail_msg("cblas_sgemm (layout %d) returned with RowMajorStrg = %d; reference CBLAS leaves 0", layout,
+                 RowMajorStrg);
+}
+
+/* 2 is a value reference cblas_sgemm never leaves: the call must reset it. */
 static void call_cblas(int layout, int ta, int tb, int m, int n, int k, float alpha, const float *A, int lda,
                        const float *B, int ldb, float beta, float *C, int ldc)
 {
-    g_blas_calls++;
-    cblas_sgemm(layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    call_cblas_from(2, layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* ---------------------------------------------------------------- bad arguments */
@@ -187,10 +226,13 @@ static void test_f77_bad(void **state)
 
 /* cblas_sgemm. Column-major baseline M=4 N=3 K=2 lda=4 ldb=2 ldc=4;
  * row-major baseline M=4 N=3 K=2 lda=2 ldb=3 ldc=3 (minimums on columns).
- * Numbers are the caller's argument positions (1 layout ... 14 ldc), as
- * reference cblas_xerbla reports them; for row-major calls reference CBLAS
- * checks the swapped column-major call, so N is checked before M and ldb
- * before lda (and a null B before a null A). */
+ * `want` is the caller's argument position (1 layout ... 14 ldc), the
+ * number a reference-style cblas_xerbla arrives at. For row-major calls
+ * reference CBLAS checks the swapped column-major call, so N is checked
+ * before M and ldb before lda (and a null B before a null A), and passes
+ * that call's numbers with RowMajorStrg = 1 (M as 5, N as 4, lda as 11, ldb
+ * as 9), which the handler maps back. Null operands are tgemm's addition:
+ * passed as 8, 10, 13, which the mapping leaves alone. */
 typedef struct {
     const char *name;
     int layout, ta, tb;
@@ -256,11 +298,23 @@ static void test_cblas_bad(void **state)
         a[i] = bb[i] = 1.0f;
     poison(c);
     reset_handlers();
-    call_cblas(b->layout, b->ta, b->tb, b->m, b->n, b->k, 1.0f, b->null_a ? NULL : a, b->lda, b->null_b ? NULL : bb,
-               b->ldb, 0.5f, b->null_c ? NULL : c, b->ldc);
+    /* Reference cblas_sgemm sets RowMajorStrg to 1 in its row-major branch,
+     * before any check but the layout's; 0 otherwise. Each call starts from
+     * the other value: a row-major call from 0, as in a program that never
+     * sets it. */
+    const bool row = b->layout == 101;
+    const bool null_operand = b->null_a || b->null_b || b->null_c;
+    const int want_raw = row && !null_operand ? gemm_row_major_map(b->want) : b->want;
+    call_cblas_from(row ? 0 : 1, b->layout, b->ta, b->tb, b->m, b->n, b->k, 1.0f, b->null_a ? NULL : a, b->lda,
+                    b->null_b ? NULL : bb, b->ldb, 0.5f, b->null_c ? NULL : c, b->ldc);
     if (g_cblas_xerbla.calls != 1 || g_cblas_xerbla.info != b->want)
-        fail_msg("%s: cblas_xerbla called %d time(s), last with info %d; want once with %d", b->name,
-                 g_cblas_xerbla.calls, g_cblas_xerbla.info, b->want);
+        fail_msg("%s: cblas_xerbla called %d time(s), last with info %d (passed %d, RowMajorStrg %d); want once "
+                 "with %d",
+                 b->name, g_cblas_xerbla.calls, g_cblas_xerbla.info, g_cblas_xerbla.raw_info, g_cblas_xerbla.row_major,
+                 b->want);
+    if (g_cblas_xerbla.row_major != (row ? 1 : 0) || g_cblas_xerbla.raw_info != want_raw)
+        fail_msg("%s: cblas_xerbla was passed %d with RowMajorStrg %d; reference CBLAS passes %d with %d", b->name,
+                 g_cblas_xerbla.raw_info, g_cblas_xerbla.row_major, want_raw, row ? 1 : 0);
     assert_string_equal(g_cblas_xerbla.name, "cblas_sgemm");
     assert_string_equal(g_cblas_xerbla.text, b->text);
     assert_int_equal(g_xerbla.calls, 0);

@@ -80,37 +80,41 @@ TGEMM_API void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int
     using namespace tgemm;
     using namespace tgemm::blas;
     CallTrace trace("cblas_sgemm", true, layout, TransA, TransB, M, N, K);
+    RowMajorStrgScope row_major_strg;
     // Reference CBLAS: the layout, then TransA (2) and TransB (3) in both
     // layouts, then SGEMM's own checks on the column-major call it makes.
     if (layout != kColMajor && layout != kRowMajor) {
         trace.error(1);
-        report_cblas_error(1, "Illegal layout setting, %d\n", layout);
+        report_cblas_error(1, 1, "Illegal layout setting, %d\n", layout);
         return;
     }
+    const bool row = layout == kRowMajor;
+    if (row)
+        row_major_strg.set_row_major();
     const Op ta = op_from_enum(TransA), tb = op_from_enum(TransB);
     if (ta == Op::Invalid) {
         trace.error(2);
-        report_cblas_error(2, "Illegal TransA setting, %d\n", TransA);
+        report_cblas_error(2, 2, "Illegal TransA setting, %d\n", TransA);
         return;
     }
     if (tb == Op::Invalid) {
         trace.error(3);
-        report_cblas_error(3, "Illegal TransB setting, %d\n", TransB);
+        report_cblas_error(3, 3, "Illegal TransB setting, %d\n", TransB);
         return;
     }
-    const bool row = layout == kRowMajor;
     const GemmParams p = row ? column_major(tb, ta, N, M, K, alpha, B, ldb, A, lda, beta, C, ldc)
                              : column_major(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    // SGEMM argument i is CBLAS argument i + 1 (the layout comes first). For
-    // a row-major call, i names an argument of the swapped call: reference
-    // cblas_xerbla maps it back to the caller's (4 <-> 5, 9 <-> 11), which
-    // is what sgemm_row_major_argument does for every number checked here.
-    const auto cblas_argument = [row](int i) { return (row ? sgemm_row_major_argument(i) : i) + 1; };
+    // SGEMM argument i of the column-major call is reported as i + 1 (the
+    // layout comes first), as reference CBLAS reports it: for a row-major
+    // call that numbers the swapped call's arguments (M 5, N 4, lda 11, ldb
+    // 9), which a handler maps back under RowMajorStrg. The trace and the
+    // default message name the caller's argument.
     const int info = check_sgemm(p.trans_a ? Op::T : Op::N, p.trans_b ? Op::T : Op::N, p.m, p.n, p.k, p.lda,
                                  p.ldb, p.ldc);
     if (info != 0) {
-        trace.error(cblas_argument(info));
-        report_cblas_error(cblas_argument(info), "", 0);
+        const int caller = (row ? sgemm_row_major_argument(info) : info) + 1;
+        trace.error(caller);
+        report_cblas_error(info + 1, caller, "", 0);
         return;
     }
     trace.scalars(alpha, beta);
@@ -118,9 +122,13 @@ TGEMM_API void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int
         trace.path("quick-return");
         return;
     }
+    // A null operand is tgemm's own check, which reference CBLAS has no
+    // number for: it is passed as the caller's argument (8 A, 10 B, 13 C),
+    // which a handler's row-major mapping (4 <-> 5, 9 <-> 11) leaves alone.
     if (const int null_arg = null_operand(p); null_arg != 0) {
-        trace.error(cblas_argument(null_arg));
-        report_cblas_error(cblas_argument(null_arg), "", 0);
+        const int caller = (row ? sgemm_row_major_argument(null_arg) : null_arg) + 1;
+        trace.error(caller);
+        report_cblas_error(caller, caller, "", 0);
         return;
     }
     run_sgemm(p, trace);

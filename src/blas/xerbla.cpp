@@ -15,6 +15,8 @@
 extern "C" {
 __attribute__((weak, visibility("default"))) void xerbla_(const char *srname, const int *info, size_t srname_len);
 __attribute__((weak, visibility("default"))) void cblas_xerbla(int info, const char *rout, const char *form, ...);
+// Reference CBLAS defines it (cblas_globals.c); a program may define its own.
+__attribute__((weak, visibility("default"))) extern int RowMajorStrg;
 }
 
 namespace tgemm::blas {
@@ -46,7 +48,7 @@ void report_sgemm_error(int info)
     print_line(" ** On entry to SGEMM parameter number %2d had an illegal value\n", info);
 }
 
-void report_cblas_error(int info, const char *form, int value)
+void report_cblas_error(int info, int caller_info, const char *form, int value)
 {
     if (program_handler(&cblas_xerbla)) {
         if (form[0] != '\0')
@@ -55,15 +57,34 @@ void report_cblas_error(int info, const char *form, int value)
             cblas_xerbla(info, kCblasName, form);
         return;
     }
-    // Reference cblas_xerbla's text; it then calls exit(-1), tgemm returns.
+    // Reference cblas_xerbla's text, with the number it prints once mapped
+    // back; it then calls exit(-1), tgemm returns.
     char line[160];
-    int len = std::snprintf(line, sizeof line, "Parameter %d to routine %s was incorrect\n", info, kCblasName);
+    int len = std::snprintf(line, sizeof line, "Parameter %d to routine %s was incorrect\n", caller_info, kCblasName);
     if (len > 0 && static_cast<size_t>(len) < sizeof line && form[0] != '\0') {
         const int more = std::snprintf(line + len, sizeof line - static_cast<size_t>(len), form, value);
         if (more > 0)
             len += more;
     }
     write_text(STDERR_FILENO, line, len, sizeof line);
+}
+
+RowMajorStrgScope::RowMajorStrgScope()
+{
+    if (&RowMajorStrg != nullptr)
+        RowMajorStrg = 0;
+}
+
+RowMajorStrgScope::~RowMajorStrgScope()
+{
+    if (&RowMajorStrg != nullptr)
+        RowMajorStrg = 0;
+}
+
+void RowMajorStrgScope::set_row_major()
+{
+    if (&RowMajorStrg != nullptr)
+        RowMajorStrg = 1;
 }
 
 }  // namespace tgemm::blas

@@ -10,8 +10,27 @@ namespace tgemm::blas {
 // XERBLA('SGEMM ', info): info is SGEMM's argument number (1 to 13).
 void report_sgemm_error(int info);
 
-// cblas_xerbla(info, "cblas_sgemm", form): info is cblas_sgemm's argument
-// number (1 to 14); form is "" or a printf format with one %d for `value`.
-void report_cblas_error(int info, const char *form, int value);
+// cblas_xerbla(info, "cblas_sgemm", form): info is the number reference
+// cblas_sgemm passes (for a row-major call, that of the column-major call it
+// becomes, which a handler maps back under RowMajorStrg); caller_info is the
+// caller's argument (1 to 14), which the default message prints, as
+// reference cblas_xerbla does after that mapping. form is "" or a printf
+// format with one %d for `value`.
+void report_cblas_error(int info, int caller_info, const char *form, int value);
+
+// Reference CBLAS's global RowMajorStrg, kept as reference cblas_sgemm
+// keeps it: 0 when the call starts, 1 from the moment the layout is known to
+// be row-major, 0 again when it returns. A handler in the reference style
+// reads it to map a row-major call's numbers back to the caller's. Where the
+// process defines no RowMajorStrg (OpenBLAS has none), nothing is written.
+// One global for all threads, as in reference CBLAS.
+class RowMajorStrgScope {
+public:
+    RowMajorStrgScope();
+    ~RowMajorStrgScope();
+    RowMajorStrgScope(const RowMajorStrgScope &) = delete;
+    RowMajorStrgScope &operator=(const RowMajorStrgScope &) = delete;
+    void set_row_major();
+};
 
 }  // namespace tgemm::blas

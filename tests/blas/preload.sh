@@ -48,7 +48,9 @@ fi
 
 # Without handlers of the program's own: the weak xerbla_ / cblas_xerbla
 # references bind to OpenBLAS's, which tgemm does not call (OpenBLAS's
-# cblas_xerbla exits); its defaults print the reference text and return.
+# cblas_xerbla exits); its defaults print the reference text and return,
+# naming the caller's argument: a row-major call's bad N is argument 5
+# (reference CBLAS passes 4 and its cblas_xerbla maps it back to 5).
 check_default_messages() {
     grep -q '^ \*\* On entry to SGEMM parameter number  3 had an illegal value$' "$err" \
         || fail "no reference xerbla_ message: $(cat "$err")"

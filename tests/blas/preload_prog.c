@@ -7,12 +7,19 @@
  *                            OpenBLAS's (preloaded, on the GPU)
  *   preload_prog exact|bound reference
  *                            also: bad calls reach this program's xerbla_ /
- *                            cblas_xerbla with reference BLAS / CBLAS numbers
- *                            (only under tgemm: OpenBLAS numbers cblas_sgemm's
- *                            arguments its own way)
+ *                            cblas_xerbla with reference BLAS / CBLAS numbers,
+ *                            and cblas_sgemm keeps the program's RowMajorStrg
+ *                            as reference CBLAS does (only under tgemm:
+ *                            OpenBLAS numbers cblas_sgemm's arguments its own
+ *                            way and has no RowMajorStrg)
  *   preload_prog             (built with -DNO_HANDLERS) as `exact`, then bad
  *                            calls print the reference messages and the
  *                            program goes on
+ *
+ * The program defines reference CBLAS's global RowMajorStrg (OpenBLAS has
+ * none); it is linked with -Wl,--export-dynamic-symbol=RowMajorStrg so that
+ * a preloaded libtgemm finds it, as it finds reference CBLAS's in a program
+ * linked against reference CBLAS.
  *
  * The reference is OpenBLAS itself, reached with dlopen + dlsym, which finds
  * OpenBLAS's own functions even when libtgemm interposes sgemm_ and
@@ -221,8 +228,12 @@ static int run_all(bool exact)
 
 /* ---------------------------------------------------------------- errors */
 
+/* Reference CBLAS's global: 1 for the duration of a row-major cblas_sgemm,
+ * else 0, and 0 after every call. */
+int RowMajorStrg;
+
 #ifndef NO_HANDLERS
-static int g_xerbla_calls, g_xerbla_info, g_cblas_calls, g_cblas_info;
+static int g_xerbla_calls, g_xerbla_info, g_cblas_calls, g_cblas_info, g_cblas_row_major;
 static char g_xerbla_name[16], g_cblas_rout[32];
 
 void xerbla_(const char *srname, const int *info, size_t srname_len);
@@ -235,17 +246,29 @@ void xerbla_(const char *srname, const int *info, size_t srname_len)
     snprintf(g_xerbla_name, sizeof g_xerbla_name, "%.*s", (int)srname_len, srname);
 }
 
+/* Reference cblas_xerbla's way: under RowMajorStrg, a gemm's numbers are
+ * those of the column-major call a row-major call becomes (M and N, lda and
+ * ldb swapped) and are mapped back to the caller's arguments. */
 void cblas_xerbla(int info, const char *rout, const char *form, ...)
 {
     (void)form;
     g_cblas_calls++;
+    g_cblas_row_major = RowMajorStrg;
+    if (RowMajorStrg && strstr(rout, "gemm") != NULL) {
+        if (info == 4 || info == 5)
+            info = 9 - info;
+        else if (info == 9 || info == 11)
+            info = 20 - info;
+    }
     g_cblas_info = info;
     snprintf(g_cblas_rout, sizeof g_cblas_rout, "%s", rout);
 }
 
 /* Each bad call must reach exactly one handler with the reference number
- * (when `numbers`) and leave C alone. */
-static void expect_error(const char *what, bool cblas, int want, bool numbers, float *c, size_t nc)
+ * (when `numbers`: for cblas_sgemm, the caller's argument once mapped,
+ * with RowMajorStrg `row_major` in the handler and 0 after the call) and
+ * leave C alone. */
+static void expect_error(const char *what, bool cblas, int want, int row_major, bool numbers, float *c, size_t nc)
 {
     const int calls = g_xerbla_calls + g_cblas_calls;
     const int info = cblas ? g_cblas_info : g_xerbla_info;
@@ -253,17 +276,32 @@ static void expect_error(const char *what, bool cblas, int want, bool numbers, f
     if (numbers)
         ok = ok && (cblas ? g_cblas_calls == 1 && strcmp(g_cblas_rout, "cblas_sgemm") == 0
                           : g_xerbla_calls == 1 && strcmp(g_xerbla_name, "SGEMM ") == 0) &&
-             info == want;
+             info == want && (!cblas || (g_cblas_row_major == row_major && RowMajorStrg == 0));
     for (size_t i = 0; i < nc; ++i) {
         ok = ok && c[i] == -7.0f;
         c[i] = -7.0f;
     }
     if (!ok) {
-        fprintf(stderr, "FAIL error %s: xerbla_ %d call(s) info %d, cblas_xerbla %d call(s) info %d; want info %d\n",
-                what, g_xerbla_calls, g_xerbla_info, g_cblas_calls, g_cblas_info, want);
+        fprintf(stderr,
+                "FAIL error %s: xerbla_ %d call(s) info %d, cblas_xerbla %d call(s) info %d with RowMajorStrg %d, "
+                "RowMajorStrg %d after; want info %d%s\n",
+                what, g_xerbla_calls, g_xerbla_info, g_cblas_calls, g_cblas_info, g_cblas_row_major, RowMajorStrg, want,
+                cblas ? (row_major ? " with RowMajorStrg 1, 0 after" : " with RowMajorStrg 0, 0 after") : "");
         failures++;
     }
-    g_xerbla_calls = g_xerbla_info = g_cblas_calls = g_cblas_info = 0;
+    g_xerbla_calls = g_xerbla_info = g_cblas_calls = g_cblas_info = g_cblas_row_major = 0;
+}
+
+/* A bad cblas_sgemm call. RowMajorStrg starts at the value reference
+ * cblas_sgemm does not give it during the call: 0 before a row-major call
+ * (a program that never sets it), 1 before the others. */
+static void bad_cblas(const char *what, int want, bool numbers, float *c, int layout, int ta, int tb, int m, int n,
+                      int k, const float *a, int lda, const float *b, int ldb, int ldc)
+{
+    const int row_major = layout == 101;
+    RowMajorStrg = !row_major;
+    cblas_sgemm(layout, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+    expect_error(what, true, want, row_major, numbers, c, 64);
 }
 
 static void run_errors(bool numbers)
@@ -276,51 +314,50 @@ static void run_errors(bool numbers)
     const float one = 1.0f;
     int m = 4, n = 3, k = 2, lda = 4, ldb = 2, ldc = 4, neg = -1, small = 1;
     sgemm_("X", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ transa", false, 1, numbers, c, 64);
+    expect_error("sgemm_ transa", false, 1, 0, numbers, c, 64);
     sgemm_("n", "q", &m, &n, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ transb", false, 2, numbers, c, 64);
+    expect_error("sgemm_ transb", false, 2, 0, numbers, c, 64);
     sgemm_("N", "N", &neg, &n, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ m", false, 3, numbers, c, 64);
+    expect_error("sgemm_ m", false, 3, 0, numbers, c, 64);
     sgemm_("N", "N", &m, &neg, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ n", false, 4, numbers, c, 64);
+    expect_error("sgemm_ n", false, 4, 0, numbers, c, 64);
     sgemm_("N", "N", &m, &n, &neg, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ k", false, 5, numbers, c, 64);
+    expect_error("sgemm_ k", false, 5, 0, numbers, c, 64);
     sgemm_("N", "N", &m, &n, &k, &one, a, &small, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ lda", false, 8, numbers, c, 64);
+    expect_error("sgemm_ lda", false, 8, 0, numbers, c, 64);
     sgemm_("N", "t", &m, &n, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ ldb", false, 10, numbers, c, 64);
+    expect_error("sgemm_ ldb", false, 10, 0, numbers, c, 64);
     sgemm_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &one, c, &small, 1, 1);
-    expect_error("sgemm_ ldc", false, 13, numbers, c, 64);
+    expect_error("sgemm_ ldc", false, 13, 0, numbers, c, 64);
     sgemm_("N", "N", &neg, &n, &k, &one, a, &small, b, &small, &one, c, &small, 1, 1);
-    expect_error("sgemm_ m before lda", false, 3, numbers, c, 64);
+    expect_error("sgemm_ m before lda", false, 3, 0, numbers, c, 64);
 
-    cblas_sgemm(7, 111, 111, 4, 3, 2, 1.0f, a, 4, b, 2, 1.0f, c, 4);
-    expect_error("cblas layout", true, 1, numbers, c, 64);
-    cblas_sgemm(102, 5, 111, 4, 3, 2, 1.0f, a, 4, b, 2, 1.0f, c, 4);
-    expect_error("cblas col TransA", true, 2, numbers, c, 64);
+    bad_cblas("cblas layout", 1, numbers, c, 7, 111, 111, 4, 3, 2, a, 4, b, 2, 4);
+    bad_cblas("cblas col TransA", 2, numbers, c, 102, 5, 111, 4, 3, 2, a, 4, b, 2, 4);
     /* 115: OpenBLAS takes 114 (its CblasConjNoTrans) as N, reference CBLAS rejects it. */
-    cblas_sgemm(101, 111, 115, 4, 3, 2, 1.0f, a, 2, b, 3, 1.0f, c, 3);
-    expect_error("cblas row TransB", true, 3, numbers, c, 64);
-    cblas_sgemm(102, 111, 111, -1, 3, 2, 1.0f, a, 4, b, 2, 1.0f, c, 4);
-    expect_error("cblas col M", true, 4, numbers, c, 64);
-    cblas_sgemm(102, 111, 111, 4, 3, 2, 1.0f, a, 3, b, 2, 1.0f, c, 4);
-    expect_error("cblas col lda", true, 9, numbers, c, 64);
-    cblas_sgemm(102, 111, 111, 4, 3, 2, 1.0f, a, 4, b, 2, 1.0f, c, 3);
-    expect_error("cblas col ldc", true, 14, numbers, c, 64);
-    cblas_sgemm(101, 111, 111, -1, -1, 2, 1.0f, a, 2, b, 3, 1.0f, c, 3);
-    expect_error("cblas row N before M", true, 5, numbers, c, 64);
-    cblas_sgemm(101, 111, 111, -1, 3, 2, 1.0f, a, 2, b, 3, 1.0f, c, 3);
-    expect_error("cblas row M", true, 4, numbers, c, 64);
-    cblas_sgemm(101, 111, 111, 4, 3, 2, 1.0f, a, 1, b, 3, 1.0f, c, 3);
-    expect_error("cblas row lda", true, 9, numbers, c, 64);
-    cblas_sgemm(101, 111, 111, 4, 3, 2, 1.0f, a, 1, b, 2, 1.0f, c, 3);
-    expect_error("cblas row ldb before lda", true, 11, numbers, c, 64);
-    cblas_sgemm(101, 111, 111, 4, 3, 2, 1.0f, a, 2, b, 3, 1.0f, c, 2);
-    expect_error("cblas row ldc", true, 14, numbers, c, 64);
+    bad_cblas("cblas row TransB", 3, numbers, c, 101, 111, 115, 4, 3, 2, a, 2, b, 3, 3);
+    bad_cblas("cblas col M", 4, numbers, c, 102, 111, 111, -1, 3, 2, a, 4, b, 2, 4);
+    bad_cblas("cblas col N", 5, numbers, c, 102, 111, 111, 4, -1, 2, a, 4, b, 2, 4);
+    bad_cblas("cblas col lda", 9, numbers, c, 102, 111, 111, 4, 3, 2, a, 3, b, 2, 4);
+    bad_cblas("cblas col ldb", 11, numbers, c, 102, 111, 111, 4, 3, 2, a, 4, b, 1, 4);
+    bad_cblas("cblas col ldc", 14, numbers, c, 102, 111, 111, 4, 3, 2, a, 4, b, 2, 3);
+    bad_cblas("cblas row N before M", 5, numbers, c, 101, 111, 111, -1, -1, 2, a, 2, b, 3, 3);
+    bad_cblas("cblas row M", 4, numbers, c, 101, 111, 111, -1, 3, 2, a, 2, b, 3, 3);
+    bad_cblas("cblas row lda", 9, numbers, c, 101, 111, 111, 4, 3, 2, a, 1, b, 3, 3);
+    bad_cblas("cblas row ldb before lda", 11, numbers, c, 101, 111, 111, 4, 3, 2, a, 1, b, 2, 3);
+    bad_cblas("cblas row ldc", 14, numbers, c, 101, 111, 111, 4, 3, 2, a, 2, b, 3, 2);
+    /* tgemm's own checks: a NULL operand it must read is reported as the
+     * caller's argument (8 A, 10 B, 13 C), which the mapping leaves alone. */
+    if (numbers) {
+        bad_cblas("cblas row NULL A", 8, numbers, c, 101, 111, 111, 4, 3, 2, NULL, 2, b, 3, 3);
+        bad_cblas("cblas row NULL B", 10, numbers, c, 101, 111, 111, 4, 3, 2, a, 2, NULL, 3, 3);
+        bad_cblas("cblas col NULL A", 8, numbers, c, 102, 111, 111, 4, 3, 2, NULL, 4, b, 2, 4);
+    }
 }
 #else
-/* No handlers: the library's defaults print the reference messages and
- * return; the program must go on and C must be untouched. */
+/* No handlers: the library's defaults print the reference messages (the
+ * caller's argument numbers) and return; the program must go on, C must be
+ * untouched and RowMajorStrg 0 after each cblas_sgemm call. */
 static void run_errors_without_handlers(void)
 {
     float a[16], b[16], c[16];
@@ -331,8 +368,14 @@ static void run_errors_without_handlers(void)
     const float one = 1.0f;
     int m = -1, n = 2, k = 2, ld = 2;
     sgemm_("N", "N", &m, &n, &k, &one, a, &ld, b, &ld, &one, c, &ld, 1, 1);
+    RowMajorStrg = 1;
     cblas_sgemm(7, 111, 111, 2, 2, 2, 1.0f, a, 2, b, 2, 1.0f, c, 2);
+    const int after_layout = RowMajorStrg;
     cblas_sgemm(101, 111, 111, 2, -1, 2, 1.0f, a, 2, b, 2, 1.0f, c, 2);
+    if (after_layout != 0 || RowMajorStrg != 0) {
+        fprintf(stderr, "FAIL RowMajorStrg after the bad calls: %d and %d, want 0\n", after_layout, RowMajorStrg);
+        failures++;
+    }
     for (int i = 0; i < 16; ++i)
         if (c[i] != -7.0f) {
             fprintf(stderr, "FAIL a bad call wrote C\n");
