@@ -11,7 +11,8 @@
  *                results bit for bit OpenBLAS's, one trace line per call,
  *                no CUDA context created
  *   fallback     TGEMM_OFFLOAD=gpu CUDA_VISIBLE_DEVICES= (+ CPU BLAS, trace):
- *                the GPU path fails, the CPU BLAS gives OpenBLAS's bits
+ *                the GPU path fails, the CPU BLAS gives OpenBLAS's bits, and
+ *                one warning line says that TGEMM_OFFLOAD=gpu found no GPU
  *   auto         TGEMM_OFFLOAD_MIN_FLOPS=100000 (+ CPU BLAS, trace): small
  *                calls on the CPU, large ones on the GPU (or falling back)
  *   builtin      TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=<missing>: the built-in
@@ -704,10 +705,16 @@ int main(int argc, char **argv)
     } else if (strcmp(sc, "forward") == 0 || strcmp(sc, "fallback") == 0) {
         g_check = CHECK_BITWISE;
         g_expected_path = strcmp(sc, "forward") == 0 ? path_cpu : path_fallback;
+        if (strcmp(sc, "fallback") == 0) {
+            g_warning_needle = "TGEMM_OFFLOAD=gpu";
+            capture_stderr();
+        }
         add_cases(1 << 30);
         add_test("trace", test_trace, NULL);
         if (strcmp(sc, "forward") == 0)
             add_test("cuda_untouched", test_cuda_untouched, NULL);
+        else
+            add_test("one_warning", test_one_warning, NULL);
     } else if (strcmp(sc, "auto") == 0) {
         g_check = CHECK_BOUND;
         g_expected_path = path_auto;
