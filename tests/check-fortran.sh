@@ -3,7 +3,9 @@
 # test-install), with nothing but pkg-config's flags.
 #  - examples/fortran/sgemm_example.f90 calls SGEMM: through the CPU BLAS
 #    named by TGEMM_CPU_BLAS, with the GPU forced (on the GPU, or falling
-#    back to the CPU without one, with one warning line), and with no CPU
+#    back to the CPU without one, with one warning line), through the
+#    system's CPU BLAS that tgemm finds itself (the program links no BLAS),
+#    and with TGEMM_CPU_BLAS naming a missing library, which leaves no CPU
 #    BLAS at all (the built-in loops, and exactly one warning line naming
 #    TGEMM_CPU_BLAS);
 #  - examples/fortran/native_example.f90 uses the ISO_C_BINDING module
@@ -65,10 +67,12 @@ else
     grep -q '^tgemm: TGEMM_OFFLOAD=gpu, but the GPU could not run a BLAS call' "$out/gpu-forced.err" \
         || fail "gpu-forced: $(cat "$out/gpu-forced.err")"
 fi
-run builtin TGEMM_OFFLOAD=cpu
+run system-blas
+expect system-blas cpu 0
+run builtin TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0
 expect builtin builtin 1
 grep -q 'no CPU BLAS was found.*TGEMM_CPU_BLAS' "$out/builtin.err" || fail "builtin: $(cat "$out/builtin.err")"
-run no-blas-auto
+run no-blas-auto TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0
 if [ "$gpu" = 1 ]; then
     expect no-blas-auto gpu 0
 else

@@ -9,7 +9,9 @@
  *                cblas_xerbla with reference numbers; quick returns
  *   forward      TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=F:
  *                results bit for bit OpenBLAS's, one trace line per call,
- *                no CUDA context created
+ *                no CUDA context created; also run without TGEMM_CPU_BLAS
+ *                (make test-cpu-blas), where tgemm must find the system's
+ *                OpenBLAS itself, this program being linked with no BLAS
  *   fallback     TGEMM_OFFLOAD=gpu CUDA_VISIBLE_DEVICES= (+ CPU BLAS, trace):
  *                the GPU path fails, the CPU BLAS gives OpenBLAS's bits, and
  *                one warning line says that TGEMM_OFFLOAD=gpu found no GPU
