@@ -12,7 +12,9 @@
 // the GPU is tried (unless TGEMM_OFFLOAD=cpu), and failing that the
 // built-in reference loops compute C, with one warning per process. An
 // invalid TGEMM_* setting sends every call to the CPU, with one warning per
-// process naming the variable.
+// process naming the variable. alpha == 0 or k == 0 (C := beta*C, reading
+// neither A nor B) runs on the host, traced as `scale`, unless
+// TGEMM_OFFLOAD=gpu sends it to the GPU.
 #pragma once
 
 #include "blas/trace.hpp"

@@ -4,8 +4,9 @@
 //
 //   tgemm trace: entry=cblas_sgemm layout=row transa=N transb=T m=512 n=256 k=64 path=gpu time_us=812.4
 //
-// path is gpu, cpu, cpu-fallback:<why the GPU could not run it>, builtin,
-// quick-return or xerbla:<argument number>.
+// path is gpu, cpu (the CPU BLAS), cpu-fallback:<why the GPU could not run
+// it>, builtin (the built-in loops), scale (alpha == 0 or k == 0: C := beta*C
+// on the host, A and B unread), quick-return or xerbla:<argument number>.
 #pragma once
 
 #include <chrono>
