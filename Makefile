@@ -111,7 +111,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
 test: test-cpu test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
-      test-install test-docs test-blas test-preload test-fortran test-tools
+      test-install test-docs test-blas test-preload test-fortran test-tools test-cpu-blas test-numpy
 	@echo "make test: all passed"
 
 test-cpu: $(BUILD)/tests/test_api
@@ -315,6 +315,59 @@ $(BUILD)/tests/has_gpu: tests/blas/has_gpu.c
 
 test-preload: $(PRELOAD_BINS) $(BUILD)/lib/$(LIBNAME)
 	sh tests/blas/preload.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
+
+# ---- The CPU BLAS that tgemm finds itself (tests/blas/cpu_blas.sh,
+# tests/blas/numpy_check.py): programs that bring no CPU BLAS tgemm can reach.
+# aslinked_prog is preload_prog linked `-ltgemm -lopenblas` with --as-needed,
+# which drops OpenBLAS; cpu_blas_prog is linked with libtgemm alone, and
+# cpu_blas_prog_fake with a stand-in BLAS (tests/blas/fake_blas.c) alone.
+.PHONY: test-cpu-blas test-numpy
+CPU_BLAS_DIR := $(BUILD)/tests/fakeblas
+CPU_BLAS_BINS := $(BUILD)/tests/aslinked_prog $(BUILD)/tests/cpu_blas_prog $(BUILD)/tests/cpu_blas_prog_fake \
+                 $(CPU_BLAS_DIR)/libfakeblas.so $(CPU_BLAS_DIR)/libnosgemm.so $(BUILD)/tests/has_gpu
+
+$(BUILD)/tests/aslinked_prog: tests/blas/preload_prog.c $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -Wl,--as-needed -L$(BUILD)/lib -ltgemm -lopenblas \
+	    -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
+
+$(BUILD)/tests/cpu_blas_prog: tests/blas/cpu_blas_prog.c $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib)
+
+$(BUILD)/tests/cpu_blas_prog_fake: tests/blas/cpu_blas_prog.c $(CPU_BLAS_DIR)/libfakeblas.so
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -L$(CPU_BLAS_DIR) -lfakeblas -Wl,-rpath,$(abspath $(CPU_BLAS_DIR))
+
+$(CPU_BLAS_DIR)/libfakeblas.so: tests/blas/fake_blas.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -fPIC -shared -o $@ $<
+
+$(CPU_BLAS_DIR)/libnosgemm.so: tests/blas/fake_blas.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -DNO_SGEMM -fPIC -shared -o $@ $<
+
+# First test_blas's forward scenario with no TGEMM_CPU_BLAS: the program
+# links no BLAS, so tgemm must find the system's OpenBLAS for the same bits.
+CPU_BLAS_TRACE := $(BUILD)/tests/test_blas_system.trace
+test-cpu-blas: $(CPU_BLAS_BINS) $(BUILD)/tests/test_blas
+	rm -f $(CPU_BLAS_TRACE)
+	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_TRACE=$(CPU_BLAS_TRACE) $(BUILD)/tests/test_blas forward
+	sh tests/blas/cpu_blas.sh $(abspath $(BUILD)/tests) $(abspath $(LIB)) $(BUILD)/tests/has_gpu
+
+# numpy's float32 products under LD_PRELOAD: a python3 whose numpy calls the
+# system's cblas_sgemm (Debian's /usr/bin/python3 with python3-numpy; the
+# pyenv or venv python3 first on PATH may have none, or a pip numpy that
+# bundles an OpenBLAS LD_PRELOAD cannot reach). Without such a numpy the
+# test says why and fails in CI (CI set), else it is reported as not run.
+NUMPY_PYTHON ?= /usr/bin/python3
+test-numpy: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu
+	@if [ -x "$(NUMPY_PYTHON)" ]; then \
+	    echo "$(NUMPY_PYTHON) tests/blas/numpy_check.py"; \
+	    $(BLAS_ENV) $(NUMPY_PYTHON) tests/blas/numpy_check.py $(abspath $(LIB)) $(BUILD)/tests/has_gpu \
+	        $(BUILD)/tests/numpy; \
+	elif [ -n "$$CI" ]; then echo "test-numpy: $(NUMPY_PYTHON) not found; CI needs python3-numpy"; exit 1; \
+	else echo "test-numpy: NOT RUN: $(NUMPY_PYTHON) not found (NUMPY_PYTHON=...: a python3 with python3-numpy)"; fi
 
 # Fortran programs built against the staged install of test-install.
 test-fortran: test-install $(BUILD)/tests/has_gpu

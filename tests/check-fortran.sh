@@ -3,8 +3,11 @@
 # test-install), with nothing but pkg-config's flags.
 #  - examples/fortran/sgemm_example.f90 calls SGEMM: through the CPU BLAS
 #    named by TGEMM_CPU_BLAS, with the GPU forced (on the GPU, or falling
-#    back to the CPU without one), and with no CPU BLAS at all (the built-in
-#    loops, and exactly one warning line naming TGEMM_CPU_BLAS);
+#    back to the CPU without one, with one warning line), through the
+#    system's CPU BLAS that tgemm finds itself (the program links no BLAS),
+#    and with TGEMM_CPU_BLAS naming a missing library, which leaves no CPU
+#    BLAS at all (the built-in loops, and exactly one warning line naming
+#    TGEMM_CPU_BLAS);
 #  - examples/fortran/native_example.f90 uses the ISO_C_BINDING module
 #    installed as include/tgemm.f90;
 #  - the module's constants equal the header's.
@@ -57,11 +60,19 @@ expect() {
 run cpu-blas TGEMM_CPU_BLAS=libopenblas.so.0
 expect cpu-blas cpu 0
 run gpu-forced TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0
-if [ "$gpu" = 1 ]; then expect gpu-forced gpu 0; else expect gpu-forced cpu-fallback:no-device 0; fi
-run builtin TGEMM_OFFLOAD=cpu
+if [ "$gpu" = 1 ]; then
+    expect gpu-forced gpu 0
+else
+    expect gpu-forced cpu-fallback:no-device 1
+    grep -q '^tgemm: TGEMM_OFFLOAD=gpu, but the GPU could not run a BLAS call' "$out/gpu-forced.err" \
+        || fail "gpu-forced: $(cat "$out/gpu-forced.err")"
+fi
+run system-blas
+expect system-blas cpu 0
+run builtin TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0
 expect builtin builtin 1
 grep -q 'no CPU BLAS was found.*TGEMM_CPU_BLAS' "$out/builtin.err" || fail "builtin: $(cat "$out/builtin.err")"
-run no-blas-auto
+run no-blas-auto TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0
 if [ "$gpu" = 1 ]; then
     expect no-blas-auto gpu 0
 else

@@ -9,9 +9,12 @@
  *                cblas_xerbla with reference numbers; quick returns
  *   forward      TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=F:
  *                results bit for bit OpenBLAS's, one trace line per call,
- *                no CUDA context created
+ *                no CUDA context created; also run without TGEMM_CPU_BLAS
+ *                (make test-cpu-blas), where tgemm must find the system's
+ *                OpenBLAS itself, this program being linked with no BLAS
  *   fallback     TGEMM_OFFLOAD=gpu CUDA_VISIBLE_DEVICES= (+ CPU BLAS, trace):
- *                the GPU path fails, the CPU BLAS gives OpenBLAS's bits
+ *                the GPU path fails, the CPU BLAS gives OpenBLAS's bits, and
+ *                one warning line says that TGEMM_OFFLOAD=gpu found no GPU
  *   auto         TGEMM_OFFLOAD_CPU_GFLOPS=1 TGEMM_OFFLOAD_LEARN=0 (+ CPU
  *                BLAS, trace): small calls on the CPU without the model,
  *                larger ones where the model's estimate is smaller (the
@@ -788,10 +791,16 @@ int main(int argc, char **argv)
     } else if (strcmp(sc, "forward") == 0 || strcmp(sc, "fallback") == 0) {
         g_check = CHECK_BITWISE;
         g_expected_path = strcmp(sc, "forward") == 0 ? path_cpu : path_fallback;
+        if (strcmp(sc, "fallback") == 0) {
+            g_warning_needle = "TGEMM_OFFLOAD=gpu";
+            capture_stderr();
+        }
         add_cases(1 << 30);
         add_test("trace", test_trace, NULL);
         if (strcmp(sc, "forward") == 0)
             add_test("cuda_untouched", test_cuda_untouched, NULL);
+        else
+            add_test("one_warning", test_one_warning, NULL);
     } else if (strcmp(sc, "auto") == 0 || strcmp(sc, "auto-cpu") == 0) {
         g_check = CHECK_BOUND;
         g_expected_path = path_auto;

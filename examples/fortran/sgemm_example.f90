@@ -4,8 +4,9 @@
 !     gfortran sgemm_example.f90 $(pkg-config --libs tgemm)
 !     ./a.out
 !
-! Calls whose work is large enough run on the GPU, smaller ones in the CPU
-! BLAS named by TGEMM_CPU_BLAS (see the README's "BLAS ABI" section). The
+! Calls whose work is large enough run on the GPU, smaller ones in the
+! system's CPU BLAS, or the one TGEMM_CPU_BLAS names (see the README's
+! "BLAS ABI" section). The
 ! inputs are small integers, so every product is exact in single precision
 ! and the result is checked with == (gfortran -Wextra warns about such
 ! comparisons; here they are meant). Prints PASS, or FAIL and stops with

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include "blas/output.hpp"
 #include "runtime/settings.hpp"
 
 namespace tgemm::blas {
@@ -16,52 +17,91 @@ const void *own_object()
     return info.dli_fbase;
 }
 
-// Accepts `sym` as the CPU BLAS's sgemm_ unless it is missing or lies in
-// libtgemm itself (forwarding to it would recurse); else says why not in
-// `why`, naming the place it was looked for as `where`.
-bool accept(void *sym, const std::string &where, CpuBlas *out, std::string *why)
+const void *object_of(const void *sym)
+{
+    Dl_info info;
+    return sym != nullptr && dladdr(sym, &info) != 0 ? info.dli_fbase : nullptr;
+}
+
+// Accepts `sym` as the CPU BLAS's sgemm_ unless it is missing or belongs to
+// a libtgemm: this one (forwarding would recurse) or another copy of it,
+// known by `tgemm_sym`, its tgemm_version looked up the same way, lying in
+// the same object. Else says why not in `why`.
+bool accept(void *sym, void *tgemm_sym, CpuBlas *out, std::string *why)
 {
     if (sym == nullptr) {
-        *why = "no sgemm_ in " + where;
+        *why = "no sgemm_";
         return false;
     }
     Dl_info info;
     if (dladdr(sym, &info) == 0 || info.dli_fbase == nullptr) {
-        *why = "the sgemm_ in " + where + " belongs to no known object";
+        *why = "sgemm_ belongs to no known object";
         return false;
     }
     if (info.dli_fbase == own_object()) {
-        *why = "the sgemm_ in " + where + " is libtgemm's own";
+        *why = "sgemm_ is libtgemm's own";
+        return false;
+    }
+    if (object_of(tgemm_sym) == info.dli_fbase) {
+        *why = std::string("a copy of libtgemm (") + (info.dli_fname ? info.dli_fname : "?") + ")";
         return false;
     }
     out->sgemm = reinterpret_cast<SgemmFn>(sym);
     out->object = info.dli_fbase;
-    out->name = info.dli_fname != nullptr ? info.dli_fname : where;
+    out->name = info.dli_fname != nullptr ? info.dli_fname : "";
     return true;
+}
+
+// Loads `path` and accepts its sgemm_; a library that is not accepted is
+// closed again. `why` gets the reason, prefixed with the path.
+bool load(const std::string &path, CpuBlas *out, std::string *why)
+{
+    // Loaded for good when accepted. RTLD_LOCAL keeps its symbols out of the
+    // global scope the program resolves in.
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        const char *err = dlerror();
+        *why = err != nullptr ? err : path + ": cannot be loaded";
+        return false;
+    }
+    std::string reason;
+    if (accept(dlsym(handle, "sgemm_"), dlsym(handle, "tgemm_version"), out, &reason)) {
+        if (out->name.empty())
+            out->name = path;
+        return true;
+    }
+    dlclose(handle);
+    *why = path + ": " + reason;
+    return false;
 }
 
 CpuBlas resolve()
 {
     CpuBlas r;
-    std::string why_next, why_env;
-    // The objects loaded after libtgemm: with LD_PRELOAD, the program's own BLAS.
-    if (accept(dlsym(RTLD_NEXT, "sgemm_"), "the libraries loaded after libtgemm", &r, &why_next))
+    std::string why;
+    if (accept(dlsym(RTLD_NEXT, "sgemm_"), dlsym(RTLD_NEXT, "tgemm_version"), &r, &why)) {
+        r.how = "loaded after libtgemm";
         return r;
+    }
+    r.missing = "after libtgemm: " + why;
     const std::string &path = settings().cpu_blas;
-    if (path.empty()) {
-        r.missing = why_next + " and TGEMM_CPU_BLAS is not set";
+    if (!path.empty()) {
+        if (load(path, &r, &why)) {
+            r.how = "TGEMM_CPU_BLAS";
+            return r;
+        }
+        r.missing += "; TGEMM_CPU_BLAS: " + why;
         return r;
     }
-    // Loaded for good: the library stays until the process exits. RTLD_LOCAL
-    // keeps its symbols out of the global scope the program resolves in.
-    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-        const char *err = dlerror();
-        r.missing = why_next + "; TGEMM_CPU_BLAS: " + (err ? err : path + " cannot be loaded");
-        return r;
+    r.missing += "; TGEMM_CPU_BLAS is not set";
+    for (const char *name : kSystemBlas) {
+        if (load(name, &r, &why)) {
+            r.how = std::string("the system's, found as ") + name;
+            r.missing.clear();
+            return r;
+        }
+        r.missing += "; " + why;
     }
-    if (!accept(dlsym(handle, "sgemm_"), "TGEMM_CPU_BLAS=" + path, &r, &why_env))
-        r.missing = why_next + "; " + why_env;
     return r;
 }
 
@@ -69,7 +109,16 @@ CpuBlas resolve()
 
 const CpuBlas &cpu_blas()
 {
-    static const CpuBlas blas = resolve();
+    static const CpuBlas blas = [] {
+        CpuBlas b = resolve();
+        if (settings().verbose > 0) {
+            if (b.sgemm != nullptr)
+                print_line("tgemm: CPU BLAS: %s (%s)\n", b.name.c_str(), b.how.c_str());
+            else
+                print_line("tgemm: no CPU BLAS: %s\n", b.missing.c_str());
+        }
+        return b;
+    }();
     return blas;
 }
 

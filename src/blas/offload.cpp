@@ -33,6 +33,27 @@ const char *short_reason(tgemm_status s)
 // Each warning is printed once per process.
 std::atomic<bool> g_warned_setting{false};
 std::atomic<bool> g_warned_builtin{false};
+std::atomic<bool> g_warned_forced{false};
+
+// TGEMM_OFFLOAD=gpu asked for the GPU: the first call it cannot run says so
+// and where such calls go instead. Without a CPU BLAS that is the built-in
+// loops, and this line stands for their warning too.
+void warn_forced_gpu_failed(tgemm_status gpu)
+{
+    if (g_warned_forced.exchange(true))
+        return;
+    const CpuBlas &blas = cpu_blas();
+    if (blas.sgemm != nullptr) {
+        print_line("tgemm: TGEMM_OFFLOAD=gpu, but the GPU could not run a BLAS call (%s); calls it cannot run go to "
+                   "%s\n",
+                   tgemm_status_string(gpu), blas.name.c_str());
+    } else if (!g_warned_builtin.exchange(true)) {
+        print_line("tgemm: TGEMM_OFFLOAD=gpu, but the GPU could not run a BLAS call (%s) and no CPU BLAS was found "
+                   "(%s): calls it cannot run go to tgemm's slow built-in loops; set TGEMM_CPU_BLAS to a BLAS "
+                   "library such as libopenblas.so.0\n",
+                   tgemm_status_string(gpu), blas.missing.c_str());
+    }
+}
 
 void forward(SgemmFn sgemm, const GemmParams &p)
 {
@@ -146,6 +167,8 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
         gpu = execute(p, cudaStreamPerThread, true);
         if (gpu == TGEMM_SUCCESS)
             trace.path("gpu");
+        else if (st.offload == Offload::Always)
+            warn_forced_gpu_failed(gpu);
         return gpu == TGEMM_SUCCESS;
     };
     if (gpu_allowed && st.offload == Offload::Always && on_gpu())

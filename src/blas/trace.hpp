@@ -5,9 +5,11 @@
 //   tgemm trace: entry=cblas_sgemm layout=row transa=N transb=T m=512 n=256 k=64 alpha=1 beta=0 path=gpu
 //                auto=model est_cpu_us=1520.3 est_gpu_us=790.2 time_us=812.4   (one line)
 //
-// path is gpu, cpu, cpu-fallback:<why the GPU could not run it>, scale,
-// builtin, quick-return or xerbla:<argument number>. auto= and the
-// estimates appear where TGEMM_OFFLOAD=auto consulted its model.
+// path is gpu, cpu (the CPU BLAS), cpu-fallback:<why the GPU could not run
+// it>, builtin (the built-in loops), scale (alpha == 0 or k == 0: C := beta*C
+// on the host, A and B unread), quick-return or xerbla:<argument number>.
+// auto= and the estimates appear where TGEMM_OFFLOAD=auto consulted its
+// model.
 #pragma once
 
 #include <chrono>

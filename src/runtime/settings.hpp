@@ -14,7 +14,8 @@ enum class PackMode { Auto, Always, Never };
 
 struct Settings {
     int device = -1;        // TGEMM_DEVICE: CUDA device number; -1 = the thread's current device
-    int verbose = 0;        // TGEMM_VERBOSE: 1 logs every error status to stderr, 2 also each host-operand plan
+    int verbose = 0;        // TGEMM_VERBOSE: 1 logs every error status and the CPU BLAS chosen to stderr,
+                            // 2 also each host-operand plan
     std::string kernel;     // TGEMM_KERNEL: force one kernel family by name (tuning, tests)
     bool clusters = true;   // TGEMM_CLUSTERS=0: never finish split-K inside thread-block clusters
     StreamKMode streamk = StreamKMode::Auto;  // TGEMM_STREAMK: auto | always (every tiled plan) | never
@@ -31,7 +32,8 @@ struct Settings {
     double offload_cpu_gflops = 0;    // TGEMM_OFFLOAD_CPU_GFLOPS: the CPU BLAS's rate; 0 = measure it
     double offload_link_gbs = 0;      // TGEMM_OFFLOAD_LINK_GBS: staged link rate per operand; 0 = default
     bool offload_learn = true;        // TGEMM_OFFLOAD_LEARN=0: the model alone decides
-    std::string cpu_blas;             // TGEMM_CPU_BLAS: library to forward small calls to
+    std::string cpu_blas;             // TGEMM_CPU_BLAS: library to forward small calls to; empty = search
+                                      // the system's (blas/cpu_blas.hpp)
     std::string trace;                // TGEMM_TRACE: "1"/"stderr" or a file path; empty = off
 
     std::string error;                // first invalid setting, empty if all are valid

@@ -1,0 +1,166 @@
+#!/bin/sh
+# make test-cpu-blas: which CPU BLAS the BLAS ABI forwards to when the
+# program brings none that tgemm can reach (src/blas/cpu_blas.cpp).
+#  - A program linked `-ltgemm -lopenblas` with --as-needed: the linker drops
+#    OpenBLAS (libtgemm defines every symbol the program uses), so nothing
+#    after libtgemm defines sgemm_. tgemm must find the system's OpenBLAS:
+#    results bit for bit OpenBLAS's, path=cpu, never the built-in loops, and
+#    TGEMM_VERBOSE=1 names the library. TGEMM_OFFLOAD=gpu without a GPU:
+#    every call falls back, with exactly one warning line.
+#  - The search order and what it rejects, with the candidates' names
+#    (libopenblas.so.0, libflexiblas.so.3, libblas.so.3) placed first on
+#    LD_LIBRARY_PATH as links to libtgemm itself, copies of it, a library
+#    without sgemm_ and a stand-in BLAS that logs its calls
+#    (tests/blas/fake_blas.c).
+#  - TGEMM_CPU_BLAS: the library it names or none; the program's own BLAS
+#    (found after libtgemm under LD_PRELOAD) before both.
+# usage: cpu_blas.sh BUILD_TESTS_DIR LIBTGEMM_FILE HAS_GPU_PROGRAM
+set -eu
+dir=$1 lib=$2 has_gpu=$3
+fail() { echo "test-cpu-blas: $*" >&2; exit 1; }
+unset TGEMM_OFFLOAD TGEMM_OFFLOAD_MIN_FLOPS TGEMM_CPU_BLAS TGEMM_TRACE TGEMM_DEVICE TGEMM_KERNEL TGEMM_VERBOSE \
+      LD_PRELOAD LD_LIBRARY_PATH FAKE_BLAS_LOG
+work=$dir/cpu_blas
+rm -rf "$work"
+mkdir -p "$work"
+trace=$work/trace err=$work/stderr log=$work/fake.log
+gpu=$("$has_gpu")
+fake=$dir/fakeblas/libfakeblas.so nosgemm=$dir/fakeblas/libnosgemm.so
+
+# paths: the path= of each traced multiply, counted.
+paths() { sed -n 's/.* path=\([^ ]*\) .*/\1/p' "$trace" | grep -v '^xerbla:' | sort | uniq -c | tr -s ' \n' ' '; }
+# only_path P: every multiply in the trace took path P, and there was one.
+only_path() {
+    others=$(grep -v -e ' path=xerbla:' -e " path=$1 " "$trace" || true)
+    [ -z "$others" ] || fail "trace lines without path=$1: $(echo "$others" | head -3)"
+    grep -q " path=$1 " "$trace" || fail "no path=$1 in the trace"
+}
+# stderr_lines N: stderr has exactly N lines.
+stderr_lines() { [ "$(wc -l < "$err")" -eq "$1" ] || fail "want $1 line(s) on stderr, got: $(cat "$err")"; }
+
+prog=$dir/aslinked_prog
+echo "== $prog: linked -ltgemm -lopenblas with --as-needed"
+needed=$(readelf -d "$prog" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+echo "NEEDED: $needed"
+case $needed in *libtgemm.so*) ;; *) fail "$prog does not need libtgemm" ;; esac
+case $needed in *libopenblas*) fail "the linker kept libopenblas: --as-needed did not drop it, so this is not the case under test" ;; esac
+
+echo "== TGEMM_OFFLOAD=cpu TGEMM_VERBOSE=1: forwarded to the system's OpenBLAS"
+rm -f "$trace"
+TGEMM_OFFLOAD=cpu TGEMM_TRACE=$trace TGEMM_VERBOSE=1 "$prog" exact reference 2> "$err" || fail "$(cat "$err")"
+only_path cpu
+stderr_lines 1
+grep -q "^tgemm: CPU BLAS: .*libopenblas\.so\.0 (the system's, found as libopenblas\.so\.0)$" "$err" \
+    || fail "TGEMM_VERBOSE=1 does not name the system's OpenBLAS: $(cat "$err")"
+echo "paths: $(paths); $(cat "$err")"
+
+echo "== default settings: small calls on the CPU BLAS, never the built-in loops, nothing on stderr"
+rm -f "$trace"
+if [ "$gpu" = 1 ]; then mode=bound; else mode=exact; fi
+TGEMM_TRACE=$trace "$prog" $mode reference 2> "$err" || fail "$(cat "$err")"
+stderr_lines 0
+! grep -q ' path=builtin ' "$trace" || fail "calls ran on the built-in loops: $(paths)"
+grep ' m=1 n=1 k=1 ' "$trace" | grep -q ' path=cpu ' || fail "1x1x1 did not go to the CPU BLAS: $(paths)"
+grep -q ' m=1024 n=1024 k=1024 .* path=gpu \| m=1024 n=1024 k=1024 .* path=cpu-fallback:no-device ' "$trace" \
+    || fail "1024^3 neither on the GPU nor falling back from it: $(paths)"
+echo "paths: $(paths)"
+
+echo "== TGEMM_OFFLOAD=gpu"
+rm -f "$trace"
+TGEMM_OFFLOAD=gpu TGEMM_TRACE=$trace "$prog" $mode reference 2> "$err" || fail "$(cat "$err")"
+if [ "$gpu" = 1 ]; then
+    only_path gpu
+    stderr_lines 0
+else
+    only_path cpu-fallback:no-device
+    stderr_lines 1
+    grep -q "^tgemm: TGEMM_OFFLOAD=gpu, but the GPU could not run a BLAS call (.*); calls it cannot run go to .*libopenblas\.so\.0$" \
+        "$err" || fail "not the one warning wanted: $(cat "$err")"
+    echo "warning: $(cat "$err")"
+fi
+echo "paths: $(paths)"
+
+# Candidates on LD_LIBRARY_PATH, which the loader searches before its cache.
+# fixture NAME OPENBLAS FLEXIBLAS BLAS: $work/NAME holds libopenblas.so.0,
+# libflexiblas.so.3 and libblas.so.3 made as each argument says: `self`
+# links to the libtgemm in use, `copy` is a copy of it (another file),
+# `nosgemm` a library without sgemm_, `fake` the stand-in BLAS.
+fixture() {
+    d=$work/$1
+    mkdir -p "$d"
+    shift
+    for name in libopenblas.so.0 libflexiblas.so.3 libblas.so.3; do
+        case $1 in
+        self) ln -s "$lib" "$d/$name" ;;
+        copy) cp "$lib" "$d/$name" ;;
+        nosgemm) ln -s "$nosgemm" "$d/$name" ;;
+        fake) ln -s "$fake" "$d/$name" ;;
+        *) fail "fixture: $1" ;;
+        esac
+        shift
+    done
+}
+# run_prog PROGRAM ENV...: runs it with TGEMM_OFFLOAD=cpu, the trace and
+# the stand-in's log; it must pass, with its 5 products on path $want.
+run_prog() {
+    p=$1
+    shift
+    rm -f "$trace" "$log"
+    env "$@" TGEMM_OFFLOAD=cpu TGEMM_TRACE="$trace" FAKE_BLAS_LOG="$log" "$p" > "$work/out" 2> "$err" \
+        || fail "$p: $(cat "$work/out" "$err")"
+    grep -q '^cpu_blas_prog: PASS (5 products)$' "$work/out" || fail "$(cat "$work/out")"
+    [ "$(grep -c " path=$want " "$trace")" -eq 5 ] || fail "want 5 calls with path=$want: $(cat "$trace")"
+}
+# chosen LIBRARY HOW: the stand-in ran all 5 products, and TGEMM_VERBOSE=1
+# named LIBRARY as the CPU BLAS, found HOW, on the only line of stderr.
+chosen() {
+    [ "$(wc -l < "$log" 2>/dev/null || echo 0)" -eq 5 ] || fail "the stand-in BLAS did not run the 5 products"
+    stderr_lines 1
+    [ "$(cat "$err")" = "tgemm: CPU BLAS: $1 ($2)" ] || fail "want 'tgemm: CPU BLAS: $1 ($2)', got: $(cat "$err")"
+    echo "$(cat "$err")"
+}
+prog=$dir/cpu_blas_prog
+want=cpu
+
+echo "== search: libopenblas.so.0 first"
+fixture first fake fake fake
+run_prog "$prog" LD_LIBRARY_PATH="$work/first" TGEMM_VERBOSE=1
+chosen "$work/first/libopenblas.so.0" "the system's, found as libopenblas.so.0"
+
+echo "== search: libflexiblas.so.3 when libopenblas.so.0 has no sgemm_"
+fixture second nosgemm fake self
+run_prog "$prog" LD_LIBRARY_PATH="$work/second" TGEMM_VERBOSE=1
+chosen "$work/second/libflexiblas.so.3" "the system's, found as libflexiblas.so.3"
+
+echo "== search: libblas.so.3 when the others are libtgemm itself and a copy of it"
+fixture third self copy fake
+run_prog "$prog" LD_LIBRARY_PATH="$work/third" TGEMM_VERBOSE=1
+chosen "$work/third/libblas.so.3" "the system's, found as libblas.so.3"
+
+echo "== search: none usable: the built-in loops, one warning giving each reason"
+fixture none self copy nosgemm
+want=builtin
+run_prog "$prog" LD_LIBRARY_PATH="$work/none"
+stderr_lines 1
+grep -q "libopenblas\.so\.0: sgemm_ is libtgemm's own" "$err" || fail "no reason for libopenblas.so.0: $(cat "$err")"
+grep -q "libflexiblas\.so\.3: a copy of libtgemm" "$err" || fail "no reason for libflexiblas.so.3: $(cat "$err")"
+grep -q "libblas\.so\.3: no sgemm_" "$err" || fail "no reason for libblas.so.3: $(cat "$err")"
+grep -q 'TGEMM_CPU_BLAS' "$err" || fail "the warning does not name TGEMM_CPU_BLAS: $(cat "$err")"
+echo "warning: $(cat "$err")"
+
+echo "== TGEMM_CPU_BLAS names a missing library: that one or none, never the system's"
+run_prog "$prog" TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0
+stderr_lines 1
+grep -q 'TGEMM_CPU_BLAS: /nonexistent/libnoblas\.so\.0' "$err" || fail "$(cat "$err")"
+echo "warning: $(cat "$err")"
+
+echo "== TGEMM_CPU_BLAS before the system's"
+want=cpu
+run_prog "$prog" TGEMM_CPU_BLAS="$work/first/libblas.so.3" TGEMM_VERBOSE=1
+chosen "$work/first/libblas.so.3" "TGEMM_CPU_BLAS"
+
+echo "== the program's own BLAS, under LD_PRELOAD, before TGEMM_CPU_BLAS and the system's"
+ldd "$dir/cpu_blas_prog_fake" | grep -q libfakeblas || fail "cpu_blas_prog_fake is not linked against the stand-in"
+run_prog "$dir/cpu_blas_prog_fake" LD_PRELOAD="$lib" TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_VERBOSE=1
+chosen "$fake" "loaded after libtgemm"
+echo "test-cpu-blas: OK"
