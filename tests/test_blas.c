@@ -414,6 +414,21 @@ static char *blas_case_name(const blas_case_t *t)
                           t->nan_ab ? "_nan_ab" : "", t->null_ab ? "_null_ab" : "");
 }
 
+/* A table past its capacity fails the run (exit status 1) rather than
+ * dropping rows unseen: raise kMaxTests. */
+static void table_overflow(const char *what, size_t cap)
+{
+    fprintf(stderr, "test_blas: more than kMaxTests = %zu %s; raise kMaxTests\n", cap, what);
+    exit(1);
+}
+
+static void add_case(blas_case_t *rows, size_t cap, size_t *n, const blas_case_t *t)
+{
+    if (*n == cap)
+        table_overflow("cases", cap);
+    rows[(*n)++] = *t;
+}
+
 /* Every entry point x transpose pair (upper- and lowercase characters and
  * CBLAS's ConjTrans in turn) x shape, with ld padding and alpha/beta varying
  * from row to row; then alpha == 0 rows whose A and B are NaN or NULL, and
@@ -447,8 +462,7 @@ static size_t build_cases(blas_case_t *rows, size_t cap, int max_dim)
                 t.alpha = kAlphaBeta[v % 6][0];
                 t.beta = kAlphaBeta[v % 6][1];
                 t.index = index++;
-                if (n < cap)
-                    rows[n++] = t;
+                add_case(rows, cap, &n, &t);
             }
         }
     }
@@ -471,8 +485,7 @@ static size_t build_cases(blas_case_t *rows, size_t cap, int max_dim)
                 t.nan_ab = !nul;
                 t.null_ab = nul;
                 t.index = index++;
-                if (n < cap)
-                    rows[n++] = t;
+                add_case(rows, cap, &n, &t);
             }
         }
     }
@@ -677,8 +690,9 @@ static blas_case_t g_cases[kMaxTests];
 
 static void add_test(const char *name, CMUnitTestFunction fn, void *state)
 {
-    if (g_ntests < kMaxTests)
-        g_tests[g_ntests++] = (struct CMUnitTest){name, fn, NULL, NULL, state};
+    if (g_ntests == kMaxTests)
+        table_overflow("tests", kMaxTests);
+    g_tests[g_ntests++] = (struct CMUnitTest){name, fn, NULL, NULL, state};
 }
 
 static void add_cases(int max_dim)

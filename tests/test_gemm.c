@@ -152,6 +152,18 @@ static char *case_name(const gemm_case_t *t)
                           t->col_major ? "" : "_rowmajor", t->offset ? "_misaligned" : "", t->use_ex ? "_ex" : "");
 }
 
+/* Appends a row. A table past its capacity fails the whole run (exit
+ * status 1, whatever TGEMM_TEST_FILTER selects) rather than dropping rows
+ * unseen: raise kCap in main. */
+static void add_row(gemm_case_t *rows, size_t cap, size_t *n, const gemm_case_t *t)
+{
+    if (*n == cap) {
+        fprintf(stderr, "test_gemm: more than kCap = %zu table rows; raise kCap\n", cap);
+        exit(1);
+    }
+    rows[(*n)++] = *t;
+}
+
 /* Builds the table: every transpose pair x every size in every role (m, n and
  * k cycle through the size list with different offsets, so shapes are not square),
  * with ld padding, alpha/beta, memory kinds, misalignment and the entry point
@@ -180,8 +192,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
             t.mem_c = kMems[(v * 3) % 8][2];
             t.offset = v % 5 == 4 ? 1 : 0;
             t.use_ex = v % 3 == 1;
-            if (n < cap)
-                rows[n++] = t;
+            add_row(rows, cap, &n, &t);
         }
     }
     /* Row-major rows at six places spread over the size list. */
@@ -206,8 +217,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
             t.mem_c = kMems[v % 8][2];
             t.offset = v % 4 == 3 ? 1 : 0;
             t.use_ex = true;
-            if (n < cap)
-                rows[n++] = t;
+            add_row(rows, cap, &n, &t);
         }
     }
     /* Where the dispatcher switches paths (src/dispatch/dispatch.cpp): the
@@ -265,8 +275,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
             t.mem_a = t.mem_b = t.mem_c = MEM_DEVICE;
             t.offset = v % 7 == 6 ? 1 : 0;
             t.use_ex = v % 2 == 1;
-            if (n < cap)
-                rows[n++] = t;
+            add_row(rows, cap, &n, &t);
         }
     }
     /* Rows whose layout is given in full (pads, alignment, memory kind).
@@ -385,8 +394,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         t.mem_a = t.mem_b = t.mem_c = kExplicit[i].managed ? MEM_MANAGED : MEM_DEVICE;
         t.offset = kExplicit[i].offset;
         t.use_ex = i % 2 == 1;
-        if (n < cap)
-            rows[n++] = t;
+        add_row(rows, cap, &n, &t);
     }
     return n;
 }
@@ -730,19 +738,20 @@ int main(int argc, char **argv)
     const char *max_k_env = getenv("TGEMM_TEST_MAX_K");
     const int64_t max_k = max_k_env && *max_k_env ? atoll(max_k_env) : 0;
     const size_t nrows = build_table(rows, kCap, kSizes, nsizes, max_k);
-    struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (nrows + 16));
-    size_t nt = 0;
-    for (size_t i = 0; i < nrows; ++i) {
-        rows[i].index = i;
-        tests[nt++] = (struct CMUnitTest){case_name(&rows[i]), test_case_row, NULL, NULL, &rows[i]};
-    }
     const struct CMUnitTest special[] = {
         cmocka_unit_test(test_alpha0_never_reads_ab), cmocka_unit_test(test_beta0_never_reads_c),
         cmocka_unit_test(test_k0_scales_c),           cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_concurrent_threads),    cmocka_unit_test(test_out_of_memory),
     };
+    const size_t nspecial = sizeof special / sizeof special[0];
+    struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (nrows + nspecial));
+    size_t nt = 0;
+    for (size_t i = 0; i < nrows; ++i) {
+        rows[i].index = i;
+        tests[nt++] = (struct CMUnitTest){case_name(&rows[i]), test_case_row, NULL, NULL, &rows[i]};
+    }
     if (max_dim == 0)
-        for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i)
+        for (size_t i = 0; i < nspecial; ++i)
             tests[nt++] = special[i];
     const int failed = run_group("tgemm_gpu", tests, nt);
     for (size_t i = 0; i < nt; ++i)
