@@ -46,41 +46,6 @@ static uint64_t g_limit;    /* its TGEMM_DEVICE_MEMORY_LIMIT */
 
 /* ---------------------------------------------------------------- plan lines */
 
-/* stderr redirected to a file while tgemm runs, to read TGEMM_VERBOSE=2's plan lines. */
-typedef struct {
-    int saved, fd;
-    char path[32];
-} capture_t;
-
-static void capture_begin(capture_t *c)
-{
-    fflush(stderr);
-    strcpy(c->path, "/tmp/tgemm-host-XXXXXX");
-    c->fd = mkstemp(c->path);
-    c->saved = dup(2);
-    if (c->fd < 0 || c->saved < 0 || dup2(c->fd, 2) < 0)
-        fail_msg("cannot redirect stderr to %s", c->path);
-}
-
-/* Restores stderr; returns what was written meanwhile (malloc'ed). */
-static char *capture_end(capture_t *c)
-{
-    fflush(stderr);
-    dup2(c->saved, 2);
-    close(c->saved);
-    const off_t len = lseek(c->fd, 0, SEEK_END);
-    char *text = xmalloc((size_t)(len > 0 ? len : 0) + 1);
-    size_t got = 0;
-    if (len > 0 && lseek(c->fd, 0, SEEK_SET) == 0) {
-        const ssize_t r = read(c->fd, text, (size_t)len);
-        got = r > 0 ? (size_t)r : 0;
-    }
-    text[got] = '\0';
-    close(c->fd);
-    unlink(c->path);
-    return text;
-}
-
 /* Checks every plan line of `log` against the limit, passes other lines on
  * to stderr; returns the number of plan lines, and in *max_tasks the most
  * tasks (tiles x K chunks) a plan had. */
