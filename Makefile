@@ -121,7 +121,10 @@ test-cpu: $(BUILD)/tests/test_api
 # workspace (TGEMM_CLUSTERS=0), and with every tiled plan in stream-K form
 # (TGEMM_STREAMK=always); the skinny_n16 rows with the tensor-copy streaming
 # kernel turned off (TGEMM_TMA=0: the same shapes on skinny_rows); the small
-# rows with op(A) packed wherever it is transposed (TGEMM_PACK=always); then the determinism shapes once with the cluster
+# rows with op(A) packed wherever it is transposed (TGEMM_PACK=always); NaN
+# and Inf on every path, each path checked from the plan lines, with the
+# default plans, every split through the workspace and every tiled plan in
+# stream-K form (special-values); then the determinism shapes once with the cluster
 # form and once without, one seed, compared bit for bit.
 GEMM_BITS := $(BUILD)/tests/gemm_bits.bin
 test-gpu: $(BUILD)/tests/test_gemm
@@ -130,6 +133,9 @@ test-gpu: $(BUILD)/tests/test_gemm
 	TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
 	TGEMM_TMA=0 TGEMM_TEST_FILTER='nn_4096x16x4096*' $(BUILD)/tests/test_gemm
 	TGEMM_PACK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
+	TGEMM_VERBOSE=2 $(BUILD)/tests/test_gemm special-values
+	TGEMM_VERBOSE=2 TGEMM_CLUSTERS=0 $(BUILD)/tests/test_gemm special-values
+	TGEMM_VERBOSE=2 TGEMM_STREAMK=always $(BUILD)/tests/test_gemm special-values
 	rm -f $(GEMM_BITS)
 	seed=$$(od -An -N8 -tu8 /dev/urandom | tr -d ' '); \
 	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic && \
@@ -206,13 +212,15 @@ test-host: $(BUILD)/tests/test_host
 	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
 	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
 
-# Then the families that have a stream-K form, each in that form, and one
-# without it under TGEMM_STREAMK=always (planned as without the setting).
+# With each family, the NaN and Inf rows too (special-values). Then the
+# families that have a stream-K form, each in that form, and one without it
+# under TGEMM_STREAMK=always (planned as without the setting).
 STREAMK_FAMILIES := 128x128x16 128x256x8 256x128x8 256x128x16
 test-kernels: $(BUILD)/tests/test_gemm
 	@for f in $(KERNEL_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f"; \
 	    TGEMM_KERNEL=$$f TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm || exit 1; \
+	    TGEMM_KERNEL=$$f TGEMM_VERBOSE=2 $(BUILD)/tests/test_gemm special-values || exit 1; \
 	done
 	@for f in $(STREAMK_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f TGEMM_STREAMK=always"; \
@@ -277,7 +285,9 @@ test-blas: $(BUILD)/tests/test_blas
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=1000000 TGEMM_OFFLOAD_LEARN=0 TGEMM_CPU_BLAS=libopenblas.so.0 \
 	    TGEMM_TRACE=$(BLAS_TRACE) $(BUILD)/tests/test_blas auto-cpu
-	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0 $(BUILD)/tests/test_blas builtin
+	rm -f $(BLAS_TRACE)
+	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
+	    $(BUILD)/tests/test_blas builtin
 	$(BLAS_ENV) TGEMM_OFFLOAD=sometimes TGEMM_CPU_BLAS=libopenblas.so.0 $(BUILD)/tests/test_blas bad-setting
 	for v in TGEMM_OFFLOAD_CPU_GFLOPS=abc TGEMM_OFFLOAD_CPU_GFLOPS=0 TGEMM_OFFLOAD_LINK_GBS=-3 \
 	         TGEMM_OFFLOAD_LINK_GBS=1e400 TGEMM_OFFLOAD_LEARN=2 TGEMM_OFFLOAD_LEARN=yes; do \

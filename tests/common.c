@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -256,6 +257,298 @@ void check_c(const char *what, const float *c, const float *ref, const double *b
                          (unsigned long long)seed);
         }
     }
+}
+
+/* ---------------------------------------------------------------- special values */
+
+/* op(A)(i, l), op(B)(l, j) and C(i, j) as stored. */
+static size_t at_a(const problem_t *p, int64_t i, int64_t l)
+{
+    return (size_t)(p->col_major != p->ta ? i + l * p->s.SA.ld : l + i * p->s.SA.ld);
+}
+
+static size_t at_b(const problem_t *p, int64_t l, int64_t j)
+{
+    return (size_t)(p->col_major != p->tb ? l + j * p->s.SB.ld : j + l * p->s.SB.ld);
+}
+
+static size_t at_c(const problem_t *p, int64_t i, int64_t j)
+{
+    return (size_t)(p->col_major ? i + j * p->s.SC.ld : j + i * p->s.SC.ld);
+}
+
+/* The distinct values of cand[] in [0, d) and not in avoid[], in order, at
+ * most `most` of them. */
+static int pick_lines(const int64_t *cand, int ncand, int64_t d, const int64_t *avoid, int navoid, int64_t most,
+                      int64_t *out)
+{
+    int n = 0;
+    for (int c = 0; c < ncand && n < most; ++c) {
+        bool ok = cand[c] >= 0 && cand[c] < d;
+        for (int x = 0; ok && x < n; ++x)
+            ok = out[x] != cand[c];
+        for (int x = 0; ok && x < navoid; ++x)
+            ok = avoid[x] != cand[c];
+        if (ok)
+            out[n++] = cand[c];
+    }
+    return n;
+}
+
+enum { kSpecialLines = 9, kSpecialDepths = 12 };
+
+/* Rows (or columns) of C reached through A (or B), of dimension d. */
+static int reached_lines(int64_t d, int64_t *out)
+{
+    const int64_t cand[kSpecialLines] = {0, 31, 64, 127, 129, 256, 2048, d / 2 + 1, d - 1};
+    return pick_lines(cand, kSpecialLines, d, NULL, 0, d / 4, out);
+}
+
+/* Rows (or columns) of C's own special values, off those reached. */
+static int c_lines(int64_t d, const int64_t *reached, int nreached, int64_t *out)
+{
+    const int64_t cand[kSpecialLines] = {1, 32, 63, 128, 255, 257, 2047, d / 2, d - 2};
+    return pick_lines(cand, kSpecialLines, d, reached, nreached, kSpecialLines, out);
+}
+
+/* The first line from `start` on (cyclically) that is not in avoid[]. */
+static int64_t line_off(int64_t start, int64_t d, const int64_t *avoid, int navoid)
+{
+    for (int64_t t = 0; t < d; ++t) {
+        const int64_t v = (start + t) % d;
+        bool free_line = true;
+        for (int x = 0; free_line && x < navoid; ++x)
+            free_line = avoid[x] != v;
+        if (free_line)
+            return v;
+    }
+    return -1;
+}
+
+void put_special_values(const problem_t *p, float *A, float *B, float *C)
+{
+    const int64_t m = p->m, n = p->n, k = p->k;
+    int64_t rows[kSpecialLines], cols[kSpecialLines], depths[kSpecialDepths];
+    const int nrows = reached_lines(m, rows), ncols = reached_lines(n, cols);
+    const int64_t dcand[kSpecialDepths] = {0,         k - 1,         k / 2 - 1, k / 2,         2047,      2048,
+                                           k / 3,     2 * k / 3 - 1, k / 4 - 1, 3 * k / 4,     k / 8,     7 * k / 8 - 1};
+    const int ndepths = pick_lines(dcand, kSpecialDepths, k, NULL, 0, kSpecialDepths, depths);
+    const float inf = INFINITY, nan = NAN;
+    const float a_values[3] = {inf, nan, -inf}, b_values[3] = {nan, -inf, inf}, c_values[3] = {nan, inf, -inf};
+    for (int t = 0; t < nrows && ndepths > 0; ++t) {
+        const int64_t i = rows[t], l = depths[t % ndepths];
+        A[at_a(p, i, l)] = a_values[t % 3];
+        if (isinf(a_values[t % 3]))
+            B[at_b(p, l, line_off(n / 3 + t, n, cols, ncols))] = 0.0f;
+    }
+    for (int t = 0; t < ncols && ndepths > 0; ++t) {
+        const int64_t j = cols[t], l = depths[t % ndepths];
+        B[at_b(p, l, j)] = b_values[t % 3];
+        if (isinf(b_values[t % 3]))
+            A[at_a(p, line_off(m / 3 + t, m, rows, nrows), l)] = 0.0f;
+    }
+    if (C == NULL)
+        return;
+    int64_t crows[kSpecialLines], ccols[kSpecialLines];
+    const int ncrows = c_lines(m, rows, nrows, crows), nccols = c_lines(n, cols, ncols, ccols);
+    const int nc = ncrows > nccols ? ncrows : nccols;
+    for (int t = 0; t < nc && ncrows > 0 && nccols > 0; ++t)
+        C[at_c(p, crows[t % ncrows], ccols[t % nccols])] = c_values[t % 3];
+}
+
+/* What one term a * b with a special factor contributes to its sum. */
+enum { kTermNaN = 1, kTermInfZero = 2, kTermPosInf = 4, kTermNegInf = 8 };
+
+static unsigned char term_kind(float a, float b)
+{
+    if (isnan(a) || isnan(b))
+        return kTermNaN;
+    if ((isinf(a) && b == 0.0f) || (isinf(b) && a == 0.0f))
+        return kTermInfZero;
+    return (double)a * (double)b > 0.0 ? kTermPosInf : kTermNegInf; /* one factor infinite, neither zero */
+}
+
+/* x as doubles, its special values and its padding 0. */
+static double *finite_copy(const float *x, shape_t s)
+{
+    double *d = xmalloc(shape_elems(s) * sizeof *d);
+    for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t i = 0; i < s.ld; ++i)
+            d[o * s.ld + i] = i < s.inner && isfinite(x[o * s.ld + i]) ? (double)x[o * s.ld + i] : 0.0;
+    return d;
+}
+
+double *special_reference(const problem_t *p, const float *A, const float *B, const float *C0, double **bound,
+                          special_counts_t *counts)
+{
+    const shape_t SA = p->s.SA, SB = p->s.SB, SC = p->s.SC;
+    const size_t nc = shape_elems(SC);
+    const bool reads_ab = p->alpha != 0.0f && p->k > 0, reads_c = p->beta != 0.0f;
+    double *sum = xmalloc(nc * sizeof *sum), *abs_sum = xmalloc(nc * sizeof *abs_sum);
+    unsigned char *kinds = xmalloc(nc);
+    memset(sum, 0, nc * sizeof *sum);
+    memset(abs_sum, 0, nc * sizeof *abs_sum);
+    memset(kinds, 0, nc);
+    if (reads_ab) {
+        const int layout = p->col_major ? REF_COL_MAJOR : REF_ROW_MAJOR;
+        const int ta = p->ta ? REF_T : REF_N, tb = p->tb ? REF_T : REF_N;
+        double *a = finite_copy(A, SA), *b = finite_copy(B, SB);
+        ref_dgemm(layout, ta, tb, (int)p->m, (int)p->n, (int)p->k, 1.0, a, (int)SA.ld, b, (int)SB.ld, 0.0, sum,
+                  (int)SC.ld);
+        if (bound != NULL) {
+            for (size_t e = 0; e < shape_elems(SA); ++e)
+                a[e] = fabs(a[e]);
+            for (size_t e = 0; e < shape_elems(SB); ++e)
+                b[e] = fabs(b[e]);
+            ref_dgemm(layout, ta, tb, (int)p->m, (int)p->n, (int)p->k, 1.0, a, (int)SA.ld, b, (int)SB.ld, 0.0,
+                      abs_sum, (int)SC.ld);
+        }
+        free(a);
+        free(b);
+        /* Every term with a special factor: a row of C for each in op(A),
+         * a column for each in op(B). */
+        const bool a_inner_m = p->col_major != p->ta, b_inner_k = p->col_major != p->tb;
+        for (int64_t o = 0; o < SA.outer; ++o)
+            for (int64_t x = 0; x < SA.inner; ++x) {
+                const float v = A[o * SA.ld + x];
+                if (isfinite(v))
+                    continue;
+                const int64_t i = a_inner_m ? x : o, l = a_inner_m ? o : x;
+                for (int64_t j = 0; j < p->n; ++j)
+                    kinds[at_c(p, i, j)] |= term_kind(v, B[at_b(p, l, j)]);
+            }
+        for (int64_t o = 0; o < SB.outer; ++o)
+            for (int64_t x = 0; x < SB.inner; ++x) {
+                const float v = B[o * SB.ld + x];
+                if (isfinite(v))
+                    continue;
+                const int64_t l = b_inner_k ? x : o, j = b_inner_k ? o : x;
+                for (int64_t i = 0; i < p->m; ++i)
+                    kinds[at_c(p, i, j)] |= term_kind(A[at_a(p, i, l)], v);
+            }
+    }
+    double *want = xmalloc(nc * sizeof *want);
+    memset(want, 0, nc * sizeof *want);
+    if (bound != NULL) {
+        *bound = xmalloc(nc * sizeof **bound);
+        memset(*bound, 0, nc * sizeof **bound);
+    }
+    memset(counts, 0, sizeof *counts);
+    for (int64_t j = 0; j < p->n; ++j)
+        for (int64_t i = 0; i < p->m; ++i) {
+            const size_t at = at_c(p, i, j);
+            const unsigned char kind = kinds[at];
+            const double s = (kind & (kTermNaN | kTermInfZero)) || (kind & kTermPosInf && kind & kTermNegInf) ? NAN
+                             : kind & kTermPosInf                                                           ? INFINITY
+                             : kind & kTermNegInf                                                           ? -INFINITY
+                                                                                                            : sum[at];
+            const double c0 = reads_c ? (double)C0[at] : 0.0;
+            const double w = (reads_ab ? (double)p->alpha * s : 0.0) + (reads_c ? (double)p->beta * c0 : 0.0);
+            want[at] = w;
+            if (bound != NULL)
+                (*bound)[at] = fabs((double)p->alpha) * abs_sum[at] + (isfinite(c0) ? fabs((double)p->beta * c0) : 0.0);
+            if (isnan(w)) {
+                if (kind & kTermNaN)
+                    counts->nan_ab++;
+                else if (kind & kTermInfZero)
+                    counts->nan_inf_zero++;
+                else if (isnan(c0))
+                    counts->nan_c++;
+                else
+                    counts->nan_inf_inf++;
+            } else if (isinf(w)) {
+                if (w > 0)
+                    counts->pos_inf++;
+                else
+                    counts->neg_inf++;
+            } else {
+                counts->finite++;
+            }
+        }
+    free(sum);
+    free(abs_sum);
+    free(kinds);
+    return want;
+}
+
+void require_special_counts(const char *what, const problem_t *p, const special_counts_t *n)
+{
+    const bool reads_ab = p->alpha != 0.0f && p->k > 0, reads_c = p->beta != 0.0f;
+    const char *missing = n->finite == 0                                              ? "finite element"
+                          : reads_ab && n->nan_ab == 0                                ? "NaN from a NaN of A or B"
+                          : reads_ab && n->nan_inf_zero == 0                          ? "NaN from Inf * 0"
+                          : reads_c && n->nan_c == 0                                  ? "NaN from C"
+                          : (reads_ab || reads_c) && n->pos_inf + n->neg_inf == 0 ? "infinity"
+                                                                                      : NULL;
+    if (missing != NULL)
+        fail_msg("%s: the special values give C no %s: put_special_values does not suit this shape", what, missing);
+}
+
+void check_special(const char *what, const problem_t *p, const float *c, const double *want, const double *bound,
+                   bool exact, uint64_t seed)
+{
+    const shape_t SC = p->s.SC;
+    const double u = 0x1.0p-24;
+    const double nu = (double)(p->k + 2) * u;
+    const double gamma = nu / (1.0 - nu);
+    for (int64_t o = 0; o < SC.outer; ++o) {
+        for (int64_t x = 0; x < SC.ld; ++x) {
+            const size_t at = (size_t)(o * SC.ld + x);
+            if (x >= SC.inner) {
+                if (!same_bits(c[at], poison_pad()))
+                    fail_msg("%s: padding element (inner %lld, outer %lld) was written (seed 0x%016llx)", what,
+                             (long long)x, (long long)o, (unsigned long long)seed);
+                continue;
+            }
+            const double got = c[at], w = want[at];
+            double allowed = 0.0;
+            bool ok;
+            if (isnan(w))
+                ok = isnan(got);
+            else if (isinf(w))
+                ok = got == w;
+            else if (!isfinite(got))
+                ok = false;
+            else if (exact)
+                ok = got == w;
+            else
+                ok = fabs(got - w) <= (allowed = 2.0 * gamma * bound[at]);
+            if (!ok)
+                fail_msg("%s: C(%lld, %lld) = %.9g, want %.9g, allowed error %.3g (seed 0x%016llx)", what,
+                         (long long)(p->col_major ? x : o), (long long)(p->col_major ? o : x), got, w, allowed,
+                         (unsigned long long)seed);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- stderr */
+
+void capture_begin(capture_t *c)
+{
+    fflush(stderr);
+    strcpy(c->path, "/tmp/tgemm-test-XXXXXX");
+    c->fd = mkstemp(c->path);
+    c->saved = dup(2);
+    if (c->fd < 0 || c->saved < 0 || dup2(c->fd, 2) < 0)
+        fail_msg("cannot redirect stderr to %s", c->path);
+}
+
+char *capture_end(capture_t *c)
+{
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    const off_t len = lseek(c->fd, 0, SEEK_END);
+    char *text = xmalloc((size_t)(len > 0 ? len : 0) + 1);
+    size_t got = 0;
+    if (len > 0 && lseek(c->fd, 0, SEEK_SET) == 0) {
+        const ssize_t r = read(c->fd, text, (size_t)len);
+        got = r > 0 ? (size_t)r : 0;
+    }
+    text[got] = '\0';
+    close(c->fd);
+    unlink(c->path);
+    return text;
 }
 
 /* ---------------------------------------------------------------- buffers */

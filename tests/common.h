@@ -91,6 +91,83 @@ double *error_bound(bool col_major, bool ta, bool tb, int64_t m, int64_t n, int6
                     const float *A, shape_t sa, const float *B, shape_t sb, float beta, const float *C0,
                     shape_t sc);
 
+/* ---- NaN and Inf in the operands: where they go, what C must become.
+ *
+ * One call as these helpers take it; s is shapes_of_call's for it. */
+typedef struct {
+    bool col_major, ta, tb;
+    int64_t m, n, k;
+    float alpha, beta;
+    shapes_t s;
+} problem_t;
+
+/* Puts NaN, +Inf and -Inf into op(A), op(B) and (C != NULL) C, over finite
+ * values already there (small, so FP32 sums cannot overflow):
+ *  - op(A)(i, l) on a few rows i of C: 0, 31, 64, 127, 129, 256, 2048,
+ *    m/2 + 1, m - 1 (tile edges of every family, the host pipeline's 2048,
+ *    the middle, the last row), at most m/4 of them, so that C keeps finite
+ *    rows; l runs through 0, k - 1, k/2 - 1, k/2, 2047, 2048, k/3, ...: the
+ *    first and the last K step, and both sides of the slice edges of the
+ *    usual splits of K and of the host pipeline's K chunks;
+ *  - op(B)(l, j) likewise on columns j of C;
+ *  - beside every Inf, a 0 in the other operand (op(B)(l, j0) for op(A)'s
+ *    Inf at (i, l), j0 a column without special values), so that Inf * 0
+ *    is inside the sum of C(i, j0) and nothing else there is special;
+ *  - in C, at rows 1, 32, 63, 128, 255, 257, 2047, m/2, m - 2 paired with
+ *    columns likewise, none on a row or column reached through A or B.
+ * A row reached through A holds one special value of A, a column reached
+ * through B one of B, so that the causes of NaN that special_counts_t
+ * counts all occur apart from each other. */
+void put_special_values(const problem_t *p, float *A, float *B, float *C);
+
+/* Elements of C by what the reference makes them (padding not counted). */
+typedef struct {
+    size_t nan_ab;       /* NaN: a NaN of op(A) or op(B) is in the sum */
+    size_t nan_inf_zero; /* NaN: Inf * 0 is in the sum (no NaN operand) */
+    size_t nan_c;        /* NaN: C held NaN, beta != 0 (the sum has neither of the above) */
+    size_t nan_inf_inf;  /* NaN: +Inf met -Inf, in the sum or against beta * C */
+    size_t pos_inf, neg_inf, finite;
+} special_counts_t;
+
+/* C := alpha op(A) op(B) + beta C in double with IEEE special values and
+ * reference BLAS semantics: alpha == 0 or k == 0 reads neither A nor B,
+ * beta == 0 never reads C. The sum of C(i, j) is NaN when one of its terms
+ * is (a NaN operand, or Inf * 0) or when +Inf and -Inf terms meet, else
+ * +-Inf when it has an infinite term, else the sum of the finite values
+ * (OpenBLAS's dgemm over the operands with their special values made 0: no
+ * element with a finite sum reads them). Terms are classified one by one,
+ * so the result does not depend on the order of the sum: any order a kernel,
+ * a split of K or stream-K takes gives the same class. Returns C as stored
+ * (malloc'ed; padding 0); with bound != NULL also the error bound of
+ * check_c for the finite elements; counts what C holds. */
+double *special_reference(const problem_t *p, const float *A, const float *B, const float *C0, double **bound,
+                          special_counts_t *counts);
+
+/* Fails the running test unless the reference has each kind of element
+ * the call must show: finite ones always; when A and B are read (alpha != 0,
+ * k > 0) NaN from a NaN operand, NaN from Inf * 0, and an infinity; when C
+ * is read (beta != 0) NaN from C and an infinity. A placement that stops
+ * reaching a kind for some shape fails here instead of testing less. */
+void require_special_counts(const char *what, const problem_t *p, const special_counts_t *counts);
+
+/* Checks C against special_reference's result: NaN exactly where it has
+ * NaN, the same signed infinity where it has one, finite elsewhere and
+ * equal (exact) or within 2 * gamma(k + 2) * bound; padding bit for bit
+ * poison_pad(). Reports the first bad element (row, column of C). */
+void check_special(const char *what, const problem_t *p, const float *c, const double *want, const double *bound,
+                   bool exact, uint64_t seed);
+
+/* ---- standard error redirected to a file while tgemm runs, to read the
+ * plan lines TGEMM_VERBOSE=2 prints. */
+typedef struct {
+    int saved, fd;
+    char path[32];
+} capture_t;
+
+void capture_begin(capture_t *c);
+/* Restores stderr; returns what was written meanwhile (malloc'ed). */
+char *capture_end(capture_t *c);
+
 /* ---- operands in each kind of memory tgemm accepts. A CUDA failure fails
  * the running test through fail_msg. */
 typedef enum { MEM_HOST, MEM_PINNED, MEM_DEVICE, MEM_MANAGED } mem_t;

@@ -210,18 +210,21 @@ static void test_enum_values(void **state)
     assert_int_equal(sizeof(tgemm_int), 8);
 }
 
+/* The test list is sized from the two tables it is made of, so that no
+ * test can fall off its end. */
 int main(void)
 {
-    const size_t nbad = sizeof kBad / sizeof kBad[0];
-    struct CMUnitTest tests[64];
+    const struct CMUnitTest others[] = {
+        cmocka_unit_test(test_quick_returns), cmocka_unit_test(test_real_call_matches_device_presence),
+        cmocka_unit_test(test_status_strings), cmocka_unit_test(test_version), cmocka_unit_test(test_enum_values),
+    };
+    const size_t nbad = sizeof kBad / sizeof kBad[0], nothers = sizeof others / sizeof others[0];
+    struct CMUnitTest tests[sizeof kBad / sizeof kBad[0] + sizeof others / sizeof others[0]];
     size_t n = 0;
     for (size_t i = 0; i < nbad; ++i)
         tests[n++] = (struct CMUnitTest){xstrdup_printf("bad_%s", kBad[i].name), test_bad_argument, NULL, NULL,
                                          (void *)&kBad[i]};
-    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_quick_returns);
-    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_real_call_matches_device_presence);
-    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_status_strings);
-    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_version);
-    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_enum_values);
+    for (size_t i = 0; i < nothers; ++i)
+        tests[n++] = others[i];
     return run_group("tgemm_api", tests, n) ? 1 : 0;
 }

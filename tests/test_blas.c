@@ -21,14 +21,22 @@
  *                GPU, or falling back)
  *   auto-cpu     the same with TGEMM_OFFLOAD_CPU_GFLOPS=1000000: every call
  *                on the CPU BLAS, the model's too, and CUDA untouched
- *   builtin      TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=<missing>: the built-in
- *                loops, and one warning line
+ *   builtin      TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=<missing> (+ trace): the
+ *                built-in loops, and one warning line
  *   bad-setting  TGEMM_OFFLOAD=sometimes (+ CPU BLAS): correct results and
  *                one warning line naming the variable (TGEMM_TEST_WARNING,
  *                else TGEMM_OFFLOAD)
  *   gpu          TGEMM_OFFLOAD=gpu (+ CPU BLAS, trace): GPU results within
  *                the dot-product bound, trace shows path=gpu; skip() without
  *                a GPU
+ *
+ * Every scenario that multiplies also runs rows with NaN, +Inf and -Inf in
+ * A, B and C (put_special_values), checked by class against
+ * special_reference (NaN where IEEE arithmetic and reference BLAS put it,
+ * the same signed Inf, finite elsewhere) whatever the scenario's own check,
+ * and, where the scenario traces, with the call's trace line naming the
+ * scenario's path (forwarding, fallback, built-in loops, GPU, or the host's
+ * scaling for alpha == 0).
  *
  * The program defines its own xerbla_ and cblas_xerbla, which record the
  * call instead of printing, and reference CBLAS's global RowMajorStrg:
@@ -364,6 +372,7 @@ typedef struct {
     float alpha, beta;
     bool nan_ab;  /* alpha == 0 rows: A and B hold NaN ... */
     bool null_ab; /* ... or are NULL */
+    bool special; /* NaN and Inf in A, B and C (test_blas_special) */
     uint64_t index;
 } blas_case_t;
 
@@ -471,9 +480,24 @@ static const char *const kEntryTag[] = {"sgemm", "cblas_col", "cblas_row"};
 
 static char *blas_case_name(const blas_case_t *t)
 {
-    return xstrdup_printf("%s_%c%c_%dx%dx%d_pad%d%d%d_a%g_b%g%s%s", kEntryTag[t->entry], t->ta, t->tb, t->m, t->n, t->k,
-                          t->pad_a, t->pad_b, t->pad_c, (double)t->alpha, (double)t->beta,
-                          t->nan_ab ? "_nan_ab" : "", t->null_ab ? "_null_ab" : "");
+    return xstrdup_printf("%s_%c%c_%dx%dx%d_pad%d%d%d_a%g_b%g%s%s%s", kEntryTag[t->entry], t->ta, t->tb, t->m, t->n,
+                          t->k, t->pad_a, t->pad_b, t->pad_c, (double)t->alpha, (double)t->beta,
+                          t->nan_ab ? "_nan_ab" : "", t->null_ab ? "_null_ab" : "", t->special ? "_special" : "");
+}
+
+/* A table past its capacity fails the run (exit status 1) rather than
+ * dropping rows unseen: raise kMaxTests. */
+static void table_overflow(const char *what, size_t cap)
+{
+    fprintf(stderr, "test_blas: more than kMaxTests = %zu %s; raise kMaxTests\n", cap, what);
+    exit(1);
+}
+
+static void add_case(blas_case_t *rows, size_t cap, size_t *n, const blas_case_t *t)
+{
+    if (*n == cap)
+        table_overflow("cases", cap);
+    rows[(*n)++] = *t;
 }
 
 /* Every entry point x transpose pair (upper- and lowercase characters and
@@ -509,8 +533,7 @@ static size_t build_cases(blas_case_t *rows, size_t cap, int max_dim)
                 t.alpha = kAlphaBeta[v % 6][0];
                 t.beta = kAlphaBeta[v % 6][1];
                 t.index = index++;
-                if (n < cap)
-                    rows[n++] = t;
+                add_case(rows, cap, &n, &t);
             }
         }
     }
@@ -533,9 +556,41 @@ static size_t build_cases(blas_case_t *rows, size_t cap, int max_dim)
                 t.nan_ab = !nul;
                 t.null_ab = nul;
                 t.index = index++;
-                if (n < cap)
-                    rows[n++] = t;
+                add_case(rows, cap, &n, &t);
             }
+        }
+    }
+    /* NaN, +Inf and -Inf in A, B and C (put_special_values in
+     * tests/common.c): through every entry point, each transpose pair, a
+     * zero beta (NaN-poisoned C, not to be read) and alpha == 0 (C scaled,
+     * its NaN kept). Shapes within the builtin scenario's 130. */
+    static const struct {
+        int m, n, k, pair;
+        float alpha, beta;
+    } kSpecial[] = {
+        {67, 33, 19, 0, 1.0f, 0.5f},   {130, 129, 65, 2, -2.0f, 0.0f}, {40, 100, 70, 1, 0.5f, -1.0f},
+        {16, 16, 120, 3, 2.0f, 0.25f}, {67, 33, 19, 0, 0.0f, -2.0f},
+    };
+    for (int e = ENTRY_F77; e <= ENTRY_CBLAS_ROW; ++e) {
+        for (size_t s = 0; s < sizeof kSpecial / sizeof kSpecial[0]; ++s) {
+            blas_case_t t;
+            memset(&t, 0, sizeof t);
+            t.entry = (entry_t)e;
+            t.ta = kTrans[(kSpecial[s].pair >> 1) & 1][((int)s + e) % 6];
+            t.tb = kTrans[kSpecial[s].pair & 1][((int)s + 2 * e + 1) % 6];
+            t.m = kSpecial[s].m;
+            t.n = kSpecial[s].n;
+            t.k = kSpecial[s].k;
+            if (t.m > max_dim || t.n > max_dim || t.k > max_dim)
+                continue;
+            t.pad_a = kPads[((int)s + e) % 4][0];
+            t.pad_b = kPads[((int)s + e) % 4][1];
+            t.pad_c = kPads[((int)s + e) % 4][2];
+            t.alpha = kSpecial[s].alpha;
+            t.beta = kSpecial[s].beta;
+            t.special = true;
+            t.index = index++;
+            add_case(rows, cap, &n, &t);
         }
     }
     return n;
@@ -755,6 +810,93 @@ static void test_one_warning(void **state)
     free(text);
 }
 
+/* ---------------------------------------------------------------- NaN and Inf */
+
+/* The trace path of the calls with alpha == 0 (or k == 0): the host's
+ * scaling, except where the scenario sends every call to the GPU. */
+static const char *g_alpha0_path = "path=scale ";
+
+static const char *path_builtin(double m, double n, double k, double beta, const char *line)
+{
+    (void)m, (void)n, (void)k, (void)beta, (void)line;
+    return "path=builtin ";
+}
+
+/* Where the scenario names a path, the trace's last line must be this
+ * call's and name it. */
+static void check_last_trace_line(const blas_case_t *t)
+{
+    if (g_expected_path == NULL)
+        return;
+    const char *file = getenv("TGEMM_TRACE");
+    if (!file || !*file)
+        fail_msg("this scenario needs TGEMM_TRACE=FILE");
+    char *text = read_file_text(file);
+    size_t len = strlen(text);
+    while (len > 0 && text[len - 1] == '\n')
+        text[--len] = '\0';
+    const char *last = strrchr(text, '\n');
+    last = last ? last + 1 : text;
+    char dims[64];
+    snprintf(dims, sizeof dims, " m=%d n=%d k=%d ", t->m, t->n, t->k);
+    const char *want =
+        t->alpha == 0.0f || t->k == 0 ? g_alpha0_path : g_expected_path(t->m, t->n, t->k, t->beta, last);
+    if (strstr(last, dims) == NULL || strstr(last, want) == NULL)
+        fail_msg("the trace's last line is not this call's (%s) on %s: %s", dims, want, last);
+    free(text);
+}
+
+/* One special-value row: NaN and Inf placed by put_special_values, C
+ * checked by class against special_reference (whatever the scenario's
+ * check: OpenBLAS's bits are not the reference for the rule), and the
+ * call's trace line against the scenario's path. */
+static void run_special_case(const blas_case_t *t, bool exact)
+{
+    const uint64_t seed = test_seed_for(t->index * 2 + (exact ? 1 : 0));
+    rng_t rng = {seed};
+    const bool col = t->entry != ENTRY_CBLAS_ROW;
+    const bool ta = char_trans(t->ta), tb = char_trans(t->tb);
+    const problem_t p = {col, ta, tb, t->m, t->n, t->k, t->alpha, t->beta,
+                         shapes_of_call(col, ta, tb, t->m, t->n, t->k, t->pad_a, t->pad_b, t->pad_c)};
+    const shape_t SA = p.s.SA, SB = p.s.SB, SC = p.s.SC;
+    float *A = xmalloc(shape_elems(SA) * sizeof(float)), *B = xmalloc(shape_elems(SB) * sizeof(float));
+    float *got = xmalloc(shape_elems(SC) * sizeof(float));
+    fill_matrix(A, SA, &rng, exact);
+    fill_matrix(B, SB, &rng, exact);
+    if (t->beta != 0.0f)
+        fill_matrix(got, SC, &rng, exact);
+    else
+        fill_constant(got, SC, poison_c()); /* beta == 0: C must not be read */
+    put_special_values(&p, A, B, t->beta != 0.0f ? got : NULL);
+    special_counts_t counts;
+    double *bound = NULL;
+    double *want = special_reference(&p, A, B, got, exact ? NULL : &bound, &counts);
+    char *name = blas_case_name(t);
+    require_special_counts(name, &p, &counts);
+
+    const char tas[2] = {t->ta, '\0'}, tbs[2] = {t->tb, '\0'};
+    reset_handlers();
+    if (t->entry == ENTRY_F77)
+        call_sgemm(tas, tbs, t->m, t->n, t->k, t->alpha, A, (int)SA.ld, B, (int)SB.ld, t->beta, got, (int)SC.ld);
+    else
+        call_cblas(col ? 102 : 101, cblas_op(t->ta), cblas_op(t->tb), t->m, t->n, t->k, t->alpha, A, (int)SA.ld, B,
+                   (int)SB.ld, t->beta, got, (int)SC.ld);
+    assert_int_equal(g_xerbla.calls + g_cblas_xerbla.calls, 0);
+    check_last_trace_line(t);
+    check_special(name, &p, got, want, bound, exact, seed);
+    free(name);
+    free(A), free(B), free(got), free(want), free(bound);
+}
+
+static void test_blas_special(void **state)
+{
+    if (g_require_gpu)
+        REQUIRE_GPU();
+    const blas_case_t *t = *state;
+    run_special_case(t, true);
+    run_special_case(t, false);
+}
+
 /* ---------------------------------------------------------------- scenarios */
 
 enum { kMaxTests = 512 };
@@ -764,15 +906,16 @@ static blas_case_t g_cases[kMaxTests];
 
 static void add_test(const char *name, CMUnitTestFunction fn, void *state)
 {
-    if (g_ntests < kMaxTests)
-        g_tests[g_ntests++] = (struct CMUnitTest){name, fn, NULL, NULL, state};
+    if (g_ntests == kMaxTests)
+        table_overflow("tests", kMaxTests);
+    g_tests[g_ntests++] = (struct CMUnitTest){name, fn, NULL, NULL, state};
 }
 
 static void add_cases(int max_dim)
 {
     const size_t n = build_cases(g_cases, kMaxTests, max_dim);
     for (size_t i = 0; i < n; ++i)
-        add_test(blas_case_name(&g_cases[i]), test_blas_case, &g_cases[i]);
+        add_test(blas_case_name(&g_cases[i]), g_cases[i].special ? test_blas_special : test_blas_case, &g_cases[i]);
 }
 
 int main(int argc, char **argv)
@@ -816,6 +959,8 @@ int main(int argc, char **argv)
         /* TGEMM_TEST_WARNING: the variable a bad-setting run must name. */
         const char *named = getenv("TGEMM_TEST_WARNING");
         g_warning_needle = builtin ? "TGEMM_CPU_BLAS" : named && *named ? named : "TGEMM_OFFLOAD";
+        if (builtin)
+            g_expected_path = path_builtin; /* the special-value rows' trace lines; no test_trace */
         capture_stderr();
         add_cases(builtin ? 130 : 1 << 30);
         add_test("one_warning", test_one_warning, NULL);
@@ -823,6 +968,7 @@ int main(int argc, char **argv)
         g_check = CHECK_BOUND;
         g_require_gpu = true;
         g_expected_path = path_gpu;
+        g_alpha0_path = "path=gpu ";
         add_cases(1 << 30);
         add_test("trace", test_trace, NULL);
     } else {

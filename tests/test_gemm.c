@@ -13,6 +13,10 @@
  * switch-point rows deeper than K (racecheck of a forced tiled family, where
  * a 2,000,000-deep row would take many minutes). Without a GPU every case
  * calls skip().
+ *
+ * `test_gemm special-values` runs other rows instead: NaN and Inf in A, B
+ * and C on each path of the dispatcher, the path checked from the plan
+ * lines of TGEMM_VERBOSE=2 (see kSpecial).
  */
 #include "common.h"
 
@@ -152,6 +156,18 @@ static char *case_name(const gemm_case_t *t)
                           t->col_major ? "" : "_rowmajor", t->offset ? "_misaligned" : "", t->use_ex ? "_ex" : "");
 }
 
+/* Appends a row. A table past its capacity fails the whole run (exit
+ * status 1, whatever TGEMM_TEST_FILTER selects) rather than dropping rows
+ * unseen: raise kCap in main. */
+static void add_row(gemm_case_t *rows, size_t cap, size_t *n, const gemm_case_t *t)
+{
+    if (*n == cap) {
+        fprintf(stderr, "test_gemm: more than kCap = %zu table rows; raise kCap\n", cap);
+        exit(1);
+    }
+    rows[(*n)++] = *t;
+}
+
 /* Builds the table: every transpose pair x every size in every role (m, n and
  * k cycle through the size list with different offsets, so shapes are not square),
  * with ld padding, alpha/beta, memory kinds, misalignment and the entry point
@@ -180,8 +196,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
             t.mem_c = kMems[(v * 3) % 8][2];
             t.offset = v % 5 == 4 ? 1 : 0;
             t.use_ex = v % 3 == 1;
-            if (n < cap)
-                rows[n++] = t;
+            add_row(rows, cap, &n, &t);
         }
     }
     /* Row-major rows at six places spread over the size list. */
@@ -206,8 +221,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
             t.mem_c = kMems[v % 8][2];
             t.offset = v % 4 == 3 ? 1 : 0;
             t.use_ex = true;
-            if (n < cap)
-                rows[n++] = t;
+            add_row(rows, cap, &n, &t);
         }
     }
     /* Where the dispatcher switches paths (src/dispatch/dispatch.cpp): the
@@ -265,8 +279,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
             t.mem_a = t.mem_b = t.mem_c = MEM_DEVICE;
             t.offset = v % 7 == 6 ? 1 : 0;
             t.use_ex = v % 2 == 1;
-            if (n < cap)
-                rows[n++] = t;
+            add_row(rows, cap, &n, &t);
         }
     }
     /* Rows whose layout is given in full (pads, alignment, memory kind).
@@ -385,8 +398,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         t.mem_a = t.mem_b = t.mem_c = kExplicit[i].managed ? MEM_MANAGED : MEM_DEVICE;
         t.offset = kExplicit[i].offset;
         t.use_ex = i % 2 == 1;
-        if (n < cap)
-            rows[n++] = t;
+        add_row(rows, cap, &n, &t);
     }
     return n;
 }
@@ -701,6 +713,322 @@ static void test_out_of_memory(void **state)
     free(A), free(B), free(C), free(C0);
 }
 
+/* ---------------------------------------------------------------- NaN and Inf */
+
+/* `test_gemm special-values`: NaN, +Inf and -Inf in A, B and C
+ * (put_special_values in tests/common.c) on each path of the dispatcher
+ * (src/dispatch/dispatch.cpp), checked against special_reference: NaN
+ * exactly where IEEE arithmetic puts it (a NaN operand, Inf * 0 inside a
+ * sum, +Inf meeting -Inf, NaN in C with beta != 0), the same signed Inf
+ * where it puts one, finite values elsewhere exact or within the usual
+ * bound; beta == 0 on a NaN-poisoned C that must not be read. Each row
+ * names the path its shape takes on the H100 (132 SMs) and fails unless
+ * the plan lines TGEMM_VERBOSE=2 prints for the call show it: a NaN test on
+ * a path that did not run proves nothing. The operands are aligned (leading
+ * dimensions multiples of 4, none misaligned) where a path needs it.
+ *
+ * The special values sit at rows 0, 31, 64, 127, 129, 256, m/2 + 1 and
+ * m - 1 of C (likewise columns) and at K indices 0, k - 1 and both sides
+ * of k/2, 2048, k/3, ...: inside tiles and on their edges for every family,
+ * in the first and the last slice of any split of K (and on both sides of
+ * the middle), in the peeled strips (row m - 1, column n - 1), and in both
+ * the whole and the shared-out tiles of stream-K (2560 x 2560 x 512 on
+ * 256x128x16: rows 0 to 2047 of C lie in whole tiles up to column 2047 or
+ * 2175, in shared-out ones beyond, and rows 2048 to 2559 in shared-out
+ * ones only).
+ *
+ * Besides the default plans, the rows' plans are known under
+ * TGEMM_CLUSTERS=0 (every split through the workspace), TGEMM_STREAMK=always
+ * (every tiled plan in stream-K form) and TGEMM_KERNEL=<family> (one tiled
+ * plan on that family, the streaming shapes too); make test-gpu and
+ * test-kernels run those. Other plan settings are refused. */
+
+typedef enum {
+    PATH_SCALE,            /* alpha == 0: the scaling kernel, no plan line */
+    PATH_TILED,            /* one tiled kernel over all of K */
+    PATH_SPLIT_CLUSTER,    /* tiled, K split, the slices added in a thread-block cluster */
+    PATH_SPLIT_WORKSPACE,  /* tiled, K split, the slices added by the reduction kernel */
+    PATH_STREAMK,          /* tiled, the last wave's tiles shared out by K steps */
+    PATH_PACKED,           /* op(A) packed by columns, then tiled */
+    PATH_PEELED,           /* a tiled main block beside streaming strips */
+    PATH_TMA,              /* the streaming kernel fed by the tensor copy engine */
+    PATH_ROWS,             /* skinny_rows, K split */
+    PATH_DOTS,             /* skinny_dots, K split */
+    PATH_SKINNY_WORKSPACE, /* a streaming kernel, K split through the workspace */
+} path_t;
+
+static const char *const kPathName[] = {"scale", "tiled",  "splitk_cluster", "splitk_workspace",
+                                        "streamk", "packed", "peeled",         "tma",
+                                        "rows",    "dots",   "skinny_workspace"};
+
+typedef struct {
+    path_t path;
+    bool ta, tb;
+    int64_t m, n, k;
+    float alpha, beta;
+} special_case_t;
+
+/* The H100 plans quoted are bench_plans' and the dispatcher's of this
+ * writing (docs/performance.md, "Choosing among plans"); the families and
+ * split factors may move with the cost model, the paths asserted may not
+ * without a new shape here. */
+static const special_case_t kSpecial[] = {
+    {PATH_SCALE, false, false, 300, 200, 100, 0.0f, -2.0f},
+    {PATH_TILED, true, true, 2048, 2048, 1024, -1.0f, 0.5f}, /* 128 tiles of 256x128x16: one wave */
+    {PATH_TILED, false, false, 2048, 2048, 1024, 2.0f, 0.0f},
+    {PATH_SPLIT_CLUSTER, false, false, 1024, 1024, 1024, 0.5f, -1.0f}, /* 128x128x16 split 2 */
+    {PATH_SPLIT_CLUSTER, false, false, 512, 512, 512, 1.0f, 0.25f},    /* 64x64x16 split 2 */
+    {PATH_SPLIT_WORKSPACE, false, false, 256, 256, 8192, 1.0f, 0.0f},  /* 128x128x16 split 32 */
+    {PATH_STREAMK, false, false, 2560, 2560, 512, 1.0f, 1.0f},         /* 132 tiles whole, 68 shared out */
+    {PATH_PACKED, true, false, 2048, 2048, 2048, 0.25f, 2.0f},
+    {PATH_PEELED, false, false, 4097, 513, 1023, -2.0f, 0.5f}, /* 1 row and 1 column peeled */
+    {PATH_TMA, false, false, 4096, 16, 4096, 1.0f, -1.0f},
+    {PATH_TMA, true, false, 16, 4096, 4096, 2.0f, 0.0f},
+    {PATH_ROWS, false, true, 3000, 16, 1100, -1.0f, 0.5f}, /* 94 blocks of 32 rows: too few for the TMA kernel */
+    {PATH_DOTS, false, false, 16, 3000, 1100, 0.5f, 0.25f},
+    {PATH_SKINNY_WORKSPACE, false, false, 5, 7, 9000, 2.0f, -1.0f}, /* dots split 18: more than a cluster holds */
+};
+
+/* The plan settings of this run, which the expected plans follow. */
+static struct {
+    bool clusters;       /* TGEMM_CLUSTERS unset or 1 */
+    bool streamk_always; /* TGEMM_STREAMK=always */
+    const char *kernel;  /* TGEMM_KERNEL, or NULL */
+} g_plan_env;
+
+/* What the plan lines of one call showed. */
+typedef struct {
+    int lines;              /* "tgemm: device plan" lines */
+    int packed, peeled;     /* op(A) packed; rows or columns peeled */
+    int tiled, streamk;     /* tiled plans; of those, in stream-K form */
+    int tma, rows, dots;    /* streaming plans */
+    int split;              /* the largest split-k= of the plans not in stream-K form */
+    int cluster, workspace; /* plans with K split, in each form */
+    int foreign;            /* tiled plans on another family than TGEMM_KERNEL's */
+} plans_t;
+
+/* Reads the plan lines of `log`; passes other lines on to stderr. */
+static plans_t read_plans(const char *log)
+{
+    plans_t s;
+    memset(&s, 0, sizeof s);
+    s.split = 1;
+    for (const char *line = log; *line;) {
+        const char *eol = strchr(line, '\n');
+        const int len = (int)(eol ? (size_t)(eol - line) + 1 : strlen(line));
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", len, line);
+        line += len;
+        if (strncmp(buf, "tgemm: device plan ", 19) != 0) {
+            fputs(buf, stderr);
+            continue;
+        }
+        s.lines++;
+        int split = 1;
+        char form[16] = "none", family[32] = "";
+        const char *t;
+        if (strstr(buf, ": op(A) packed by columns") != NULL) {
+            s.packed++;
+            continue;
+        }
+        if (strstr(buf, ": peeled ") != NULL) {
+            s.peeled++;
+            continue;
+        }
+        if ((t = strstr(buf, " tiled ")) != NULL) {
+            s.tiled++;
+            if (sscanf(t, " tiled %31s", family) != 1)
+                fail_msg("unreadable plan line: %s", buf);
+            if (g_plan_env.kernel != NULL && strcmp(family, g_plan_env.kernel) != 0)
+                s.foreign++;
+            if (strstr(t, " stream-k: ") != NULL) {
+                s.streamk++;
+                continue;
+            }
+        } else if (strstr(buf, " streaming tma ") != NULL) {
+            s.tma++;
+            continue;
+        } else if (strstr(buf, " streaming rows ") != NULL) {
+            s.rows++;
+        } else if (strstr(buf, " streaming dots ") != NULL) {
+            s.dots++;
+        } else {
+            fail_msg("unknown plan line: %s", buf);
+        }
+        if ((t = strstr(buf, " split-k=")) == NULL || sscanf(t, " split-k=%d (%15[a-z])", &split, form) != 2)
+            fail_msg("unreadable plan line: %s", buf);
+        if (split > s.split)
+            s.split = split;
+        if (split > 1 && strcmp(form, "cluster") == 0)
+            s.cluster++;
+        else if (split > 1 && strcmp(form, "workspace") == 0)
+            s.workspace++;
+        else if (split > 1)
+            fail_msg("unknown split-K form: %s", buf);
+    }
+    return s;
+}
+
+/* NULL when the plans of one call are those `path` implies under this
+ * run's settings; else what they should have been. */
+static const char *path_mismatch(path_t path, const plans_t *s)
+{
+    const int streaming = s->tma + s->rows + s->dots;
+    if (!g_plan_env.clusters && s->cluster > 0)
+        return "no split of K in cluster form (TGEMM_CLUSTERS=0)";
+    if (path == PATH_SCALE)
+        return s->lines == 0 ? NULL : "no kernel plan: alpha == 0 runs the scaling kernel";
+    if (g_plan_env.kernel != NULL)
+        return s->lines == 1 && s->tiled == 1 && s->foreign == 0 ? NULL : "one tiled plan, on TGEMM_KERNEL's family";
+    if (g_plan_env.streamk_always && path <= PATH_PEELED)
+        return s->tiled >= 1 && s->streamk == s->tiled ? NULL : "every tiled plan in stream-K form (TGEMM_STREAMK=always)";
+    const bool one_tiled = s->lines == 1 && s->tiled == 1 && s->streamk == 0;
+    switch (path) {
+    case PATH_TILED:
+        return one_tiled && s->split == 1 ? NULL : "one tiled plan over all of K";
+    case PATH_SPLIT_CLUSTER:
+        if (!g_plan_env.clusters)
+            return one_tiled && s->workspace == 1 ? NULL : "one tiled plan, K split through the workspace";
+        return one_tiled && s->cluster == 1 ? NULL : "one tiled plan, K split in cluster form";
+    case PATH_SPLIT_WORKSPACE:
+        return one_tiled && s->workspace == 1 ? NULL : "one tiled plan, K split through the workspace";
+    case PATH_STREAMK:
+        return s->lines == 1 && s->streamk == 1 ? NULL : "one tiled plan in stream-K form";
+    case PATH_PACKED:
+        return s->lines == 2 && s->packed == 1 && s->tiled == 1 ? NULL : "op(A) packed, then one tiled plan";
+    case PATH_PEELED:
+        return s->peeled == 1 && s->tiled == 1 && streaming >= 1 && s->lines == 2 + streaming
+                   ? NULL
+                   : "rows or columns peeled: one tiled plan and streaming ones";
+    case PATH_TMA:
+        return s->lines == 1 && s->tma == 1 ? NULL : "the streaming kernel fed by the tensor copy engine";
+    case PATH_ROWS:
+        return s->lines == 1 && s->rows == 1 && s->split > 1 ? NULL : "skinny_rows with K split";
+    case PATH_DOTS:
+        return s->lines == 1 && s->dots == 1 && s->split > 1 ? NULL : "skinny_dots with K split";
+    case PATH_SKINNY_WORKSPACE:
+        return s->lines == 1 && s->rows + s->dots == 1 && s->workspace == 1
+                   ? NULL
+                   : "a streaming kernel, K split through the workspace";
+    default:
+        return "a known path";
+    }
+}
+
+static char *special_name(const special_case_t *t)
+{
+    return xstrdup_printf("special_%s_%c%c_%lldx%lldx%lld_a%g_b%g", kPathName[t->path], t->ta ? 't' : 'n',
+                          t->tb ? 't' : 'n', (long long)t->m, (long long)t->n, (long long)t->k, (double)t->alpha,
+                          (double)t->beta);
+}
+
+enum { kSpecialSeedBase = 10000 }; /* seeds apart from the table's and the other tests' */
+
+static void run_special(const special_case_t *t, const char *name, bool exact)
+{
+    const uint64_t seed = test_seed_for(kSpecialSeedBase + 2 * (uint64_t)(t - kSpecial) + (exact ? 1 : 0));
+    rng_t rng = {seed};
+    const problem_t p = {true, t->ta, t->tb, t->m, t->n, t->k, t->alpha, t->beta,
+                         shapes_of_call(true, t->ta, t->tb, t->m, t->n, t->k, 0, 0, 0)};
+    const shape_t SA = p.s.SA, SB = p.s.SB, SC = p.s.SC;
+    float *A = xmalloc(shape_elems(SA) * sizeof(float)), *B = xmalloc(shape_elems(SB) * sizeof(float));
+    float *C0 = xmalloc(shape_elems(SC) * sizeof(float)), *got = xmalloc(shape_elems(SC) * sizeof(float));
+    fill_matrix(A, SA, &rng, exact);
+    fill_matrix(B, SB, &rng, exact);
+    if (t->beta != 0.0f)
+        fill_matrix(C0, SC, &rng, exact);
+    else
+        fill_constant(C0, SC, poison_c()); /* beta == 0: C must not be read */
+    put_special_values(&p, A, B, t->beta != 0.0f ? C0 : NULL);
+    special_counts_t counts;
+    double *bound = NULL;
+    double *want = special_reference(&p, A, B, C0, exact ? NULL : &bound, &counts);
+    require_special_counts(name, &p, &counts);
+
+    buf_t a = buf_make(MEM_DEVICE, A, shape_elems(SA), 0);
+    buf_t b = buf_make(MEM_DEVICE, B, shape_elems(SB), 0);
+    buf_t c = buf_make(MEM_DEVICE, C0, shape_elems(SC), 0);
+    capture_t cap;
+    capture_begin(&cap);
+    const tgemm_status s = tgemm_sgemm(t->ta ? TGEMM_OP_T : TGEMM_OP_N, t->tb ? TGEMM_OP_T : TGEMM_OP_N, t->m, t->n,
+                                       t->k, t->alpha, a.ptr, SA.ld, b.ptr, SB.ld, t->beta, c.ptr, SC.ld);
+    char *log = capture_end(&cap);
+    if (s != TGEMM_SUCCESS)
+        fail_msg("%s: tgemm returned %d (%s): %s (seed 0x%016llx)", name, (int)s, tgemm_status_string(s),
+                 tgemm_last_error_detail(), (unsigned long long)seed);
+    const plans_t plans = read_plans(log);
+    const char *mismatch = path_mismatch(t->path, &plans);
+    if (mismatch != NULL)
+        fail_msg("%s: the plan is not %s; pick a shape that takes this path. Plan lines:\n%s", name, mismatch, log);
+    free(log);
+
+    buf_read(&c, got);
+    check_special(name, &p, got, want, bound, exact, seed);
+    float *back = xmalloc((shape_elems(SA) > shape_elems(SB) ? shape_elems(SA) : shape_elems(SB)) * sizeof(float));
+    buf_read(&a, back);
+    assert_memory_equal(back, A, shape_elems(SA) * sizeof(float));
+    buf_read(&b, back);
+    assert_memory_equal(back, B, shape_elems(SB) * sizeof(float));
+
+    free(back);
+    buf_free(&a);
+    buf_free(&b);
+    buf_free(&c);
+    free(A), free(B), free(C0), free(got), free(want), free(bound);
+}
+
+static void test_special_row(void **state)
+{
+    REQUIRE_GPU();
+    const special_case_t *t = *state;
+    char *name = special_name(t);
+    run_special(t, name, true);
+    run_special(t, name, false);
+    free(name);
+}
+
+/* Reads the plan settings the rows' expected plans follow; false when the
+ * run cannot be checked (see the comment above kSpecial). */
+static bool read_plan_env(void)
+{
+    const char *verbose = getenv("TGEMM_VERBOSE"), *clusters = getenv("TGEMM_CLUSTERS");
+    const char *streamk = getenv("TGEMM_STREAMK"), *kernel = getenv("TGEMM_KERNEL");
+    const char *pack = getenv("TGEMM_PACK"), *tma = getenv("TGEMM_TMA");
+    if (verbose == NULL || strcmp(verbose, "2") != 0)
+        return false;
+    if (clusters != NULL && *clusters && strcmp(clusters, "0") != 0 && strcmp(clusters, "1") != 0)
+        return false;
+    if (streamk != NULL && *streamk && strcmp(streamk, "auto") != 0 && strcmp(streamk, "always") != 0)
+        return false;
+    if ((pack != NULL && *pack && strcmp(pack, "auto") != 0) || (tma != NULL && *tma && strcmp(tma, "1") != 0))
+        return false;
+    g_plan_env.clusters = clusters == NULL || strcmp(clusters, "0") != 0;
+    g_plan_env.streamk_always = streamk != NULL && strcmp(streamk, "always") == 0;
+    g_plan_env.kernel = kernel != NULL && *kernel ? kernel : NULL;
+    return true;
+}
+
+static int run_special_values(void)
+{
+    if (!read_plan_env()) {
+        fprintf(stderr, "special-values needs TGEMM_VERBOSE=2 (its plan lines show the path each call took) and "
+                        "takes of the plan settings only TGEMM_CLUSTERS, TGEMM_STREAMK=auto|always and "
+                        "TGEMM_KERNEL\n");
+        return 2;
+    }
+    const char *filter = getenv("TGEMM_TEST_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
+    enum { kRows = sizeof kSpecial / sizeof kSpecial[0] };
+    struct CMUnitTest tests[kRows];
+    for (size_t i = 0; i < kRows; ++i)
+        tests[i] = (struct CMUnitTest){special_name(&kSpecial[i]), test_special_row, NULL, NULL, (void *)&kSpecial[i]};
+    const int failed = run_group("tgemm_gpu_special_values", tests, kRows);
+    for (size_t i = 0; i < kRows; ++i)
+        free((void *)tests[i].name);
+    return failed ? 1 : 0;
+}
+
 /* ---------------------------------------------------------------- main */
 
 int main(int argc, char **argv)
@@ -710,8 +1038,10 @@ int main(int argc, char **argv)
         struct CMUnitTest only = cmocka_unit_test(test_deterministic);
         return run_group("tgemm_gpu_bits", &only, 1) ? 1 : 0;
     }
+    if (argc == 2 && strcmp(argv[1], "special-values") == 0) /* make test-gpu, test-kernels */
+        return run_special_values();
     if (argc != 1) {
-        fprintf(stderr, "usage: %s [deterministic]\n", argv[0]);
+        fprintf(stderr, "usage: %s [deterministic | special-values]\n", argv[0]);
         return 2;
     }
     /* TGEMM_TEST_FILTER: only the tests whose names match this pattern
@@ -730,19 +1060,20 @@ int main(int argc, char **argv)
     const char *max_k_env = getenv("TGEMM_TEST_MAX_K");
     const int64_t max_k = max_k_env && *max_k_env ? atoll(max_k_env) : 0;
     const size_t nrows = build_table(rows, kCap, kSizes, nsizes, max_k);
-    struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (nrows + 16));
-    size_t nt = 0;
-    for (size_t i = 0; i < nrows; ++i) {
-        rows[i].index = i;
-        tests[nt++] = (struct CMUnitTest){case_name(&rows[i]), test_case_row, NULL, NULL, &rows[i]};
-    }
     const struct CMUnitTest special[] = {
         cmocka_unit_test(test_alpha0_never_reads_ab), cmocka_unit_test(test_beta0_never_reads_c),
         cmocka_unit_test(test_k0_scales_c),           cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_concurrent_threads),    cmocka_unit_test(test_out_of_memory),
     };
+    const size_t nspecial = sizeof special / sizeof special[0];
+    struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (nrows + nspecial));
+    size_t nt = 0;
+    for (size_t i = 0; i < nrows; ++i) {
+        rows[i].index = i;
+        tests[nt++] = (struct CMUnitTest){case_name(&rows[i]), test_case_row, NULL, NULL, &rows[i]};
+    }
     if (max_dim == 0)
-        for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i)
+        for (size_t i = 0; i < nspecial; ++i)
             tests[nt++] = special[i];
     const int failed = run_group("tgemm_gpu", tests, nt);
     for (size_t i = 0; i < nt; ++i)

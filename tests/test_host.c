@@ -10,7 +10,9 @@
  * and B must come back unchanged), beta == 0 on a NaN-filled C, alpha == 0
  * on NaN-filled A and B, k == 0, row-major and misaligned operands. Each row
  * runs with small-integer inputs (results must equal OpenBLAS's exactly) or
- * uniform ones (within the dot-product bound of common.h). Then: the
+ * uniform ones (within the dot-product bound of common.h). Rows with NaN
+ * and Inf in A, B and C (kSpecialCases) must carry them through the K
+ * chunks and tiles as IEEE arithmetic says (special_reference). Then: the
  * caller's stream is respected, a dozen threads call at once, and
  * tgemm_release_resources() between calls.
  *
@@ -21,7 +23,8 @@
  *                          to hundreds, operands crossing the link many
  *                          times. Every call's plan line is captured from
  *                          stderr and checked: within the limit, and cut
- *                          into several tasks when the operands exceed it.
+ *                          into several tasks when the operands exceed it
+ *                          (the special-value rows: K into several chunks).
  */
 #include "common.h"
 
@@ -46,48 +49,18 @@ static uint64_t g_limit;    /* its TGEMM_DEVICE_MEMORY_LIMIT */
 
 /* ---------------------------------------------------------------- plan lines */
 
-/* stderr redirected to a file while tgemm runs, to read TGEMM_VERBOSE=2's plan lines. */
+/* What the plan lines of a log showed: how many, and the most tasks (tiles
+ * x K chunks), tiles of C and K chunks that one plan had. */
 typedef struct {
-    int saved, fd;
-    char path[32];
-} capture_t;
-
-static void capture_begin(capture_t *c)
-{
-    fflush(stderr);
-    strcpy(c->path, "/tmp/tgemm-host-XXXXXX");
-    c->fd = mkstemp(c->path);
-    c->saved = dup(2);
-    if (c->fd < 0 || c->saved < 0 || dup2(c->fd, 2) < 0)
-        fail_msg("cannot redirect stderr to %s", c->path);
-}
-
-/* Restores stderr; returns what was written meanwhile (malloc'ed). */
-static char *capture_end(capture_t *c)
-{
-    fflush(stderr);
-    dup2(c->saved, 2);
-    close(c->saved);
-    const off_t len = lseek(c->fd, 0, SEEK_END);
-    char *text = xmalloc((size_t)(len > 0 ? len : 0) + 1);
-    size_t got = 0;
-    if (len > 0 && lseek(c->fd, 0, SEEK_SET) == 0) {
-        const ssize_t r = read(c->fd, text, (size_t)len);
-        got = r > 0 ? (size_t)r : 0;
-    }
-    text[got] = '\0';
-    close(c->fd);
-    unlink(c->path);
-    return text;
-}
+    int lines;
+    long long tasks, tiles, chunks;
+} plans_seen_t;
 
 /* Checks every plan line of `log` against the limit, passes other lines on
- * to stderr; returns the number of plan lines, and in *max_tasks the most
- * tasks (tiles x K chunks) a plan had. */
-static int check_plans(const char *log, long long *max_tasks)
+ * to stderr. */
+static plans_seen_t check_plans(const char *log)
 {
-    int lines = 0;
-    *max_tasks = 0;
+    plans_seen_t seen = {0, 0, 0, 0};
     for (const char *line = log; *line;) {
         const char *eol = strchr(line, '\n');
         const size_t len = eol ? (size_t)(eol - line) + 1 : strlen(line);
@@ -101,15 +74,19 @@ static int check_plans(const char *log, long long *max_tasks)
             if (bytes > g_limit)
                 fail_msg("plan takes %llu bytes of device memory, limit %llu: %.*s", bytes,
                          (unsigned long long)g_limit, (int)len, line);
-            if (mb * nb * kb > *max_tasks)
-                *max_tasks = mb * nb * kb;
-            ++lines;
+            if (mb * nb * kb > seen.tasks)
+                seen.tasks = mb * nb * kb;
+            if (mb * nb > seen.tiles)
+                seen.tiles = mb * nb;
+            if (kb > seen.chunks)
+                seen.chunks = kb;
+            ++seen.lines;
         } else {
             fwrite(line, 1, len, stderr);
         }
         line += len;
     }
-    return lines;
+    return seen;
 }
 
 /* ---------------------------------------------------------------- one call */
@@ -143,9 +120,12 @@ static tgemm_status gemm(const host_case_t *t, const shapes_t *s, const float *a
     return tgemm_sgemm(ta, tb, t->m, t->n, t->k, t->alpha, a, s->SA.ld, b, s->SB.ld, t->beta, c, s->SC.ld);
 }
 
-/* The same, with its plan line checked in the out-of-core scenario. */
+/* The same, with its plan line checked in the out-of-core scenario; with
+ * `several` (the special-value rows), the plan must cut K into several
+ * chunks where A and B are read, so that NaN and Inf of one chunk meet the
+ * C of the others (beta = 1 after the first), else C into several tiles. */
 static tgemm_status gemm_checked(const host_case_t *t, const shapes_t *s, const float *a, const float *b, float *c,
-                                 cudaStream_t stream)
+                                 cudaStream_t stream, bool several)
 {
     if (!g_out_of_core)
         return gemm(t, s, a, b, c, stream);
@@ -153,17 +133,19 @@ static tgemm_status gemm_checked(const host_case_t *t, const shapes_t *s, const 
     capture_begin(&cap);
     const tgemm_status st = gemm(t, s, a, b, c, stream);
     char *log = capture_end(&cap);
-    long long tasks = 0;
-    const int lines = check_plans(log, &tasks);
+    const plans_seen_t seen = check_plans(log);
     free(log);
     if (st != TGEMM_SUCCESS)
         return st;
-    if (lines != 1)
-        fail_msg("%s: %d plan lines for one call", t->name, lines);
+    if (seen.lines != 1)
+        fail_msg("%s: %d plan lines for one call", t->name, seen.lines);
     const double bytes = 4.0 * ((double)t->m * t->k + (double)t->k * t->n + (double)t->m * t->n);
-    if (bytes > 2.0 * (double)g_limit && tasks < 2)
+    if (bytes > 2.0 * (double)g_limit && seen.tasks < 2)
         fail_msg("%s: %.0f bytes of operands ran as one task under a limit of %llu bytes", t->name, bytes,
                  (unsigned long long)g_limit);
+    if (several && (t->alpha != 0.0f && t->k > 0 ? seen.chunks < 2 : seen.tiles < 2))
+        fail_msg("%s: planned as %lld tiles and %lld K chunks: too few pieces for the special values to cross",
+                 t->name, seen.tiles, seen.chunks);
     return st;
 }
 
@@ -189,15 +171,19 @@ static void reference(const host_case_t *t, const shapes_t *s, const float *A, c
               (int)t->n, (int)t->k, t->alpha, A, (int)s->SA.ld, B, (int)s->SB.ld, t->beta, ref, (int)s->SC.ld);
 }
 
-static void run_case(const host_case_t *t, uint64_t index, bool exact)
+/* One row, with small-integer inputs (exact) or uniform ones. With
+ * `special`, NaN and Inf are put into A, B and (beta != 0) C
+ * (put_special_values) and C is checked against special_reference. */
+static void run_case(const host_case_t *t, uint64_t index, bool exact, bool special)
 {
     const uint64_t seed = test_seed_for(index * 2 + (exact ? 1 : 0));
     rng_t rng = {seed};
     const shapes_t s = shapes_of(t);
+    const problem_t prob = {!t->row_major, t->ta, t->tb, t->m, t->n, t->k, t->alpha, t->beta, s};
     const size_t na = shape_elems(s.SA), nb = shape_elems(s.SB), nc = shape_elems(s.SC);
     float *A = xmalloc(na * sizeof(float)), *B = xmalloc(nb * sizeof(float));
     float *C0 = xmalloc(nc * sizeof(float)), *ref = xmalloc(nc * sizeof(float)), *got = xmalloc(nc * sizeof(float));
-    if (t->alpha == 0.0f) { /* never read: NaN would show */
+    if (t->alpha == 0.0f && !special) { /* never read: NaN would show */
         fill_constant(A, s.SA, NAN);
         fill_constant(B, s.SB, NAN);
     } else {
@@ -208,10 +194,18 @@ static void run_case(const host_case_t *t, uint64_t index, bool exact)
         fill_matrix(C0, s.SC, &rng, exact);
     else
         fill_constant(C0, s.SC, poison_c()); /* never read */
-    reference(t, &s, A, B, C0, ref);
-    double *bound = exact ? NULL
-                          : error_bound(!t->row_major, t->ta, t->tb, t->m, t->n, t->k, t->alpha, A, s.SA, B, s.SB,
-                                        t->beta, C0, s.SC);
+    double *bound = NULL, *want = NULL;
+    if (special) {
+        put_special_values(&prob, A, B, t->beta != 0.0f ? C0 : NULL);
+        special_counts_t counts;
+        want = special_reference(&prob, A, B, C0, exact ? NULL : &bound, &counts);
+        require_special_counts(t->name, &prob, &counts);
+    } else {
+        reference(t, &s, A, B, C0, ref);
+        if (!exact)
+            bound = error_bound(!t->row_major, t->ta, t->tb, t->m, t->n, t->k, t->alpha, A, s.SA, B, s.SB, t->beta,
+                                C0, s.SC);
+    }
 
     buf_t a = buf_make(t->mem_a, A, na, t->offset);
     buf_t b = buf_make(t->mem_b, B, nb, t->offset);
@@ -219,7 +213,7 @@ static void run_case(const host_case_t *t, uint64_t index, bool exact)
     cudaStream_t stream = NULL;
     if (t->use_ex)
         CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    const tgemm_status st = gemm_checked(t, &s, a.ptr, b.ptr, c.ptr, stream);
+    const tgemm_status st = gemm_checked(t, &s, a.ptr, b.ptr, c.ptr, stream, special);
     if (stream) {
         CK(cudaStreamSynchronize(stream));
         CK(cudaStreamDestroy(stream));
@@ -229,7 +223,10 @@ static void run_case(const host_case_t *t, uint64_t index, bool exact)
                  tgemm_last_error_detail(), (unsigned long long)seed);
 
     buf_read(&c, got);
-    check_c(t->name, got, ref, bound, s.SC, t->k, exact, seed);
+    if (special)
+        check_special(t->name, &prob, got, want, bound, exact, seed);
+    else
+        check_c(t->name, got, ref, bound, s.SC, t->k, exact, seed);
     float *back = xmalloc((na > nb ? na : nb) * sizeof(float));
     buf_read(&a, back);
     assert_memory_equal(back, A, na * sizeof(float));
@@ -240,7 +237,7 @@ static void run_case(const host_case_t *t, uint64_t index, bool exact)
     buf_free(&a);
     buf_free(&b);
     buf_free(&c);
-    free(A), free(B), free(C0), free(ref), free(got), free(bound);
+    free(A), free(B), free(C0), free(ref), free(got), free(bound), free(want);
 }
 
 /* ---------------------------------------------------------------- the table */
@@ -279,18 +276,58 @@ static const host_case_t kCases[] = {
     {"tt_64x64x64_hph", false, true, true, 64, 64, 64, 0, 0, 0, 1.0f, 0.0f, H, P, H, 0, true},
 };
 
+/* NaN and Inf in A, B and C (put_special_values in tests/common.c), each
+ * checked against special_reference. K runs over several 2048-deep chunks
+ * of the default plan (k/2 - 1, k/2, 2047 and 2048 fall in different ones,
+ * 0 and k - 1 in the first and the last) and over 3 to 18 chunks out of
+ * core, so that a NaN or Inf of the first chunk must survive the later
+ * chunks' accumulation (run with beta 1), and one of the last chunk must
+ * reach the C that earlier chunks wrote; the first row's C spans 2 x 2
+ * tiles of the default plan (rows and columns 2047 and 2048 on both sides
+ * of their edge), and most rows' C many tiles out of core. NaN and Inf of
+ * C must come in (beta != 0) or stay out (beta == 0, C NaN-poisoned), and
+ * alpha == 0 must leave A and B unread. Out of core, the plan must show
+ * several K chunks (several tiles for alpha == 0; gemm_checked). */
+static const host_case_t kSpecialCases[] = {
+    {"special_nn_2100x2300x4100_hhh", false, false, false, 2100, 2300, 4100, 1, 3, 2, 1.0f, 0.5f, H, H, H, 0, false},
+    {"special_tn_2049x2047x4097_beta0_ppd", false, true, false, 2049, 2047, 4097, 0, 0, 0, -1.0f, 0.0f, P, P, D, 0,
+     true},
+    {"special_nt_300x2050x4500_hdp", false, false, true, 300, 2050, 4500, 3, 1, 0, 0.5f, -2.0f, H, D, P, 0, false},
+    {"special_rowmajor_tt_2100x1900x2200_php", true, true, true, 2100, 1900, 2200, 1, 0, 3, 2.0f, 0.25f, P, H, P, 0,
+     true},
+    {"special_nn_2100x2200x100_alpha0_hhh", false, false, false, 2100, 2200, 100, 2, 2, 2, 0.0f, -2.0f, H, H, H, 0,
+     false},
+};
+
 static void test_case_exact(void **state)
 {
     REQUIRE_GPU();
     const host_case_t *t = *state;
-    run_case(t, (uint64_t)(t - kCases), true);
+    run_case(t, (uint64_t)(t - kCases), true, false);
 }
 
 static void test_case_random(void **state)
 {
     REQUIRE_GPU();
     const host_case_t *t = *state;
-    run_case(t, (uint64_t)(t - kCases), false);
+    run_case(t, (uint64_t)(t - kCases), false, false);
+}
+
+/* Seeds apart from kCases' and the other tests'. */
+enum { kSpecialSeedBase = 2000 };
+
+static void test_special_exact(void **state)
+{
+    REQUIRE_GPU();
+    const host_case_t *t = *state;
+    run_case(t, kSpecialSeedBase + (uint64_t)(t - kSpecialCases), true, true);
+}
+
+static void test_special_random(void **state)
+{
+    REQUIRE_GPU();
+    const host_case_t *t = *state;
+    run_case(t, kSpecialSeedBase + (uint64_t)(t - kSpecialCases), false, true);
 }
 
 /* ---------------------------------------------------------------- the caller's stream */
@@ -342,7 +379,7 @@ static void test_caller_stream_order(void **state)
     /* Host C. */
     CK(cudaLaunchHostFunc(stream, sleep_on_stream, (void *)(uintptr_t)200));
     CK(cudaMemcpyAsync(da.ptr, pa.ptr, na * 4, cudaMemcpyHostToDevice, stream));
-    assert_int_equal(gemm_checked(&t, &s, da.ptr, B, C, stream), TGEMM_SUCCESS);
+    assert_int_equal(gemm_checked(&t, &s, da.ptr, B, C, stream, false), TGEMM_SUCCESS);
     check_c("stream_order host C", C, ref, NULL, s.SC, t.k, true, 0);
 
     /* Device C: read back on the same stream after the call. */
@@ -352,7 +389,7 @@ static void test_caller_stream_order(void **state)
     CK(cudaMemcpyAsync(da.ptr, pa.ptr, na * 4, cudaMemcpyHostToDevice, stream));
     host_case_t t2 = t;
     t2.mem_c = D;
-    assert_int_equal(gemm_checked(&t2, &s, da.ptr, B, dc.ptr, stream), TGEMM_SUCCESS);
+    assert_int_equal(gemm_checked(&t2, &s, da.ptr, B, dc.ptr, stream, false), TGEMM_SUCCESS);
     CK(cudaMemcpyAsync(back.ptr, dc.ptr, nc * 4, cudaMemcpyDeviceToHost, stream));
     CK(cudaStreamSynchronize(stream));
     check_c("stream_order device C", back.ptr, ref, NULL, s.SC, t.k, true, 0);
@@ -363,14 +400,14 @@ static void test_caller_stream_order(void **state)
     host_fill_t fill = {hb, B, nb * 4};
     fill_constant(C, s.SC, poison_c());
     CK(cudaLaunchHostFunc(stream, fill_on_stream, &fill));
-    assert_int_equal(gemm_checked(&t, &s, da.ptr, hb, C, stream), TGEMM_SUCCESS);
+    assert_int_equal(gemm_checked(&t, &s, da.ptr, hb, C, stream, false), TGEMM_SUCCESS);
     check_c("stream_order pageable B", C, ref, NULL, s.SC, t.k, true, 0);
     CK(cudaStreamSynchronize(stream));
     free(hb);
 
     /* The legacy default stream. */
     fill_constant(C, s.SC, poison_c());
-    assert_int_equal(gemm_checked(&t, &s, da.ptr, B, C, NULL), TGEMM_SUCCESS);
+    assert_int_equal(gemm_checked(&t, &s, da.ptr, B, C, NULL, false), TGEMM_SUCCESS);
     check_c("stream_order legacy stream", C, ref, NULL, s.SC, t.k, true, 0);
 
     CK(cudaStreamDestroy(stream));
@@ -457,11 +494,10 @@ static void test_concurrent_threads(void **state)
         assert_int_equal(pthread_join(th[t], NULL), 0);
     if (g_out_of_core) {
         char *log = capture_end(&cap);
-        long long tasks = 0;
-        const int lines = check_plans(log, &tasks);
+        const plans_seen_t seen = check_plans(log);
         free(log);
-        if (lines != kThreads * kJobsPerThread)
-            fail_msg("%d plan lines for %d calls", lines, kThreads * kJobsPerThread);
+        if (seen.lines != kThreads * kJobsPerThread)
+            fail_msg("%d plan lines for %d calls", seen.lines, kThreads * kJobsPerThread);
     }
     for (int i = 0; i < kThreads * kJobsPerThread; ++i) {
         job_t *j = &jobs[i];
@@ -492,14 +528,14 @@ static void test_release_resources(void **state)
                                   H, H, H, 0, false};
     const host_case_t pinned = {"release_pinned", false, true, false, 300, 2100, 500, 0, 0, 0, 1.0f, 0.0f,
                                 P, P, P, 0, true};
-    run_case(&pageable, 1001, true);
+    run_case(&pageable, 1001, true, false);
     assert_int_equal(tgemm_release_resources(), TGEMM_SUCCESS);
-    run_case(&pageable, 1002, true);
-    run_case(&pinned, 1003, true);
+    run_case(&pageable, 1002, true, false);
+    run_case(&pinned, 1003, true, false);
     assert_int_equal(tgemm_release_resources(), TGEMM_SUCCESS);
     assert_int_equal(tgemm_release_resources(), TGEMM_SUCCESS);
-    run_case(&pinned, 1004, true);
-    run_case(&pageable, 1005, true);
+    run_case(&pinned, 1004, true, false);
+    run_case(&pageable, 1005, true, false);
 }
 
 /* ---------------------------------------------------------------- main */
@@ -521,7 +557,15 @@ int main(int argc, char **argv)
     }
 
     const size_t ncases = sizeof kCases / sizeof kCases[0];
-    struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (2 * ncases + 3));
+    const size_t nspecial_cases = sizeof kSpecialCases / sizeof kSpecialCases[0];
+    const struct CMUnitTest special[] = {
+        cmocka_unit_test(test_caller_stream_order),
+        cmocka_unit_test(test_concurrent_threads),
+        cmocka_unit_test(test_release_resources),
+    };
+    const size_t nspecial = sizeof special / sizeof special[0];
+    const size_t named = 2 * (ncases + nspecial_cases); /* the tests whose names were allocated */
+    struct CMUnitTest *tests = xmalloc(sizeof(struct CMUnitTest) * (named + nspecial));
     size_t nt = 0;
     for (size_t i = 0; i < ncases; ++i) {
         tests[nt++] = (struct CMUnitTest){xstrdup_printf("%s_exact", kCases[i].name), test_case_exact, NULL, NULL,
@@ -529,15 +573,16 @@ int main(int argc, char **argv)
         tests[nt++] = (struct CMUnitTest){xstrdup_printf("%s_random", kCases[i].name), test_case_random, NULL, NULL,
                                           (void *)&kCases[i]};
     }
-    const struct CMUnitTest special[] = {
-        cmocka_unit_test(test_caller_stream_order),
-        cmocka_unit_test(test_concurrent_threads),
-        cmocka_unit_test(test_release_resources),
-    };
-    for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i)
+    for (size_t i = 0; i < nspecial_cases; ++i) {
+        tests[nt++] = (struct CMUnitTest){xstrdup_printf("%s_exact", kSpecialCases[i].name), test_special_exact, NULL,
+                                          NULL, (void *)&kSpecialCases[i]};
+        tests[nt++] = (struct CMUnitTest){xstrdup_printf("%s_random", kSpecialCases[i].name), test_special_random,
+                                          NULL, NULL, (void *)&kSpecialCases[i]};
+    }
+    for (size_t i = 0; i < nspecial; ++i)
         tests[nt++] = special[i];
     const int failed = run_group(g_out_of_core ? "tgemm_host_out_of_core" : "tgemm_host", tests, nt);
-    for (size_t i = 0; i < 2 * ncases; ++i)
+    for (size_t i = 0; i < named; ++i)
         free((void *)tests[i].name);
     free(tests);
     return failed ? 1 : 0;
