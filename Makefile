@@ -111,7 +111,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
 test: test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
-      test-install test-docs test-blas test-preload test-fortran test-tools
+      test-install test-docs test-blas test-preload test-fortran test-tools test-bench-check
 	@echo "make test: all passed"
 
 test-cpu: $(BUILD)/tests/test_api
@@ -335,6 +335,21 @@ test-docs:
 	@if command -v doxygen >/dev/null 2>&1; then $(MAKE) --no-print-directory docs; \
 	elif [ -n "$$CI" ]; then echo "doxygen is required in CI"; exit 1; \
 	else echo "doxygen not installed: documentation not checked"; fi
+
+# ---------------------------------------------------------------- benchmark output check
+
+# The benchmarks' check of every output against an FP64 reference
+# (bench/gemm_check.hpp), fed correct and known-wrong outputs on the CPU:
+# no GPU needed. AddressSanitizer catches a check that reads past C's
+# columns or its reference.
+.PHONY: test-bench-check
+$(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp bench/gemm_check.hpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Werror -Ibench \
+	    -o $@ $< -lcmocka -lopenblas -lpthread
+
+test-bench-check: $(BUILD)/tests/test_bench_check
+	$(BUILD)/tests/test_bench_check
 
 # ---------------------------------------------------------------- docs
 
