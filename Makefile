@@ -351,6 +351,11 @@ $(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp bench/gemm_check.hpp
 test-bench-check: $(BUILD)/tests/test_bench_check
 	$(BUILD)/tests/test_bench_check
 
+# bench_gemm's FP64 reference on the device (bench/gemm_reference.hpp).
+$(BUILD)/bench/gemm_reference.o: bench/gemm_reference.cu bench/gemm_reference.hpp bench/gemm_check.hpp
+	@mkdir -p $(@D)
+	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -Xcompiler -Wall,-Wextra -c -o $@ $<
+
 # ---------------------------------------------------------------- docs
 
 docs:
@@ -379,9 +384,10 @@ $(BUILD)/bench/l2flush.o: bench/l2flush.cu
 	@mkdir -p $(@D)
 	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -c -o $@ $<
 
-$(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/bench/l2flush.o $(BUILD)/lib/$(LIBNAME)
+$(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
+                           bench/gemm_check.hpp bench/gemm_reference.hpp $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
-	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BUILD)/bench/l2flush.o $(BENCH_LIBS)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS)
 
 BENCH_OUT ?= $(BUILD)/bench
 bench: $(BUILD)/bench/bench_gemm
