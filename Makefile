@@ -404,7 +404,7 @@ bench: $(BUILD)/bench/bench_gemm
 BENCH_PLANS_SHAPES ?= 256 256 256 384 384 384 512 512 512 640 640 640 768 768 768 1000 1000 1000 \
                       1024 1024 1024 1536 1536 512 2048 512 1024 256 256 8192
 KERNEL_OBJ := $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJ))
-$(BUILD)/bench/bench_plans: bench/bench_plans.cu $(KERNEL_OBJ)
+$(BUILD)/bench/bench_plans: bench/bench_plans.cu bench/gemm_check.hpp $(KERNEL_OBJ)
 	@mkdir -p $(@D)
 	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -Iinclude -Isrc -o $@ $< $(KERNEL_OBJ)
 
