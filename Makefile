@@ -111,7 +111,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
 test: test-cpu test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
-      test-install test-docs test-blas test-preload test-fortran test-tools test-cpu-blas test-numpy
+      test-install test-docs test-blas test-preload test-fortran test-tools test-cpu-blas test-numpy test-bench-check
 	@echo "make test: all passed"
 
 test-cpu: $(BUILD)/tests/test_api
@@ -442,6 +442,26 @@ test-reference: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu
 	sh tests/blas/reference.sh $(abspath $(BUILD)/tests/reference) $(abspath $(BUILD)/lib/$(LIBNAME)) \
 	    $(abspath $(BUILD)/tests/has_gpu) $(REFBLAS_DIR)
 
+# ---------------------------------------------------------------- benchmark output check
+
+# The benchmarks' check of every output against an FP64 reference
+# (bench/gemm_check.hpp), fed correct and known-wrong outputs on the CPU:
+# no GPU needed. AddressSanitizer catches a check that reads past C's
+# columns or its reference.
+.PHONY: test-bench-check
+$(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp bench/gemm_check.hpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Werror -Ibench \
+	    -o $@ $< -lcmocka -lopenblas -lpthread
+
+test-bench-check: $(BUILD)/tests/test_bench_check
+	$(BUILD)/tests/test_bench_check
+
+# bench_gemm's FP64 reference on the device (bench/gemm_reference.hpp).
+$(BUILD)/bench/gemm_reference.o: bench/gemm_reference.cu bench/gemm_reference.hpp bench/gemm_check.hpp
+	@mkdir -p $(@D)
+	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -Xcompiler -Wall,-Wextra -c -o $@ $<
+
 # ---------------------------------------------------------------- docs
 
 docs:
@@ -470,9 +490,10 @@ $(BUILD)/bench/l2flush.o: bench/l2flush.cu
 	@mkdir -p $(@D)
 	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -c -o $@ $<
 
-$(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/bench/l2flush.o $(BUILD)/lib/$(LIBNAME)
+$(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
+                           bench/gemm_check.hpp bench/gemm_reference.hpp $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
-	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BUILD)/bench/l2flush.o $(BENCH_LIBS)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS)
 
 BENCH_OUT ?= $(BUILD)/bench
 bench: $(BUILD)/bench/bench_gemm
@@ -489,7 +510,7 @@ bench: $(BUILD)/bench/bench_gemm
 BENCH_PLANS_SHAPES ?= 256 256 256 384 384 384 512 512 512 640 640 640 768 768 768 1000 1000 1000 \
                       1024 1024 1024 1536 1536 512 2048 512 1024 256 256 8192
 KERNEL_OBJ := $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJ))
-$(BUILD)/bench/bench_plans: bench/bench_plans.cu $(KERNEL_OBJ)
+$(BUILD)/bench/bench_plans: bench/bench_plans.cu bench/gemm_check.hpp $(KERNEL_OBJ)
 	@mkdir -p $(@D)
 	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -Iinclude -Isrc -o $@ $< $(KERNEL_OBJ)
 

@@ -2,18 +2,23 @@
 // inputs, in the same process.
 //
 //   bench_gemm [--suite] [--squares] [--host] [--shape M N K TA TB]... [--csv PATH]
-//              [--reps N] [--warmup N] [--seed N] [--l2 MODE]
+//              [--reps N] [--warmup N] [--seed N] [--l2 MODE] [--reference cublas|kernel]
 //
 // With --host the operands are in host memory: tgemm_sgemm on pageable and
 // on pinned memory against the naive cuBLAS path (copy in, multiply, copy
 // out) from the same memory and against the multiply alone on device
 // pointers, wall clock, each against the floor of the link and the multiply.
 //
-// Every output is validated (residual check against a random vector, in
-// double on the host) before it is timed. Any CUDA, tgemm or cuBLAS error, or
-// a failed validation, ends the program with exit status 1 and a message on
-// stderr. cuBLAS is loaded at run time with dlopen, so the benchmark neither
-// links it nor needs its headers; without it, tgemm alone is timed.
+// Every timed configuration's output is checked element by element against
+// an FP64 reference of the same inputs (bench/gemm_check.hpp: |C - R| <=
+// gamma_{K+2} |alpha| (|A||B|) elementwise; R and |A||B| from two DGEMMs on
+// the device, bench/gemm_reference.hpp): once before it is timed, and the
+// outputs the timed calls leave behind once after. Any CUDA, tgemm or cuBLAS
+// error, or a failed check, ends the program with exit status 1 and a
+// message on stderr naming the worst element and its bound. cuBLAS is
+// loaded at run time with dlopen, so the benchmark neither links it nor
+// needs its headers; without it, tgemm alone is timed and the reference
+// comes from the benchmark's own FP64 kernel.
 //
 // Conventions: column-major storage; lda/ldb/ldc are the rows of the matrix
 // as stored; alpha = 1, beta = 0.
@@ -22,6 +27,9 @@
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+
+#include "gemm_check.hpp"
+#include "gemm_reference.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -34,8 +42,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <new>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -67,8 +78,8 @@ void die(const char *fmt, ...)
 // ------------------------------------------------------------------ cuBLAS, loaded at run time
 
 // Declared here instead of including cublas_v2.h: the handle is an opaque
-// pointer; status, operation and math mode are C enums (int-sized).
-struct cublasContext;
+// pointer (its struct declared in gemm_reference.hpp); status, operation and
+// math mode are C enums (int-sized).
 typedef cublasContext *cublasHandle_t;
 constexpr int CUBLAS_STATUS_SUCCESS_ = 0;
 constexpr int CUBLAS_OP_N_ = 0;
@@ -94,6 +105,11 @@ struct Cublas {
     cublasSetStream_fn set_stream = nullptr;
     cublasSetMathMode_fn set_math_mode = nullptr;
     cublasSgemm_fn sgemm = nullptr;
+    // The output check's FP64 reference: cublasDgemm_v2 on a handle of its
+    // own, so that nothing the timed handle is set to (math mode, workspace)
+    // changes for it. Null when libcublas lacks it.
+    gemm_reference::DgemmFn dgemm = nullptr;
+    cublasHandle_t ref_handle = nullptr;
 };
 
 void cublas_check(int status, const char *what)
@@ -151,6 +167,16 @@ bool cublas_load(Cublas &cb, cudaStream_t stream)
     cublas_check(cb.create(&cb.handle), "cublasCreate_v2");
     cublas_check(cb.set_stream(cb.handle, stream), "cublasSetStream_v2");
     cublas_check(cb.set_math_mode(cb.handle, CUBLAS_DEFAULT_MATH_), "cublasSetMathMode(DEFAULT_MATH)");
+    dlerror();
+    cb.dgemm = reinterpret_cast<gemm_reference::DgemmFn>(dlsym(cb.lib, "cublasDgemm_v2"));
+    if (cb.dgemm) {
+        cublas_check(cb.create(&cb.ref_handle), "cublasCreate_v2 (reference)");
+        cublas_check(cb.set_stream(cb.ref_handle, stream), "cublasSetStream_v2 (reference)");
+        cublas_check(cb.set_math_mode(cb.ref_handle, CUBLAS_DEFAULT_MATH_), "cublasSetMathMode (reference)");
+    } else {
+        std::printf("cuBLAS: %s lacks cublasDgemm_v2; the output check's FP64 reference uses the benchmark's own "
+                    "kernel.\n", cb.libname.c_str());
+    }
     int version = 0;
     auto get_version = reinterpret_cast<cublasGetVersion_fn>(dlsym(cb.lib, "cublasGetVersion_v2"));
     if (get_version && get_version(cb.handle, &version) == CUBLAS_STATUS_SUCCESS_)
@@ -178,7 +204,7 @@ struct Result {
     bool wall = false;                  // t_us/c_us are per-call wall times
     double floor_us = 0;
     const char *floor_kind = "";
-    double worst_resid = 0;             // tgemm's max |r_i| / bound_i
+    double worst_resid = 0;             // tgemm's largest |C - R| / bound over its checked outputs
     int nsets = 1;
 };
 
@@ -222,108 +248,6 @@ float uniform_pm1(std::mt19937 &rng)
     return static_cast<float>((static_cast<double>(u) + 0.5) * (1.0 / 8388608.0) - 1.0);
 }
 
-// ------------------------------------------------------------------ validation
-
-// y = op(X) x and ya = |op(X)| xa, in double, for op(X) of rows x cols:
-// X stored rows x cols (op(X)(i, p) = X[i + p ld]) or, transposed, cols x
-// rows (op(X)(i, p) = X[p + i ld]). Each loop walks X down its columns.
-void apply_op(const std::vector<float> &X, int64_t ld, bool trans, int64_t rows, int64_t cols,
-              const std::vector<double> &x, const std::vector<double> &xa, std::vector<double> *y,
-              std::vector<double> *ya)
-{
-    y->assign(static_cast<size_t>(rows), 0.0);
-    ya->assign(static_cast<size_t>(rows), 0.0);
-    if (!trans) {
-        for (int64_t p = 0; p < cols; ++p) {
-            const float *col = &X[static_cast<size_t>(p * ld)];
-            const double xp = x[static_cast<size_t>(p)], xap = xa[static_cast<size_t>(p)];
-            for (int64_t i = 0; i < rows; ++i) {
-                (*y)[static_cast<size_t>(i)] += static_cast<double>(col[i]) * xp;
-                (*ya)[static_cast<size_t>(i)] += std::fabs(static_cast<double>(col[i])) * xap;
-            }
-        }
-    } else {
-        for (int64_t i = 0; i < rows; ++i) {
-            const float *col = &X[static_cast<size_t>(i * ld)];
-            double acc = 0, acca = 0;
-            for (int64_t p = 0; p < cols; ++p) {
-                const double e = col[p];
-                acc += e * x[static_cast<size_t>(p)];
-                acca += std::fabs(e) * xa[static_cast<size_t>(p)];
-            }
-            (*y)[static_cast<size_t>(i)] = acc;
-            (*ya)[static_cast<size_t>(i)] = acca;
-        }
-    }
-}
-
-// Residual check of C ~= alpha * op(A) * op(B) against a random vector t:
-//   r = C t - alpha op(A) (op(B) t),
-//   |r_i| <= 4 (K + 2) 2^-24 (|alpha| |op(A)| (|op(B)| |t|))_i + 1e-30 for every row i,
-// all in double. Also every element of C must be finite (C is set to NaN
-// before the call, so an element that was never written fails here).
-// Returns the largest |r_i| / bound_i; dies with the worst row on failure.
-double validate(const char *lib, const Shape &s, int64_t lda, int64_t ldb, int64_t ldc,
-                const std::vector<float> &A, const std::vector<float> &B,
-                const std::vector<float> &C, const std::vector<double> &t, double alpha)
-{
-    const int64_t M = s.m, N = s.n, K = s.k;
-
-    for (int64_t j = 0; j < N; ++j)
-        for (int64_t i = 0; i < M; ++i) {
-            float c = C[static_cast<size_t>(i + j * ldc)];
-            if (!std::isfinite(c))
-                die("validation of %s failed on %s (%lld x %lld x %lld, %c%c): C(%lld, %lld) = %g "
-                    "is not finite",
-                    lib, s.name.c_str(), (long long)M, (long long)N, (long long)K, s.ta, s.tb,
-                    (long long)i, (long long)j, static_cast<double>(c));
-        }
-
-    // u = op(B) t and ua = |op(B)| |t|, both of length K; then v = op(A) u
-    // and va = |op(A)| ua, both of length M.
-    std::vector<double> at(static_cast<size_t>(N));
-    for (int64_t j = 0; j < N; ++j)
-        at[static_cast<size_t>(j)] = std::fabs(t[static_cast<size_t>(j)]);
-    std::vector<double> u, ua, v, va;
-    apply_op(B, ldb, s.tb != 'N', K, N, t, at, &u, &ua);
-    apply_op(A, lda, s.ta != 'N', M, K, u, ua, &v, &va);
-
-    // ct = C t, length M.
-    std::vector<double> ct(static_cast<size_t>(M), 0.0);
-    for (int64_t j = 0; j < N; ++j) {
-        const float *col = &C[static_cast<size_t>(j * ldc)];
-        const double tj = t[static_cast<size_t>(j)];
-        for (int64_t i = 0; i < M; ++i)
-            ct[static_cast<size_t>(i)] += static_cast<double>(col[i]) * tj;
-    }
-
-    const double unit = 4.0 * static_cast<double>(K + 2) * std::ldexp(1.0, -24);
-    double worst = -1;
-    int64_t worst_row = 0;
-    double worst_r = 0, worst_bound = 0;
-    bool failed = false;
-    for (int64_t i = 0; i < M; ++i) {
-        const size_t ii = static_cast<size_t>(i);
-        const double r = ct[ii] - alpha * v[ii];
-        const double bound = unit * std::fabs(alpha) * va[ii] + 1e-30;
-        const double q = std::fabs(r) / bound;
-        if (!(std::fabs(r) <= bound))
-            failed = true;
-        if (!(q <= worst)) { // also catches NaN
-            worst = q;
-            worst_row = i;
-            worst_r = r;
-            worst_bound = bound;
-        }
-    }
-    if (failed)
-        die("validation of %s failed on %s (%lld x %lld x %lld, %c%c): worst row %lld: "
-            "|r| = %.6e > bound %.6e (ratio %.3g)",
-            lib, s.name.c_str(), (long long)M, (long long)N, (long long)K, s.ta, s.tb,
-            (long long)worst_row, std::fabs(worst_r), worst_bound, worst);
-    return worst;
-}
-
 // ------------------------------------------------------------------ one shape
 
 // What L2 holds when a timed call starts (--l2; device pointers, event timing):
@@ -348,16 +272,91 @@ struct Ctx {
     int reps = 30;
     int warmup = 5;
     uint32_t seed = 12345;
+    bool ref_kernel = false;  // --reference kernel, or no cublasDgemm_v2
 };
 
+// Operands and output of the timed calls. writer names the library whose
+// call wrote C last (null: none yet), for the check after timing.
 struct Set {
     float *A = nullptr, *B = nullptr, *C = nullptr;
+    const char *writer = nullptr;
 };
 
 void copy_to_host(std::vector<float> &h, const float *d, size_t count)
 {
     h.resize(count);
     CUDA_CHECK(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
+}
+
+// ------------------------------------------------------------------ output check
+
+// The FP64 reference of one set of operands, alpha op(A) op(B) (beta is 0
+// in every benchmarked call), in host memory, M x N, leading dimension M.
+struct Reference {
+    std::unique_ptr<double[]> ref, mag;  // R and G of bench/gemm_check.hpp
+    bool warned = false;                 // the warning of check_output given
+};
+
+// Computed on the device from the operands the timed calls read (device
+// pointers), in blocks of at most 4 GiB or half the free device memory.
+Reference make_reference(const Shape &s, const float *A, int64_t lda, const float *B, int64_t ldb, double alpha,
+                         Ctx &ctx)
+{
+    const size_t count = static_cast<size_t>(s.m) * static_cast<size_t>(s.n);
+    Reference r;
+    r.ref.reset(new (std::nothrow) double[count]);
+    r.mag.reset(new (std::nothrow) double[count]);
+    if (!r.ref || !r.mag)
+        die("%s: no host memory for the FP64 reference (2 x %.2f GiB)", s.name.c_str(),
+            count * sizeof(double) / 1073741824.0);
+    // The operands may have just been copied in on the legacy default
+    // stream, which ctx.stream (non-blocking) does not wait for.
+    CUDA_CHECK(cudaDeviceSynchronize());
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const size_t budget = std::min(size_t(4) << 30, free_b / 2);
+    gemm_reference::Problem p;
+    p.ta = s.ta;
+    p.tb = s.tb;
+    p.m = s.m;
+    p.n = s.n;
+    p.k = s.k;
+    p.alpha = alpha;
+    p.a = A;
+    p.lda = lda;
+    p.b = B;
+    p.ldb = ldb;
+    gemm_reference::Dgemm dgemm;
+    if (!ctx.ref_kernel) {
+        dgemm.fn = ctx.cb.dgemm;
+        dgemm.handle = ctx.cb.ref_handle;
+    }
+    gemm_reference::compute(p, dgemm, ctx.stream, budget, r.ref.get(), r.mag.get());
+    return r;
+}
+
+// Checks the output C (host memory, leading dimension ldc) of what against
+// the reference, on up to 16 threads (a 16384^2 output is 5 GiB to read);
+// dies naming the worst element and its bound when any
+// element is over its bound or not finite. Returns the largest
+// |C - R| / bound. Warns once per reference when the bound exceeds every
+// |R|, where even an all-zero C would pass.
+double check_output(const std::string &what, const Shape &s, Reference &ref, const float *C, int64_t ldc)
+{
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const gemm_check::Report rep = gemm_check::check_parallel(s.m, s.n, C, ldc, ref.ref.get(), s.m, ref.mag.get(),
+                                                              s.m, s.k, static_cast<int>(std::min(cores, 16u)));
+    if (!rep.passed() || rep.checked != s.m * s.n)
+        die("output check of %s failed on %s (%lld x %lld x %lld, %c%c): %s", what.c_str(), s.name.c_str(),
+            (long long)s.m, (long long)s.n, (long long)s.k, s.ta, s.tb, gemm_check::describe(rep).c_str());
+    if (rep.zero_detectable == 0 && !ref.warned) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "bench_gemm: warning: %s: at K = %lld the error bound exceeds every element of the "
+                     "reference: the check cannot tell this output from an all-zero one\n",
+                     s.name.c_str(), (long long)s.k);
+        ref.warned = true;
+    }
+    return rep.worst;
 }
 
 Result run_shape(const Shape &s, size_t index, Ctx &ctx)
@@ -414,36 +413,38 @@ Result run_shape(const Shape &s, size_t index, Ctx &ctx)
         CUDA_CHECK(cudaMemcpy(st.B, hB.data(), nB * sizeof(float), cudaMemcpyHostToDevice));
         // C is NaN (all bits set). With beta = 0 neither library reads C, so it is
         // never reset between calls; the NaN only makes unwritten elements visible
-        // to the validation below.
+        // to the output checks below.
         CUDA_CHECK(cudaMemset(st.C, 0xFF, nC * sizeof(float)));
     }
     std::vector<float>().swap(scratchA);
     std::vector<float>().swap(scratchB);
-    std::vector<double> t(static_cast<size_t>(N));
-    for (double &x : t)
-        x = uniform_pm1(rng);
 
-    auto call_tgemm = [&](const Set &st) {
+    auto call_tgemm = [&](Set &st) {
         tgemm_check(tgemm_sgemm_ex(TGEMM_LAYOUT_COL_MAJOR, tg_op(s.ta), tg_op(s.tb), M, N, K, alpha,
                                    st.A, lda, st.B, ldb, beta, st.C, ldc, ctx.stream),
                     s.name.c_str());
+        st.writer = "tgemm";
     };
-    auto call_cublas = [&](const Set &st) {
+    auto call_cublas = [&](Set &st) {
         int status = ctx.cb.sgemm(ctx.cb.handle, cb_op(s.ta), cb_op(s.tb), static_cast<int>(M),
                                   static_cast<int>(N), static_cast<int>(K), &alpha, st.A,
                                   static_cast<int>(lda), st.B, static_cast<int>(ldb), &beta, st.C,
                                   static_cast<int>(ldc));
         if (status != CUBLAS_STATUS_SUCCESS_)
             die("cublasSgemm_v2 (%s) failed with cuBLAS status %d", s.name.c_str(), status);
+        st.writer = "cuBLAS";
     };
     auto sync = [&]() {
         CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
         CUDA_CHECK(cudaGetLastError());
     };
 
-    // ---- validate both libraries on set 0, before any timing
+    // ---- check both libraries on set 0, before any timing, against the
+    // FP64 reference of set 0's operands (kept for the check after timing)
+    Reference ref0 = make_reference(s, sets[0].A, lda, sets[0].B, ldb, alpha, ctx);
+    std::vector<float> hC;
     {
-        std::vector<float> hA, hB, hC;
+        std::vector<float> hA, hB;
         auto check_one = [&](const char *lib, bool is_tgemm) -> double {
             CUDA_CHECK(cudaMemsetAsync(sets[0].C, 0xFF, nC * sizeof(float), ctx.stream));
             if (is_tgemm)
@@ -458,7 +459,7 @@ Result run_shape(const Shape &s, size_t index, Ctx &ctx)
                 die("%s modified A on %s", lib, s.name.c_str());
             if (std::memcmp(hB.data(), hB0.data(), nB * sizeof(float)) != 0)
                 die("%s modified B on %s", lib, s.name.c_str());
-            return validate(lib, s, lda, ldb, ldc, hA, hB, hC, t, alpha);
+            return check_output(lib, s, ref0, hC.data(), ldc);
         };
         res.worst_resid = check_one("tgemm", true);
         if (ctx.cb.ok)
@@ -469,8 +470,8 @@ Result run_shape(const Shape &s, size_t index, Ctx &ctx)
 
     // Rotation: every call, of either library, takes the next set.
     int next_set = 0;
-    auto next = [&]() -> const Set & {
-        const Set &st = sets[static_cast<size_t>(next_set)];
+    auto next = [&]() -> Set & {
+        Set &st = sets[static_cast<size_t>(next_set)];
         next_set = (next_set + 1) % nsets;
         return st;
     };
@@ -556,6 +557,24 @@ Result run_shape(const Shape &s, size_t index, Ctx &ctx)
         res.c_us = median(wc);
     }
 
+    // ---- after timing: the C of every set, as the benchmark's last call on
+    // it left it, against the reference of that set's operands
+    sync();
+    for (size_t si = 0; si < sets.size(); ++si) {
+        Set &st = sets[si];
+        if (!st.writer)
+            continue;
+        Reference other;
+        if (si != 0)
+            other = make_reference(s, st.A, lda, st.B, ldb, alpha, ctx);
+        Reference &ref = si == 0 ? ref0 : other;
+        copy_to_host(hC, st.C, nC);
+        const std::string what = std::string(st.writer) + " (its last call on set " + std::to_string(si) + ")";
+        const double worst = check_output(what, s, ref, hC.data(), ldc);
+        if (std::strcmp(st.writer, "tgemm") == 0)
+            res.worst_resid = std::max(res.worst_resid, worst);
+    }
+
     for (Set &st : sets) {
         CUDA_CHECK(cudaFree(st.A));
         CUDA_CHECK(cudaFree(st.B));
@@ -575,7 +594,8 @@ Result run_shape(const Shape &s, size_t index, Ctx &ctx)
 
 // Host-side cost of one call with device pointers, 64 x 64 x 64: median over
 // OVERHEAD_CALLS calls of the wall time from before the call to its return.
-// The stream is drained every 100 calls, outside the timed region.
+// The stream is drained every 100 calls, outside the timed region. Each
+// library's last output is checked like any other.
 void host_overhead(Ctx &ctx)
 {
     const int64_t n = 64;
@@ -591,8 +611,11 @@ void host_overhead(Ctx &ctx)
         x = uniform_pm1(rng);
     CUDA_CHECK(cudaMemcpy(A, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(B, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    const Shape shape{"overhead64", n, n, n, 'N', 'N'};
+    Reference ref = make_reference(shape, A, n, B, n, alpha, ctx);
 
     for (int lib = 0; lib < (ctx.cb.ok ? 2 : 1); ++lib) {
+        CUDA_CHECK(cudaMemsetAsync(C, 0xFF, count * sizeof(float), ctx.stream));
         auto call = [&]() {
             if (lib == 0) {
                 tgemm_check(tgemm_sgemm_ex(TGEMM_LAYOUT_COL_MAJOR, TGEMM_OP_N, TGEMM_OP_N, n, n, n,
@@ -621,6 +644,8 @@ void host_overhead(Ctx &ctx)
         }
         CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
         CUDA_CHECK(cudaGetLastError());
+        copy_to_host(h, C, count);
+        check_output(lib == 0 ? "tgemm" : "cuBLAS", shape, ref, h.data(), n);
         std::printf("%s host overhead per call: %.2f us (64x64x64, device pointers, median of %d)\n",
                     lib == 0 ? "tgemm" : "cublasSgemm_v2", median(samples), OVERHEAD_CALLS);
     }
@@ -637,7 +662,7 @@ void usage(FILE *f)
 {
     std::fprintf(f,
         "usage: bench_gemm [--suite] [--squares] [--host] [--shape M N K TA TB]... [--csv PATH]\n"
-        "                  [--reps N] [--warmup N] [--seed N] [--l2 MODE]\n"
+        "                  [--reps N] [--warmup N] [--seed N] [--l2 MODE] [--reference cublas|kernel]\n"
         "  --suite            the standard shape suite\n"
         "  --host             operands in host memory instead: pageable and pinned against the\n"
         "                     naive cuBLAS path and the multiply alone (the host suite, or --shape)\n"
@@ -650,7 +675,10 @@ void usage(FILE *f)
         "  --l2 MODE          L2 before each event-timed call: alternate (default: calls of\n"
         "                     tgemm and cuBLAS in turn), clean (after a read of 2x L2),\n"
         "                     dirty (after a memset of L2's size), separate (each library's\n"
-        "                     calls back to back)\n");
+        "                     calls back to back)\n"
+        "  --reference R      the FP64 reference of the output check: cublas (cublasDgemm_v2, the\n"
+        "                     default when cuBLAS loads) or kernel (the benchmark's own FP64 kernel,\n"
+        "                     slower; the default without cuBLAS)\n");
 }
 
 long long parse_int(const char *s, const char *what, long long lo, long long hi)
@@ -806,7 +834,7 @@ HostResult run_host_shape(const Shape &s, size_t index, Ctx &ctx)
     }
 
     // Inputs uniform in (-1, 1); pageable A and B are these vectors. C is
-    // NaN before every validated call, and written (touched) beforehand, as
+    // NaN before every checked call, and written (touched) beforehand, as
     // an application's C would be.
     std::seed_seq sseq{ctx.seed, static_cast<uint32_t>(index)};
     std::mt19937 rng(sseq);
@@ -815,15 +843,15 @@ HostResult run_host_shape(const Shape &s, size_t index, Ctx &ctx)
         x = uniform_pm1(rng);
     for (float &x : hB)
         x = uniform_pm1(rng);
-    std::vector<double> t(static_cast<size_t>(N));
-    for (double &x : t)
-        x = uniform_pm1(rng);
     PinnedBuffer pA(nA), pB(nB), pC(nC);
     std::memcpy(pA.p, hA.data(), nA * sizeof(float));
     std::memcpy(pB.p, hB.data(), nB * sizeof(float));
     DeviceBuffer dA(nA), dB(nB), dC(nC);
     CUDA_CHECK(cudaMemcpy(dA.p, hA.data(), nA * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dB.p, hB.data(), nB * sizeof(float), cudaMemcpyHostToDevice));
+    // Every path's output is checked against this one reference: the device
+    // copies hold the values of the host operands every path reads.
+    Reference ref = make_reference(s, dA.p, lda, dB.p, ldb, alpha, ctx);
 
     auto sync = [&]() {
         CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
@@ -836,7 +864,10 @@ HostResult run_host_shape(const Shape &s, size_t index, Ctx &ctx)
         if (status != CUBLAS_STATUS_SUCCESS_)
             die("cublasSgemm_v2 (%s) failed with cuBLAS status %d", s.name.c_str(), status);
     };
-    // Each path runs to completion: C is in place when it returns.
+    // Each path runs to completion: C is in place when it returns. writer
+    // holds the last path to write C in pageable, pinned and device memory.
+    enum { C_PAGEABLE, C_PINNED, C_DEVICE, C_BUFFERS };
+    int writer[C_BUFFERS] = {-1, -1, -1};
     auto call = [&](int path) {
         switch (path) {
         case TGEMM_PAGEABLE:
@@ -845,6 +876,7 @@ HostResult run_host_shape(const Shape &s, size_t index, Ctx &ctx)
             tgemm_check(tgemm_sgemm(tg_op(s.ta), tg_op(s.tb), M, N, K, alpha, pin ? pA.p : hA.data(), lda,
                                     pin ? pB.p : hB.data(), ldb, beta, pin ? pC.p : hC.data(), ldc),
                         HOST_PATH_MEM[path]);
+            writer[pin ? C_PINNED : C_PAGEABLE] = path;
             break;
         }
         case NAIVE_PAGEABLE:
@@ -858,6 +890,8 @@ HostResult run_host_shape(const Shape &s, size_t index, Ctx &ctx)
             CUDA_CHECK(cudaMemcpyAsync(pin ? pC.p : hC.data(), dC.p, nC * sizeof(float), cudaMemcpyDeviceToHost,
                                        ctx.stream));
             sync();
+            writer[pin ? C_PINNED : C_PAGEABLE] = path;
+            writer[C_DEVICE] = path;
             break;
         }
         case TGEMM_DEVICE:
@@ -865,33 +899,40 @@ HostResult run_host_shape(const Shape &s, size_t index, Ctx &ctx)
                                        dB.p, ldb, beta, dC.p, ldc, ctx.stream),
                         "device pointers");
             sync();
+            writer[C_DEVICE] = path;
             break;
         case CUBLAS_DEVICE:
             cublas_sgemm(dA.p, dB.p, dC.p);
             sync();
+            writer[C_DEVICE] = path;
             break;
         }
     };
-
-    // ---- validate every path once (this is also its warm-up)
+    // C in host memory as it stands; C in device memory copied out first.
     std::vector<float> out;
+    auto host_view = [&](int buffer) -> const float * {
+        if (buffer == C_DEVICE) {
+            copy_to_host(out, dC.p, nC);
+            return out.data();
+        }
+        return buffer == C_PINNED ? pC.p : hC.data();
+    };
+    auto buffer_of = [](int path) {
+        return path == TGEMM_PINNED || path == NAIVE_PINNED ? C_PINNED : path >= TGEMM_DEVICE ? C_DEVICE : C_PAGEABLE;
+    };
+
+    // ---- check every path once (this is also its warm-up)
     for (int path = 0; path < NPATHS; ++path) {
         if (uses_cublas(path) && !ctx.cb.ok)
             continue;
-        float *c = path == TGEMM_PINNED || path == NAIVE_PINNED ? pC.p : path >= TGEMM_DEVICE ? dC.p : hC.data();
-        if (path >= TGEMM_DEVICE)
-            CUDA_CHECK(cudaMemset(c, 0xFF, nC * sizeof(float)));
+        const int buffer = buffer_of(path);
+        if (buffer == C_DEVICE)
+            CUDA_CHECK(cudaMemsetAsync(dC.p, 0xFF, nC * sizeof(float), ctx.stream));
         else
-            std::memset(c, 0xFF, nC * sizeof(float));
+            std::memset(buffer == C_PINNED ? pC.p : hC.data(), 0xFF, nC * sizeof(float));
         call(path);
-        if (path >= TGEMM_DEVICE) {
-            copy_to_host(out, c, nC);
-        } else {
-            out.resize(nC);
-            std::memcpy(out.data(), c, nC * sizeof(float));
-        }
         const std::string lib = std::string(HOST_PATH_LIB[path]) + " " + HOST_PATH_MEM[path];
-        res.resid[path] = validate(lib.c_str(), s, lda, ldb, ldc, hA, hB, out, t, alpha);
+        res.resid[path] = check_output(lib, s, ref, host_view(buffer), ldc);
         res.have[path] = true;
     }
     if (std::memcmp(pA.p, hA.data(), nA * sizeof(float)) != 0 || std::memcmp(pB.p, hB.data(), nB * sizeof(float)) != 0)
@@ -909,6 +950,17 @@ HostResult run_host_shape(const Shape &s, size_t index, Ctx &ctx)
         }
     for (int path = 0; path < NPATHS; ++path)
         res.ms[path] = median(samples[path]);
+
+    // ---- after timing: C in each memory as the last timed call left it
+    for (int buffer = 0; buffer < C_BUFFERS; ++buffer) {
+        const int path = writer[buffer];
+        if (path < 0)
+            continue;
+        static const char *const mem[C_BUFFERS] = {"pageable", "pinned", "device"};
+        const std::string what = std::string(HOST_PATH_LIB[path]) + " " + HOST_PATH_MEM[path] + " (C in " +
+                                 mem[buffer] + " memory after its last timed call)";
+        res.resid[path] = std::max(res.resid[path], check_output(what, s, ref, host_view(buffer), ldc));
+    }
 
     const double in_bytes = 4.0 * (static_cast<double>(nA) + static_cast<double>(nB));
     const double out_bytes = 4.0 * static_cast<double>(nC);
@@ -984,6 +1036,8 @@ void finish(Ctx &ctx, FILE *csv, const std::string &csv_path)
     CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
     if (ctx.cb.ok)
         cublas_check(ctx.cb.destroy(ctx.cb.handle), "cublasDestroy_v2");
+    if (ctx.cb.ok && ctx.cb.ref_handle)
+        cublas_check(ctx.cb.destroy(ctx.cb.ref_handle), "cublasDestroy_v2 (reference)");
     CUDA_CHECK(cudaStreamDestroy(ctx.stream));
     CUDA_CHECK(cudaFree(ctx.l2_buf));
     CUDA_CHECK(cudaFree(ctx.l2_sink));
@@ -1007,8 +1061,9 @@ void run_host_suite(const std::vector<Shape> &shapes, Ctx &ctx, FILE *csv, const
         report_host(r, w, csv, csv_path);
         results.push_back(r);
     }
-    std::printf("\nresid = largest |r_i| / bound_i in validation (must be <= 1); every path was validated\n");
-    std::printf("all %zu measured shapes validated; %zu skipped%s\n", results.size(), shapes.size() - results.size(),
+    std::printf("\nresid = largest |C - R| / bound over the path's checked outputs (must be <= 1); every path was "
+                "checked before timing, and C in each memory after\n");
+    std::printf("all %zu measured shapes checked; %zu skipped%s\n", results.size(), shapes.size() - results.size(),
                 ctx.cb.ok ? "" : "; cuBLAS not loaded: no naive path, vs_naive n/a");
     for (const HostResult &r : results)
         if (r.s.m == 8192 && r.s.n == 8192 && r.s.k == 8192 && r.s.ta == 'N' && r.s.tb == 'N')
@@ -1026,6 +1081,7 @@ int main(int argc, char **argv)
     bool any = false;
     long long reps = -1, warmup = 5;  // reps: 30 by default, at least 20; with --host 9, at least 5
     bool host = false;
+    std::string reference;  // --reference: "cublas", "kernel" or "" (cuBLAS when it loads)
 
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -1072,6 +1128,15 @@ int main(int argc, char **argv)
         } else if (a == "--seed") {
             need(1);
             ctx.seed = static_cast<uint32_t>(parse_int(argv[++i], "--seed", 0, UINT32_MAX));
+        } else if (a == "--reference") {
+            need(1);
+            const std::string m = argv[++i];
+            if (m == "cublas" || m == "kernel") {
+                reference = m;
+            } else {
+                std::fprintf(stderr, "bench_gemm: --reference takes cublas or kernel, not '%s'\n", m.c_str());
+                return 2;
+            }
         } else if (a == "--l2") {
             need(1);
             const std::string m = argv[++i];
@@ -1167,7 +1232,7 @@ int main(int argc, char **argv)
                     "alpha 1, beta 0, column-major, operands in host memory\n",
                     ctx.seed, ctx.reps, raised);
         std::printf("time = wall clock of one call to its return (C in place), median of the reps, every path in "
-                    "turn; the validated first call of each path is its warm-up\n");
+                    "turn; the checked first call of each path is its warm-up\n");
         std::printf("floor = max(transfer, tgemm's multiply alone on device pointers), transfer = max(in / %.0f GB/s, "
                     "out / %.0f GB/s, (in + out) / %.0f GB/s) (pinned link, shared/PERF.md), in = A + B, out = C\n",
                     LINK_IN / 1e9, LINK_OUT / 1e9, LINK_BOTH / 1e9);
@@ -1193,6 +1258,13 @@ int main(int argc, char **argv)
 
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
     cublas_load(ctx.cb, ctx.stream);
+    if (reference == "cublas" && (!ctx.cb.ok || !ctx.cb.dgemm))
+        die("--reference cublas: cublasDgemm_v2 is not available");
+    ctx.ref_kernel = reference == "kernel" || !ctx.cb.ok || !ctx.cb.dgemm;
+    std::printf("output check: every timed configuration, before timing and after, element by element: "
+                "|C - R| <= gamma_{K+2} |alpha| (|A||B|) with u = 2^-24 (bench/gemm_check.hpp); R and |A||B| in "
+                "FP64 from %s\n",
+                ctx.ref_kernel ? "the benchmark's own FP64 kernel" : "cublasDgemm_v2");
     if (host) {
         run_host_suite(shapes, ctx, csv, csv_path);
         return 0;
@@ -1246,9 +1318,9 @@ int main(int argc, char **argv)
         results.push_back(r);
     }
 
-    std::printf("\nresid = tgemm's largest |r_i| / bound_i in validation (must be <= 1; cuBLAS "
-                "validated too)\n");
-    std::printf("all %zu measured shapes validated (tgemm%s); %zu skipped\n", results.size(),
+    std::printf("\nresid = tgemm's largest |C - R| / bound over its checked outputs (must be <= 1; cuBLAS "
+                "checked too)\n");
+    std::printf("all %zu measured shapes checked (tgemm%s); %zu skipped\n", results.size(),
                 ctx.cb.ok ? " and cuBLAS" : "", shapes.size() - results.size());
     if (ctx.cb.ok && !results.empty()) {
         double logsum = 0, minr = 0;

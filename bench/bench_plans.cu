@@ -1,9 +1,10 @@
 // Every tiled plan the dispatcher can choose from, timed: for each shape,
 // each family x split-K factor x form (none, workspace, cluster), launched
-// as the library launches it, after checking its output against a
-// double-precision reference. For tuning the dispatcher's cost model
-// (src/dispatch/dispatch.cpp); bench/plan_regret.py compares the plan the
-// library picks with the fastest one measured.
+// as the library launches it, after checking its output element by element
+// against a double-precision reference (bench/gemm_check.hpp, bench_gemm's
+// check; max_err is the largest error over its bound). For tuning the
+// dispatcher's cost model (src/dispatch/dispatch.cpp); bench/plan_regret.py
+// compares the plan the library picks with the fastest one measured.
 //
 //   bench_plans M N K [M N K ...]    CSV on standard output
 //
@@ -20,6 +21,7 @@
 
 #include <cuda_runtime.h>
 
+#include "gemm_check.hpp"
 #include "kernels/family.hpp"
 
 using namespace tgemm;
@@ -150,15 +152,13 @@ int main(int argc, char **argv)
                     CHECK(call());
                     CHECK(cudaDeviceSynchronize());
                     CHECK(cudaMemcpy(h_c.data(), c, sizeof(float) * h_c.size(), cudaMemcpyDeviceToHost));
-                    double worst = 0.0;  // error over its bound, 2 k u sum |a||b|
-                    for (size_t i = 0; i < h_c.size(); ++i) {
-                        const double err = std::fabs(h_c[i] - h_ref[i]);
-                        const double bound = 2.0 * k * std::ldexp(1.0, -24) * h_mag[i] + 1e-30;
-                        worst = std::isnan(err) ? INFINITY : std::max(worst, err / bound);
-                    }
-                    if (!(worst <= 1.0)) {
-                        std::fprintf(stderr, "bench_plans: %ldx%ldx%ld %s split %d %s: error %.3g of its bound\n",
-                                     m, n, k, fa.name, splits, cluster ? "cluster" : "workspace", worst);
+                    const gemm_check::Report rep =
+                        gemm_check::check(m, n, h_c.data(), m, h_ref.data(), m, h_mag.data(), m, k);
+                    const double worst = rep.worst;
+                    if (!rep.passed() || rep.checked != m * n) {
+                        std::fprintf(stderr, "bench_plans: %ldx%ldx%ld %s split %d %s: %s\n", m, n, k, fa.name,
+                                     splits, splits == 1 ? "none" : cluster ? "cluster" : "workspace",
+                                     gemm_check::describe(rep).c_str());
                         ++failures;
                         continue;
                     }

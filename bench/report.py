@@ -154,7 +154,7 @@ def main():
            "(which runs `make bench`); regenerate this part with "
            "`python3 bench/report.py RUN_DIR --date DATE`. tgemm and cuBLAS (cublasSgemm, default math mode: "
            "pure FP32) run in the same process on the same inputs, alternating call by call, every output "
-           "validated first; median of at least 20 calls with CUDA events, or for M*N*K <= 512^3 the wall time "
+           "checked element by element against an FP64 reference before timing and after; median of at least 20 calls with CUDA events, or for M*N*K <= 512^3 the wall time "
            "per call of 200 back-to-back calls (host overhead included). Inputs rotate through several sets "
            "when they would fit in L2. Floors: 2MNK / 66.9 TFLOP/s and 4(MK+KN+MN) bytes / 2.88 TB/s.", ""]
     sections = [("suite.csv", suite_section), ("squares.csv", squares_section),
