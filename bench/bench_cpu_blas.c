@@ -76,11 +76,24 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One call of shape s on A, B, C, preceded with `mix_ops` by an untimed
+ * kMix^3 product on them; returns the call's seconds. */
+enum { kMix = 128 };
+static double timed_call(const shape_t *s, const float *A, int lda, const float *B, int ldb, float *C, int ldc,
+                         float *mix_ops)
+{
+    if (mix_ops)
+        cblas_sgemm(COL, NT, NT, kMix, kMix, kMix, 1.0f, mix_ops, kMix, mix_ops + kMix * kMix, kMix, 0.0f,
+                    mix_ops + 2 * kMix * kMix, kMix);
+    const double t0 = now();
+    cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, 1.0f, A, lda, B, ldb, 0.5f, C, ldc);
+    return now() - t0;
+}
+
 /* Times one shape: the timed calls' seconds go to t (at most reps of them);
  * returns how many there are. */
 static int time_shape(const shape_t *s, int warmup, int reps, double budget, int mix, double *t)
 {
-    enum { kMix = 128 };
     float *mix_ops = mix ? random_matrix(3 * kMix * kMix) : NULL;
     const int col = s->layout == COL;
     /* Stored rows x columns of A, B, C in the shape's layout. */
@@ -93,14 +106,8 @@ static int time_shape(const shape_t *s, int warmup, int reps, double budget, int
     const int lda = a_rows, ldb = b_rows, ldc = c_rows;
 
     double warm = 0;
-    for (int i = 0; i < warmup; ++i) {
-        if (mix)
-            cblas_sgemm(COL, NT, NT, kMix, kMix, kMix, 1.0f, mix_ops, kMix, mix_ops + kMix * kMix, kMix, 0.0f,
-                        mix_ops + 2 * kMix * kMix, kMix);
-        const double t0 = now();
-        cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, 1.0f, A, lda, B, ldb, 0.5f, C, ldc);
-        warm = now() - t0;
-    }
+    for (int i = 0; i < warmup; ++i)
+        warm = timed_call(s, A, lda, B, ldb, C, ldc, mix_ops);
     int n = reps;
     if (warm * n > budget)
         n = (int)(budget / (warm > 0 ? warm : 1e-9));
@@ -108,14 +115,8 @@ static int time_shape(const shape_t *s, int warmup, int reps, double budget, int
         n = 3;
     if (n > reps)
         n = reps;
-    for (int i = 0; i < n; ++i) {
-        if (mix)
-            cblas_sgemm(COL, NT, NT, kMix, kMix, kMix, 1.0f, mix_ops, kMix, mix_ops + kMix * kMix, kMix, 0.0f,
-                        mix_ops + 2 * kMix * kMix, kMix);
-        const double t0 = now();
-        cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, 1.0f, A, lda, B, ldb, 0.5f, C, ldc);
-        t[i] = now() - t0;
-    }
+    for (int i = 0; i < n; ++i)
+        t[i] = timed_call(s, A, lda, B, ldb, C, ldc, mix_ops);
     free(A);
     free(B);
     free(C);

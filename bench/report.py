@@ -4,7 +4,7 @@
     python3 bench/report.py RUN_DIR [--date YYYY-MM-DD] [--device TEXT]
 
 RUN_DIR is what `tests/gpu-session.sh bench sweep` leaves (unpacked from
-session.tar.gz): suite.csv, squares.csv, blas_compare.csv, host.csv,
+session.tar.gz): suite.csv, squares.csv, blas_offload.csv, host.csv,
 sweep_*.csv and the PNG plots; whichever are present are reported. The
 tables above the marker line in docs/performance.md are replaced; the
 analysis below it is kept. Plots are copied to docs/performance/.
@@ -95,15 +95,24 @@ def squares_section(path):
 
 def blas_section(path):
     data = rows(path)
-    out = ["## BLAS ABI on host memory: the CPU BLAS against LD_PRELOAD=libtgemm.so", "",
-           "![CPU BLAS and tgemm times](performance/blas_compare.png)", "",
-           "Host operands, `cblas_sgemm` from a program linked only against OpenBLAS, run plain and under "
-           "`LD_PRELOAD=libtgemm.so TGEMM_OFFLOAD=gpu` (median of up to 7 calls).", "",
-           "| shape | layout | op | M | N | K | CPU BLAS ms | tgemm ms | speedup |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    worst_auto = max(num(r["auto_over_best"]) for r in data)
+    worst_spread = max(num(r["gpu_spread"]) for r in data)
+    out = ["## BLAS ABI on host memory: the CPU BLAS, `auto` and the GPU forced", "",
+           "![CPU BLAS, auto and the GPU](performance/blas_offload.png)", "",
+           "`cblas_sgemm` on pageable host operands from a program linked only against OpenBLAS "
+           "(`make bench-blas`, bench/bench_blas.py): plain, under `LD_PRELOAD=libtgemm.so` with "
+           "`TGEMM_OFFLOAD=auto` and with `TGEMM_OFFLOAD=gpu`, in interleaved rounds (each process warms "
+           "each shape with 3 calls, then times 3); medians of every timed call of every round. `auto` "
+           "is the side of the shape's last call (`*`: its first calls tried the other side); "
+           "auto/best is `auto`'s median over the faster side's; GPU spread is the largest distance of a "
+           "forced-GPU call from that median. Goals: auto/best <= 1.15 (worst here "
+           f"{worst_auto:.3f}), spread <= 10% (worst here {100 * worst_spread:.1f}%).", "",
+           "| shape | layout | op | M | N | K | CPU BLAS ms | auto ms | GPU ms | auto | auto/best | GPU spread |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for r in data:
         out.append(f"| {r['shape']} | {r['layout']} | {r['transa']}{r['transb']} | {r['m']} | {r['n']} | {r['k']}"
-                   f" | {1e3 * num(r['cpu_blas_s']):.3f} | {1e3 * num(r['tgemm_s']):.3f} | {num(r['speedup']):.2f} |")
+                   f" | {1e3 * num(r['cpu_s']):.3f} | {1e3 * num(r['auto_s']):.3f} | {1e3 * num(r['gpu_s']):.3f}"
+                   f" | {r['auto_path']} | {num(r['auto_over_best']):.3f} | {100 * num(r['gpu_spread']):.1f}% |")
     out.append("")
     return out
 
@@ -158,14 +167,14 @@ def main():
            "per call of 200 back-to-back calls (host overhead included). Inputs rotate through several sets "
            "when they would fit in L2. Floors: 2MNK / 66.9 TFLOP/s and 4(MK+KN+MN) bytes / 2.88 TB/s.", ""]
     sections = [("suite.csv", suite_section), ("squares.csv", squares_section),
-                ("blas_compare.csv", blas_section), ("host.csv", host_section)]
+                ("blas_offload.csv", blas_section), ("host.csv", host_section)]
     for name, fn in sections:
         p = os.path.join(run, name)
         if os.path.exists(p):
             out += fn(p)
     out += sweep_section(run)
     os.makedirs(PLOTS, exist_ok=True)
-    for png in ("squares.png", "suite_ratio.png", "blas_compare.png", "host.png"):
+    for png in ("squares.png", "suite_ratio.png", "blas_offload.png", "host.png"):
         p = os.path.join(run, png)
         if os.path.exists(p):
             shutil.copy(p, os.path.join(PLOTS, png))
