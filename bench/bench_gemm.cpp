@@ -29,6 +29,7 @@
 #include <dlfcn.h>
 
 #include "gemm_check.hpp"
+#include "bench_error.hpp"
 #include "gemm_reference.hpp"
 
 #include <algorithm>
@@ -57,14 +58,9 @@ namespace {
 
 void die(const char *fmt, ...)
 {
-    std::fflush(stdout);
-    std::fprintf(stderr, "bench_gemm: error: ");
     va_list ap;
     va_start(ap, fmt);
-    std::vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    std::fprintf(stderr, "\n");
-    std::exit(1);
+    bench::vdie("", fmt, ap);
 }
 
 #define CUDA_CHECK(call)                                                                   \

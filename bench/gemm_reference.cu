@@ -1,4 +1,5 @@
 // bench_gemm's FP64 reference on the device: see gemm_reference.hpp.
+#include "bench_error.hpp"
 #include "gemm_reference.hpp"
 
 #include "gemm_check.hpp"
@@ -19,14 +20,9 @@ namespace {
 
 void fatal(const char *fmt, ...)
 {
-    std::fflush(stdout);
-    std::fprintf(stderr, "bench_gemm: error: FP64 reference of the output check: ");
     va_list ap;
     va_start(ap, fmt);
-    std::vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    std::fprintf(stderr, "\n");
-    std::exit(1);
+    bench::vdie("FP64 reference of the output check: ", fmt, ap);
 }
 
 #define REF_CUDA(call)                                                                                           \

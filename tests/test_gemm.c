@@ -49,6 +49,20 @@ typedef struct {
     uint64_t index;
 } gemm_case_t;
 
+
+/* A and B read back from the device equal what was uploaded: the product
+ * never writes its inputs. */
+static void assert_operands_unchanged(const buf_t *a, const float *A, shape_t SA, const buf_t *b, const float *B,
+                                      shape_t SB)
+{
+    float *back = xmalloc((shape_elems(SA) > shape_elems(SB) ? shape_elems(SA) : shape_elems(SB)) * sizeof(float));
+    buf_read(a, back);
+    assert_memory_equal(back, A, shape_elems(SA) * sizeof(float));
+    buf_read(b, back);
+    assert_memory_equal(back, B, shape_elems(SB) * sizeof(float));
+    free(back);
+}
+
 static void run_case(const gemm_case_t *t, bool exact)
 {
     const uint64_t seed = test_seed_for(t->index * 2 + (exact ? 1 : 0));
@@ -102,13 +116,7 @@ static void run_case(const gemm_case_t *t, bool exact)
     buf_read(&c, got);
     check_c(exact ? "exact" : "random", got, ref, bound, SC, t->k, exact, seed);
 
-    float *back = xmalloc((shape_elems(SA) > shape_elems(SB) ? shape_elems(SA) : shape_elems(SB)) * sizeof(float));
-    buf_read(&a, back);
-    assert_memory_equal(back, A, shape_elems(SA) * sizeof(float));
-    buf_read(&b, back);
-    assert_memory_equal(back, B, shape_elems(SB) * sizeof(float));
-
-    free(back);
+    assert_operands_unchanged(&a, A, SA, &b, B, SB);
     buf_free(&a);
     buf_free(&b);
     buf_free(&c);
@@ -964,13 +972,7 @@ static void run_special(const special_case_t *t, const char *name, bool exact)
 
     buf_read(&c, got);
     check_special(name, &p, got, want, bound, exact, seed);
-    float *back = xmalloc((shape_elems(SA) > shape_elems(SB) ? shape_elems(SA) : shape_elems(SB)) * sizeof(float));
-    buf_read(&a, back);
-    assert_memory_equal(back, A, shape_elems(SA) * sizeof(float));
-    buf_read(&b, back);
-    assert_memory_equal(back, B, shape_elems(SB) * sizeof(float));
-
-    free(back);
+    assert_operands_unchanged(&a, A, SA, &b, B, SB);
     buf_free(&a);
     buf_free(&b);
     buf_free(&c);
