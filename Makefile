@@ -331,16 +331,17 @@ test-tools:
 	sh tests/check-sass-banks.sh
 	sh tests/check-ncu-stalls.sh
 
+# The reference builds without Graphviz and renders what the code prints
+# (tests/check-docs.sh).
 test-docs:
-	@if command -v doxygen >/dev/null 2>&1; then $(MAKE) --no-print-directory docs; \
-	elif [ -n "$$CI" ]; then echo "doxygen is required in CI"; exit 1; \
-	else echo "doxygen not installed: documentation not checked"; fi
+	sh tests/check-docs.sh "$(MAKE)"
 
 # ---------------------------------------------------------------- docs
 
+DOXYGEN ?= doxygen
 docs:
 	@mkdir -p docs/html
-	( cat docs/Doxyfile; echo "PROJECT_NUMBER = $(VERSION)" ) | doxygen -
+	( cat docs/Doxyfile; echo "PROJECT_NUMBER = $(VERSION)" ) | $(DOXYGEN) -
 	@echo "docs: docs/html/index.html"
 
 # ---------------------------------------------------------------- demo, bench
