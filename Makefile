@@ -2,6 +2,10 @@
 #
 #   make                 build build/lib/libtgemm.so
 #   make test            the test suite (GPU cases skip when no GPU is visible)
+#
+# make, make demo, make test and make test-long compile on every core
+# unless the command line gives -j (make -j1 builds one file at a time);
+# the tests themselves run one after another.
 #   make test-long       large and >2^31-element cases (needs a GPU)
 #   make demo            multiply on the GPU, check against OpenBLAS, time both
 #   make bench           benchmarks (needs a GPU; cuBLAS is loaded at run time): device
@@ -36,6 +40,12 @@ ifneq ($(filter default undefined,$(origin FC)),)
 FC := $(notdir $(firstword $(foreach f,gfortran gfortran-13 gfortran-12,$(shell command -v $(f) 2>/dev/null)) gfortran))
 endif
 
+# Make 4.3 shows a -j given to it only to recipes, in MAKEFLAGS: so the
+# targets above decide there, starting their builds as a sub-make with
+# $(JOBS), which inherits a -j given and otherwise asks for every core.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC))
+
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -59,12 +69,13 @@ LIB_CU_SRC := $(wildcard src/kernels/*.cu)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib bench-plans test test-long test-cpu test-gpu test-host test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib bench-plans test test-programs test-harness test-long test-cpu test-gpu test-host test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace bench-tma bench-kstep \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
-all: lib
+all:
+	@$(MAKE) --no-print-directory $(JOBS) lib
 
 lib: $(BUILD)/lib/$(LIBNAME)
 
@@ -110,9 +121,32 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 # of the table on its own, so every family's edges are tested directly.
 KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
-test: test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
-      test-install test-docs test-blas test-preload test-fortran test-tools
+# make test builds everything its runs need (TEST_PROGRAMS) in parallel,
+# then makes the run targets (TEST_RUNS) one at a time in a sub-make: they
+# share the GPU, docs/html and build/stage, and their output stays readable.
+TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env \
+                $(BUILD)/tests/test_host $(BUILD)/tests/test_blas $(BUILD)/tests/test_skinny_plan \
+                $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
+                $(PRELOAD_BINS)
+TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host \
+             test-kernels test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
+             test-tools
+test:
+	@$(MAKE) --no-print-directory $(JOBS) test-programs
+	@$(MAKE) --no-print-directory TEST_RUNS_SERIAL=1 $(TEST_RUNS)
 	@echo "make test: all passed"
+
+ifdef TEST_RUNS_SERIAL
+.NOTPARALLEL:
+endif
+
+test-programs: $(TEST_PROGRAMS)
+	@:
+
+# make test's own machinery: builds on every core unless -j is given
+# (tests/check-make.sh).
+test-harness:
+	sh tests/check-make.sh "$(MAKE)"
 
 test-cpu: $(BUILD)/tests/test_api
 	$(BUILD)/tests/test_api
@@ -301,7 +335,8 @@ test-preload: $(PRELOAD_BINS) $(BUILD)/lib/$(LIBNAME)
 test-fortran: test-install $(BUILD)/tests/has_gpu
 	sh tests/check-fortran.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(FC) $(BUILD)/tests/has_gpu
 
-test-long: $(BUILD)/tests/test_long
+test-long:
+	@$(MAKE) --no-print-directory $(JOBS) $(BUILD)/tests/test_long
 	$(BUILD)/tests/test_long
 
 # The public header compiles alone as strict C99 and as C++.
@@ -354,7 +389,8 @@ $(BUILD)/examples/demo: examples/demo.c $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(EX_CFLAGS) -o $@ $< $(EX_LIBS) -lpthread
 
-demo: $(BUILD)/examples/demo
+demo:
+	@$(MAKE) --no-print-directory $(JOBS) $(BUILD)/examples/demo
 	$(BUILD)/examples/demo
 
 BENCH_CXXFLAGS := -std=c++17 -O2 $(WARN) -Iinclude -isystem $(CUDA_HOME)/include
