@@ -109,7 +109,7 @@ $(BUILD)/lib/$(LIBNAME): $(BUILD)/lib/$(SONAME)
 TEST_CFLAGS := -std=c99 -O2 -g $(WARN) -Werror -Iinclude -Itests -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
 TEST_LIBS := -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) \
              -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -lcmocka -ldl -lm -lpthread
-TEST_COMMON := tests/common.c
+TEST_COMMON := tests/common.c tests/line_buffered.c
 TEST_BINS := $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env $(BUILD)/tests/test_long \
              $(BUILD)/tests/test_host
 
@@ -124,17 +124,36 @@ KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x
 # make test builds everything its runs need (TEST_PROGRAMS) in parallel,
 # then makes the run targets (TEST_RUNS) one at a time in a sub-make: they
 # share the GPU, docs/html and build/stage, and their output stays readable.
+# It keeps going past a failed run (-k), so that the summary printed at the
+# end (tests/summary.sh) lists every failure, and fails if any run failed.
+#
+# Registering a test program with make test and its summary:
+#  - a rule that builds it, and its path added to TEST_PROGRAMS;
+#  - a run target (test-NAME, in .PHONY) whose recipe starts the program,
+#    and every other check, through $(RUN_TEST) PROGRAM -- COMMAND ARGS
+#    (settings go before $(RUN_TEST): VAR=value $(RUN_TEST) ...); PROGRAM
+#    names it in the summary, where all its runs are added up;
+#  - the run target added to TEST_RUNS.
+# tests/run.sh counts the tests of a run from its output: a CMocka
+# program's cases; a script's lines "[       OK ] what", "[  SKIPPED ] what"
+# and "[  FAILED  ] what" (if it prints none, it is one test that passes
+# when it exits 0; a script must keep the output of CMocka programs it runs
+# out of its own). A program that skips prints why once, on a line
+# "[ SKIPPING ] reason" (a CMocka program's GPU cases get it from
+# gpu_available()); the summary shows each reason once per program.
 TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env \
                 $(BUILD)/tests/test_host $(BUILD)/tests/test_blas $(BUILD)/tests/test_skinny_plan \
                 $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
-                $(PRELOAD_BINS)
+                $(PRELOAD_BINS) $(BUILD)/tests/run_fixture
 TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host \
              test-kernels test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
              test-tools
+TEST_RESULTS := $(BUILD)/tests/results
+RUN_TEST := sh tests/run.sh $(TEST_RESULTS)
 test:
+	@rm -rf $(TEST_RESULTS)
 	@$(MAKE) --no-print-directory $(JOBS) test-programs
-	@$(MAKE) --no-print-directory TEST_RUNS_SERIAL=1 $(TEST_RUNS)
-	@echo "make test: all passed"
+	@$(MAKE) --no-print-directory -k TEST_RUNS_SERIAL=1 $(TEST_RUNS); sh tests/summary.sh $(TEST_RESULTS) $$?
 
 ifdef TEST_RUNS_SERIAL
 .NOTPARALLEL:
@@ -144,12 +163,18 @@ test-programs: $(TEST_PROGRAMS)
 	@:
 
 # make test's own machinery: builds on every core unless -j is given
-# (tests/check-make.sh).
-test-harness:
-	sh tests/check-make.sh "$(MAKE)"
+# (tests/check-make.sh); the counting and the summary of runs whose results
+# are known (tests/check-run.sh, with a CMocka program of known results).
+$(BUILD)/tests/run_fixture: tests/run_fixture.c tests/line_buffered.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) -Werror -o $@ $^ -lcmocka
+
+test-harness: $(BUILD)/tests/run_fixture
+	$(RUN_TEST) check-make -- sh tests/check-make.sh "$(MAKE)"
+	$(RUN_TEST) check-run -- sh tests/check-run.sh $(BUILD)/tests/run_fixture
 
 test-cpu: $(BUILD)/tests/test_api
-	$(BUILD)/tests/test_api
+	$(RUN_TEST) test_api -- $(BUILD)/tests/test_api
 
 # The GPU suite; then its small rows with every split-K through the
 # workspace (TGEMM_CLUSTERS=0), and with every tiled plan in stream-K form
@@ -159,35 +184,37 @@ test-cpu: $(BUILD)/tests/test_api
 # form and once without, one seed, compared bit for bit.
 GEMM_BITS := $(BUILD)/tests/gemm_bits.bin
 test-gpu: $(BUILD)/tests/test_gemm
-	$(BUILD)/tests/test_gemm
-	TGEMM_CLUSTERS=0 TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
-	TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
-	TGEMM_TMA=0 TGEMM_TEST_FILTER='nn_4096x16x4096*' $(BUILD)/tests/test_gemm
-	TGEMM_PACK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
+	$(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_CLUSTERS=0 TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_TMA=0 TGEMM_TEST_FILTER='nn_4096x16x4096*' $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_PACK=always TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
 	rm -f $(GEMM_BITS)
 	seed=$$(od -An -N8 -tu8 /dev/urandom | tr -d ' '); \
-	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic && \
-	TGEMM_TEST_SEED=$$seed TGEMM_CLUSTERS=0 TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic
+	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm deterministic && \
+	TGEMM_TEST_SEED=$$seed TGEMM_CLUSTERS=0 TGEMM_TEST_BITS=$(GEMM_BITS) $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm deterministic
 
 # The streaming kernels' planner (split of K, row groups, cluster form) is
 # host code in the kernels' object; its unit test links that object and
 # needs no GPU.
-$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o
+$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp tests/line_buffered.c $(BUILD)/obj/kernels/skinny.o \
+                                 $(BUILD)/obj/kernels/skinny_tma.o
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
-	    $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
+	    tests/line_buffered.c $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o \
+	    -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
 
 test-skinny-plan: $(BUILD)/tests/test_skinny_plan
-	$(BUILD)/tests/test_skinny_plan
+	$(RUN_TEST) test_skinny_plan -- $(BUILD)/tests/test_skinny_plan
 
 # Stream-K's division of the tiles' K steps among blocks and the reading
 # back of their parts (src/kernels/gemm_params.hpp), replayed on the host.
-$(BUILD)/tests/test_streamk_plan: tests/test_streamk_plan.cpp src/kernels/gemm_params.hpp
+$(BUILD)/tests/test_streamk_plan: tests/test_streamk_plan.cpp tests/line_buffered.c src/kernels/gemm_params.hpp
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< -lcmocka
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< tests/line_buffered.c -lcmocka
 
 test-streamk-plan: $(BUILD)/tests/test_streamk_plan
-	$(BUILD)/tests/test_streamk_plan
+	$(RUN_TEST) test_streamk_plan -- $(BUILD)/tests/test_streamk_plan
 
 # The host-operand path's planner, its parallel host copy, the parser of
 # TGEMM_DEVICE_MEMORY_LIMIT and the CSV of TGEMM_HOST_TRACE are plain C++;
@@ -195,13 +222,13 @@ test-streamk-plan: $(BUILD)/tests/test_streamk_plan
 # copy's parts again with TGEMM_HOST_COPY_THREADS=3.
 HOST_PLAN_OBJ := $(BUILD)/obj/runtime/host_plan.o $(BUILD)/obj/runtime/host_copy.o $(BUILD)/obj/runtime/settings.o \
                  $(BUILD)/obj/runtime/host_trace.o
-$(BUILD)/tests/test_host_plan: tests/test_host_plan.cpp $(HOST_PLAN_OBJ)
+$(BUILD)/tests/test_host_plan: tests/test_host_plan.cpp tests/line_buffered.c $(HOST_PLAN_OBJ)
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< $(HOST_PLAN_OBJ) -lcmocka -lpthread
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< tests/line_buffered.c $(HOST_PLAN_OBJ) -lcmocka -lpthread
 
 test-host-plan: $(BUILD)/tests/test_host_plan
-	env -u TGEMM_HOST_COPY_THREADS $(BUILD)/tests/test_host_plan
-	TGEMM_HOST_COPY_THREADS=3 $(BUILD)/tests/test_host_plan test_host_copy_parts
+	env -u TGEMM_HOST_COPY_THREADS $(RUN_TEST) test_host_plan -- $(BUILD)/tests/test_host_plan
+	TGEMM_HOST_COPY_THREADS=3 $(RUN_TEST) test_host_plan -- $(BUILD)/tests/test_host_plan test_host_copy_parts
 
 # The host-operand executor on a mock CUDA runtime that runs copies and
 # kernels late and in random order, so missing waits and misplaced copies
@@ -209,77 +236,77 @@ test-host-plan: $(BUILD)/tests/test_host_plan
 # AddressSanitizer for copies past a buffer's end.
 HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/runtime/host_pipeline.o $(BUILD)/obj/runtime/workspace.o \
                  $(BUILD)/obj/api/status.o
-$(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp $(HOST_MOCK_OBJ)
+$(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/line_buffered.c $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARN) -Werror -Iinclude -Isrc \
-	    -isystem $(CUDA_HOME)/include -o $@ $< $(HOST_MOCK_OBJ) -lcmocka -lpthread
+	    -isystem $(CUDA_HOME)/include -o $@ $< tests/line_buffered.c $(HOST_MOCK_OBJ) -lcmocka -lpthread
 
 # Then TGEMM_HOST_TRACE: a trace written and read back, and a file that
 # cannot be created.
 HOST_TRACE_CSV := $(BUILD)/tests/host_trace.csv
 test-host-mock: $(BUILD)/tests/test_host_mock
-	env -u TGEMM_HOST_TRACE $(BUILD)/tests/test_host_mock
+	env -u TGEMM_HOST_TRACE $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock
 	rm -f $(HOST_TRACE_CSV)
-	TGEMM_HOST_TRACE=$(HOST_TRACE_CSV) $(BUILD)/tests/test_host_mock trace
-	TGEMM_HOST_TRACE=/nonexistent/dir/trace.csv $(BUILD)/tests/test_host_mock bad-trace
+	TGEMM_HOST_TRACE=$(HOST_TRACE_CSV) $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock trace
+	TGEMM_HOST_TRACE=/nonexistent/dir/trace.csv $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock bad-trace
 
 # Host operands on the GPU (cases skip without one): the default plans, then
 # out of core under device memory limits of 1 MiB and 8 MiB, with every
 # call's plan checked against the limit (tests/test_host.c).
 test-host: $(BUILD)/tests/test_host
-	$(BUILD)/tests/test_host
-	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
-	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
+	$(RUN_TEST) test_host -- $(BUILD)/tests/test_host
+	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(RUN_TEST) test_host -- $(BUILD)/tests/test_host out-of-core
+	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(RUN_TEST) test_host -- $(BUILD)/tests/test_host out-of-core
 
 # Then the families that have a stream-K form, each in that form, and one
 # without it under TGEMM_STREAMK=always (planned as without the setting).
 STREAMK_FAMILIES := 128x128x16 128x256x8 256x128x8 256x128x16
 test-kernels: $(BUILD)/tests/test_gemm
-	@for f in $(KERNEL_FAMILIES); do \
+	@rc=0; for f in $(KERNEL_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f"; \
-	    TGEMM_KERNEL=$$f TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm || exit 1; \
-	done
-	@for f in $(STREAMK_FAMILIES); do \
+	    TGEMM_KERNEL=$$f TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm || rc=1; \
+	done; exit $$rc
+	@rc=0; for f in $(STREAMK_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f TGEMM_STREAMK=always"; \
-	    TGEMM_KERNEL=$$f TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm || exit 1; \
-	done
+	    TGEMM_KERNEL=$$f TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm || rc=1; \
+	done; exit $$rc
 	@echo "== TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always (a family without stream-K: its own plans)"
-	TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=33 $(BUILD)/tests/test_gemm
+	TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=33 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
 
 # Behaviour under environment settings; each scenario is its own process
 # because settings are read once.
 test-env: $(BUILD)/tests/test_env
-	CUDA_VISIBLE_DEVICES= $(BUILD)/tests/test_env no-device
-	TGEMM_DEVICE=abc $(BUILD)/tests/test_env bad-setting
-	TGEMM_DEVICE=999 $(BUILD)/tests/test_env bad-device
-	TGEMM_KERNEL=nonsense $(BUILD)/tests/test_env bad-kernel
-	TGEMM_VERBOSE=1 $(BUILD)/tests/test_env verbose
-	$(BUILD)/tests/test_env quiet
-	for v in abc 0 0K -5M 12Q 1.5G 4KB 99999999999999999999 16777216T; do \
+	CUDA_VISIBLE_DEVICES= $(RUN_TEST) test_env -- $(BUILD)/tests/test_env no-device
+	TGEMM_DEVICE=abc $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-setting
+	TGEMM_DEVICE=999 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-device
+	TGEMM_KERNEL=nonsense $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-kernel
+	TGEMM_VERBOSE=1 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env verbose
+	$(RUN_TEST) test_env -- $(BUILD)/tests/test_env quiet
+	rc=0; for v in abc 0 0K -5M 12Q 1.5G 4KB 99999999999999999999 16777216T; do \
 	    echo "== TGEMM_DEVICE_MEMORY_LIMIT=$$v"; \
-	    TGEMM_DEVICE_MEMORY_LIMIT=$$v $(BUILD)/tests/test_env bad-memory-limit || exit 1; \
-	done
-	for v in abc 0 -3 1.5 257 99999999999999999999; do \
+	    TGEMM_DEVICE_MEMORY_LIMIT=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-memory-limit || rc=1; \
+	done; exit $$rc
+	rc=0; for v in abc 0 -3 1.5 257 99999999999999999999; do \
 	    echo "== TGEMM_HOST_COPY_THREADS=$$v"; \
-	    TGEMM_HOST_COPY_THREADS=$$v $(BUILD)/tests/test_env bad-copy-threads || exit 1; \
-	done
-	for v in 2 -1 yes on 01x; do \
+	    TGEMM_HOST_COPY_THREADS=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-copy-threads || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 2 -1 yes on 01x; do \
 	    echo "== TGEMM_CLUSTERS=$$v"; \
-	    TGEMM_CLUSTERS=$$v $(BUILD)/tests/test_env bad-clusters || exit 1; \
-	done
-	for v in 1 0 yes Auto always1; do \
+	    TGEMM_CLUSTERS=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-clusters || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 1 0 yes Auto always1; do \
 	    echo "== TGEMM_STREAMK=$$v"; \
-	    TGEMM_STREAMK=$$v $(BUILD)/tests/test_env bad-streamk || exit 1; \
-	done
-	for v in 2 -1 no off 1x; do \
+	    TGEMM_STREAMK=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-streamk || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 2 -1 no off 1x; do \
 	    echo "== TGEMM_TMA=$$v"; \
-	    TGEMM_TMA=$$v $(BUILD)/tests/test_env bad-tma || exit 1; \
-	done
-	for v in 1 0 yes Never auto1; do \
+	    TGEMM_TMA=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-tma || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 1 0 yes Never auto1; do \
 	    echo "== TGEMM_PACK=$$v"; \
-	    TGEMM_PACK=$$v $(BUILD)/tests/test_env bad-pack || exit 1; \
-	done
-	TGEMM_DEVICE_MEMORY_LIMIT=100 $(BUILD)/tests/test_env tiny-memory-limit
+	    TGEMM_PACK=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-pack || rc=1; \
+	done; exit $$rc
+	TGEMM_DEVICE_MEMORY_LIMIT=100 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env tiny-memory-limit
 
 # The BLAS ABI, one scenario per process (settings are read once). Every
 # run starts from a clean TGEMM_* environment; see tests/test_blas.c.
@@ -288,21 +315,21 @@ BLAS_ENV := env -u TGEMM_OFFLOAD -u TGEMM_OFFLOAD_MIN_FLOPS -u TGEMM_CPU_BLAS -u
             -u TGEMM_HOST_TRACE -u LD_PRELOAD
 BLAS_TRACE := $(BUILD)/tests/test_blas.trace
 test-blas: $(BUILD)/tests/test_blas
-	$(BLAS_ENV) $(BUILD)/tests/test_blas checks
+	$(BLAS_ENV) $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas checks
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
-	    $(BUILD)/tests/test_blas forward
+	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas forward
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) CUDA_VISIBLE_DEVICES= \
-	    $(BUILD)/tests/test_blas fallback
+	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas fallback
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD_MIN_FLOPS=100000 TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
-	    $(BUILD)/tests/test_blas auto
-	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0 $(BUILD)/tests/test_blas builtin
-	$(BLAS_ENV) TGEMM_OFFLOAD=sometimes TGEMM_CPU_BLAS=libopenblas.so.0 $(BUILD)/tests/test_blas bad-setting
+	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas auto
+	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0 $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas builtin
+	$(BLAS_ENV) TGEMM_OFFLOAD=sometimes TGEMM_CPU_BLAS=libopenblas.so.0 $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas bad-setting
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
-	    $(BUILD)/tests/test_blas gpu
+	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas gpu
 
 # A program linked only against OpenBLAS, run plain and under
 # LD_PRELOAD=libtgemm.so (tests/blas/preload.sh says what is checked); the
@@ -329,28 +356,27 @@ $(BUILD)/tests/has_gpu: tests/blas/has_gpu.c
 	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR)
 
 test-preload: $(PRELOAD_BINS) $(BUILD)/lib/$(LIBNAME)
-	sh tests/blas/preload.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
+	$(RUN_TEST) preload -- sh tests/blas/preload.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
 
 # Fortran programs built against the staged install of test-install.
 test-fortran: test-install $(BUILD)/tests/has_gpu
-	sh tests/check-fortran.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(FC) $(BUILD)/tests/has_gpu
+	$(RUN_TEST) check-fortran -- sh tests/check-fortran.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(FC) $(BUILD)/tests/has_gpu
 
 test-long:
 	@$(MAKE) --no-print-directory $(JOBS) $(BUILD)/tests/test_long
-	$(BUILD)/tests/test_long
+	$(RUN_TEST) test_long -- $(BUILD)/tests/test_long
 
 # The public header compiles alone as strict C99 and as C++.
 test-headers:
 	@mkdir -p $(BUILD)/tests
-	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_c99.c -o $(BUILD)/tests/header_c99.o
-	$(CXX) -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_cxx.cpp -o $(BUILD)/tests/header_cxx.o
+	$(RUN_TEST) header_c99 -- $(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_c99.c \
+	    -o $(BUILD)/tests/header_c99.o
+	$(RUN_TEST) header_cxx -- $(CXX) -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_cxx.cpp \
+	    -o $(BUILD)/tests/header_cxx.o
 
 # Only the intended symbols are exported.
 test-symbols: $(BUILD)/lib/$(LIBNAME)
-	nm -D --defined-only $(LIB) | awk '$$2 ~ /^[TDBRVW]$$/ {print $$3}' | sort > $(BUILD)/exported.txt
-	sed -n 's/^ *\([a-z_0-9]*\);$$/\1/p' src/tgemm.map | sort > $(BUILD)/expected.txt
-	diff -u $(BUILD)/expected.txt $(BUILD)/exported.txt
-	readelf -d $(LIB) | grep -q 'SONAME.*\[$(SONAME)\]'
+	$(RUN_TEST) check-symbols -- sh tests/check-symbols.sh $(LIB) $(SONAME) src/tgemm.map $(BUILD)
 
 # Install into a scratch prefix through DESTDIR, check the layout, then build
 # and run a consumer with nothing but pkg-config's flags.
@@ -359,17 +385,17 @@ TEST_DESTDIR := $(abspath $(BUILD)/stage)
 test-install: $(BUILD)/lib/$(LIBNAME)
 	rm -rf $(TEST_DESTDIR)
 	$(MAKE) --no-print-directory install PREFIX=$(TEST_PREFIX) DESTDIR=$(TEST_DESTDIR)
-	sh tests/check-install.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(VERSION) $(VERSION_MAJOR)
+	$(RUN_TEST) check-install -- sh tests/check-install.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(VERSION) $(VERSION_MAJOR)
 
 # The analysis scripts that need no GPU, on fixed inputs.
 test-tools:
-	sh tests/check-sass-banks.sh
-	sh tests/check-ncu-stalls.sh
+	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
+	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 
 # The reference builds without Graphviz and renders what the code prints
 # (tests/check-docs.sh).
 test-docs:
-	sh tests/check-docs.sh "$(MAKE)"
+	$(RUN_TEST) check-docs -- sh tests/check-docs.sh "$(MAKE)"
 
 # ---------------------------------------------------------------- docs
 

@@ -57,9 +57,15 @@ bool gpu_available(void)
 {
     static int count = -1;
     if (count < 0) {
-        if (cudaGetDeviceCount(&count) != cudaSuccess)
+        const cudaError_t e = cudaGetDeviceCount(&count);
+        if (e != cudaSuccess)
             count = 0;
         (void)cudaGetLastError();
+        /* Once per program, for make test's summary (tests/run.sh). */
+        if (count == 0) {
+            printf("[ SKIPPING ] GPU cases: CUDA sees no GPU (cudaGetDeviceCount: %s)\n", cudaGetErrorName(e));
+            fflush(stdout);
+        }
     }
     return count > 0;
 }
