@@ -69,7 +69,7 @@ LIB_CU_SRC := $(wildcard src/kernels/*.cu)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib bench-plans test test-programs test-harness test-long test-cpu test-gpu test-host test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace bench-tma bench-kstep \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
@@ -109,11 +109,11 @@ $(BUILD)/lib/$(LIBNAME): $(BUILD)/lib/$(SONAME)
 TEST_CFLAGS := -std=c99 -O2 -g $(WARN) -Werror -Iinclude -Itests -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
 TEST_LIBS := -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) \
              -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -lcmocka -ldl -lm -lpthread
-TEST_COMMON := tests/common.c tests/line_buffered.c
+TEST_COMMON := tests/common.c tests/gpu_probe.c tests/line_buffered.c
 TEST_BINS := $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env $(BUILD)/tests/test_long \
              $(BUILD)/tests/test_host
 
-$(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME)
+$(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h tests/gpu_probe.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_COMMON) $(TEST_LIBS)
 
@@ -144,9 +144,9 @@ KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x
 TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env \
                 $(BUILD)/tests/test_host $(BUILD)/tests/test_blas $(BUILD)/tests/test_skinny_plan \
                 $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
-                $(PRELOAD_BINS) $(BUILD)/tests/run_fixture
+                $(PRELOAD_BINS) $(BUILD)/tests/run_fixture $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/examples/demo
 TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host \
-             test-kernels test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
+             test-kernels test-gpu-probe test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
              test-tools
 TEST_RESULTS := $(BUILD)/tests/results
 RUN_TEST := sh tests/run.sh $(TEST_RESULTS)
@@ -273,6 +273,19 @@ test-kernels: $(BUILD)/tests/test_gemm
 	@echo "== TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always (a family without stream-K: its own plans)"
 	TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=33 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
 
+# A GPU setup that is there but broken fails the GPU cases rather than
+# skip them; only no driver or no device skips (tests/check-gpu-probe.sh,
+# with a stand-in libcuda.so.1 that reports an old driver, a failing
+# cuInit, or no device).
+$(BUILD)/tests/stub/libcuda.so.1: tests/stub_libcuda.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) -Werror -shared -fPIC -isystem $(CUDA_HOME)/include -o $@ $<
+
+test-gpu-probe: $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/tests/test_gemm $(BUILD)/tests/test_api $(PRELOAD_BINS) \
+                $(BUILD)/examples/demo
+	$(RUN_TEST) check-gpu-probe -- sh tests/check-gpu-probe.sh $(BUILD)/tests $(BUILD)/examples/demo \
+	    $(abspath $(BUILD)/lib/$(LIBNAME))
+
 # Behaviour under environment settings; each scenario is its own process
 # because settings are read once.
 test-env: $(BUILD)/tests/test_env
@@ -351,9 +364,9 @@ $(BUILD)/tests/direct_prog_nohandlers: tests/blas/preload_prog.c $(BUILD)/lib/$(
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
 
-$(BUILD)/tests/has_gpu: tests/blas/has_gpu.c
+$(BUILD)/tests/has_gpu: tests/blas/has_gpu.c tests/gpu_probe.c tests/gpu_probe.h
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR)
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/gpu_probe.c -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -ldl -lpthread
 
 test-preload: $(PRELOAD_BINS) $(BUILD)/lib/$(LIBNAME)
 	$(RUN_TEST) preload -- sh tests/blas/preload.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
