@@ -159,9 +159,6 @@ ifdef TEST_RUNS_SERIAL
 .NOTPARALLEL:
 endif
 
-test-programs: $(TEST_PROGRAMS)
-	@:
-
 # make test's own machinery: builds on every core unless -j is given
 # (tests/check-make.sh); the counting and the summary of runs whose results
 # are known (tests/check-run.sh, with a CMocka program of known results).
@@ -273,19 +270,6 @@ test-kernels: $(BUILD)/tests/test_gemm
 	@echo "== TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always (a family without stream-K: its own plans)"
 	TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=33 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
 
-# A GPU setup that is there but broken fails the GPU cases rather than
-# skip them; only no driver or no device skips (tests/check-gpu-probe.sh,
-# with a stand-in libcuda.so.1 that reports an old driver, a failing
-# cuInit, or no device).
-$(BUILD)/tests/stub/libcuda.so.1: tests/stub_libcuda.c
-	@mkdir -p $(@D)
-	$(CC) -std=c99 -O2 $(WARN) -Werror -shared -fPIC -isystem $(CUDA_HOME)/include -o $@ $<
-
-test-gpu-probe: $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/tests/test_gemm $(BUILD)/tests/test_api $(PRELOAD_BINS) \
-                $(BUILD)/examples/demo
-	$(RUN_TEST) check-gpu-probe -- sh tests/check-gpu-probe.sh $(BUILD)/tests $(BUILD)/examples/demo \
-	    $(abspath $(BUILD)/lib/$(LIBNAME))
-
 # Behaviour under environment settings; each scenario is its own process
 # because settings are read once.
 test-env: $(BUILD)/tests/test_env
@@ -371,6 +355,19 @@ $(BUILD)/tests/has_gpu: tests/blas/has_gpu.c tests/gpu_probe.c tests/gpu_probe.h
 test-preload: $(PRELOAD_BINS) $(BUILD)/lib/$(LIBNAME)
 	$(RUN_TEST) preload -- sh tests/blas/preload.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
 
+# A GPU setup that is there but broken fails the GPU cases rather than
+# skip them; only no driver or no device skips (tests/check-gpu-probe.sh,
+# with a stand-in libcuda.so.1 that reports an old driver, a failing
+# cuInit, or no device).
+$(BUILD)/tests/stub/libcuda.so.1: tests/stub_libcuda.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) -Werror -shared -fPIC -isystem $(CUDA_HOME)/include -o $@ $<
+
+test-gpu-probe: $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/tests/test_gemm $(BUILD)/tests/test_api $(PRELOAD_BINS) \
+                $(BUILD)/examples/demo
+	$(RUN_TEST) check-gpu-probe -- sh tests/check-gpu-probe.sh $(BUILD)/tests $(BUILD)/examples/demo \
+	    $(abspath $(BUILD)/lib/$(LIBNAME))
+
 # Fortran programs built against the staged install of test-install.
 test-fortran: test-install $(BUILD)/tests/has_gpu
 	$(RUN_TEST) check-fortran -- sh tests/check-fortran.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(FC) $(BUILD)/tests/has_gpu
@@ -409,6 +406,11 @@ test-tools:
 # (tests/check-docs.sh).
 test-docs:
 	$(RUN_TEST) check-docs -- sh tests/check-docs.sh "$(MAKE)"
+
+# The prerequisites of a rule are expanded where it stands: this one comes
+# after every variable that TEST_PROGRAMS names.
+test-programs: $(TEST_PROGRAMS)
+	@:
 
 # ---------------------------------------------------------------- docs
 

@@ -5,7 +5,9 @@
 #  - with -j1 or -j3 on the command line, it adds no -j of its own (the
 #    sub-make inherits the caller's);
 #  - make test's run phase is a sub-make with TEST_RUNS_SERIAL=1, under
-#    which the Makefile declares .NOTPARALLEL (and only then).
+#    which the Makefile declares .NOTPARALLEL (and only then);
+#  - make test's build phase builds every program of TEST_PROGRAMS (a rule's
+#    prerequisites are expanded where it stands, before later variables).
 # Each make here is asked with -n, starting afresh (no MAKEFLAGS of the
 # make test that runs this).
 # usage: check-make.sh MAKE
@@ -31,3 +33,9 @@ echo "$db" | grep -q -e '--no-print-directory.* TEST_RUNS_SERIAL=1 \$(TEST_RUNS)
 fresh -pn TEST_RUNS_SERIAL=1 test-headers 2>/dev/null | grep -q '^\.NOTPARALLEL:' \
     || fail "no .NOTPARALLEL under TEST_RUNS_SERIAL=1"
 echo "[       OK ] make test runs TEST_RUNS one at a time"
+
+want=$(fresh --eval='check-make-print: ; @echo $(TEST_PROGRAMS)' check-make-print | tr ' ' '\n' | sort)
+got=$(echo "$db" | sed -n 's/^test-programs: //p' | tr ' ' '\n' | sort)
+[ -n "$want" ] && [ "$got" = "$want" ] \
+    || fail "test-programs builds: $(echo $got); TEST_PROGRAMS names: $(echo $want)"
+echo "[       OK ] make test's build phase builds all of TEST_PROGRAMS"
