@@ -1,11 +1,8 @@
 # tgemm: build, test, install, document and benchmark libtgemm.so.
 #
 #   make                 build build/lib/libtgemm.so
-#   make test            the test suite (GPU cases skip when no GPU is visible)
-#
-# make, make demo, make test and make test-long compile on every core
-# unless the command line gives -j (make -j1 builds one file at a time);
-# the tests themselves run one after another.
+#   make test            the test suite and its summary (GPU cases skip where no GPU
+#                        is installed, fail where one is but CUDA cannot use it)
 #   make test-long       large and >2^31-element cases (needs a GPU)
 #   make demo            multiply on the GPU, check against OpenBLAS, time both
 #   make bench           benchmarks (needs a GPU; cuBLAS is loaded at run time): device
@@ -16,8 +13,12 @@
 #   make bench-kstep     the large-square kernel's K step taken apart, and the instruction cache (GPU)
 #   make install         PREFIX=/usr/local DESTDIR= (staged installs)
 #   make docs            Doxygen HTML in docs/html, warnings are errors
-#   make deps            install the Debian/Ubuntu packages the above need
+#   make deps            install the Debian/Ubuntu packages the above need (.ci/packages)
 #   make clean
+#
+# make, make demo, make test and make test-long compile on every core
+# unless the command line gives -j (make -j1 builds one file at a time);
+# the tests themselves run one after another.
 
 # The version lives in the header only.
 VERSION_MAJOR := $(shell sed -n 's/^\#define TGEMM_VERSION_MAJOR \([0-9]*\).*/\1/p' include/tgemm.h)
@@ -576,12 +577,21 @@ uninstall:
 
 # ---------------------------------------------------------------- tools
 
-# Packages for building, testing and documenting (Debian 12 / Ubuntu 22.04+).
-DEB_PACKAGES := make gcc g++ gfortran pkgconf libopenblas-dev libcmocka-dev doxygen
+# Packages for building, testing and documenting (Debian 12 / Ubuntu
+# 22.04+): the first word of each line of .ci/packages, the list that
+# .ci/run installs on a fresh machine too. Only the missing ones are
+# installed (apt-get through sudo unless root).
+DEB_PACKAGES := $(shell sed -e 's/\#.*//' .ci/packages | awk 'NF {print $$1}')
 deps:
-	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	echo "installing: $(DEB_PACKAGES)"; \
-	$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES)
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; \
+	done); \
+	if [ -z "$$missing" ]; then echo "deps: the $(words $(DEB_PACKAGES)) packages of .ci/packages are installed"; else \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	    echo "deps: installing" $$missing; \
+	    $$SUDO apt-get update -qq && \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
 	@test -x "$(NVCC)" || { echo "CUDA toolkit not found: install CUDA 12 or newer, or set CUDA_HOME"; exit 1; }
 
 resources: lib
