@@ -1,7 +1,8 @@
 # tgemm: build, test, install, document and benchmark libtgemm.so.
 #
 #   make                 build build/lib/libtgemm.so
-#   make test            the test suite (GPU cases skip when no GPU is visible)
+#   make test            the test suite and its summary (GPU cases skip where no GPU
+#                        is installed, fail where one is but CUDA cannot use it)
 #   make test-long       large and >2^31-element cases (needs a GPU)
 #   make demo            multiply on the GPU, check against OpenBLAS, time both
 #   make bench           benchmarks (needs a GPU; cuBLAS is loaded at run time): device
@@ -12,8 +13,12 @@
 #   make bench-kstep     the large-square kernel's K step taken apart, and the instruction cache (GPU)
 #   make install         PREFIX=/usr/local DESTDIR= (staged installs)
 #   make docs            Doxygen HTML in docs/html, warnings are errors
-#   make deps            install the Debian/Ubuntu packages the above need
+#   make deps            install the Debian/Ubuntu packages the above need (.ci/packages)
 #   make clean
+#
+# make, make demo, make test and make test-long compile on every core
+# unless the command line gives -j (make -j1 builds one file at a time);
+# the tests themselves run one after another.
 
 # The version lives in the header only.
 VERSION_MAJOR := $(shell sed -n 's/^\#define TGEMM_VERSION_MAJOR \([0-9]*\).*/\1/p' include/tgemm.h)
@@ -35,6 +40,12 @@ CXX ?= g++
 ifneq ($(filter default undefined,$(origin FC)),)
 FC := $(notdir $(firstword $(foreach f,gfortran gfortran-13 gfortran-12,$(shell command -v $(f) 2>/dev/null)) gfortran))
 endif
+
+# Make 4.3 shows a -j given to it only to recipes, in MAKEFLAGS: so the
+# targets above decide there, starting their builds as a sub-make with
+# $(JOBS), which inherits a -j given and otherwise asks for every core.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC))
 
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -59,12 +70,13 @@ LIB_CU_SRC := $(wildcard src/kernels/*.cu)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib bench-plans test test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace bench-tma bench-kstep \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
-all: lib
+all:
+	@$(MAKE) --no-print-directory $(JOBS) lib
 
 lib: $(BUILD)/lib/$(LIBNAME)
 
@@ -98,11 +110,11 @@ $(BUILD)/lib/$(LIBNAME): $(BUILD)/lib/$(SONAME)
 TEST_CFLAGS := -std=c99 -O2 -g $(WARN) -Werror -Iinclude -Itests -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
 TEST_LIBS := -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) \
              -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -lcmocka -ldl -lm -lpthread
-TEST_COMMON := tests/common.c
+TEST_COMMON := tests/common.c tests/gpu_probe.c tests/line_buffered.c
 TEST_BINS := $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env $(BUILD)/tests/test_long \
              $(BUILD)/tests/test_host
 
-$(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME)
+$(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h tests/gpu_probe.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_COMMON) $(TEST_LIBS)
 
@@ -110,12 +122,58 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h $(BUILD)/lib/$(LIBNAME
 # of the table on its own, so every family's edges are tested directly.
 KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
 
-test: test-cpu test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-gpu test-host test-kernels test-env test-headers test-symbols \
-      test-install test-docs test-blas test-preload test-fortran test-tools test-cpu-blas test-numpy test-bench-check
-	@echo "make test: all passed"
+# make test builds everything its runs need (TEST_PROGRAMS) in parallel,
+# then makes the run targets (TEST_RUNS) one at a time in a sub-make: they
+# share the GPU, docs/html and build/stage, and their output stays readable.
+# It keeps going past a failed run (-k), so that the summary printed at the
+# end (tests/summary.sh) lists every failure, and fails if any run failed.
+#
+# Registering a test program with make test and its summary:
+#  - a rule that builds it, and its path added to TEST_PROGRAMS;
+#  - a run target (test-NAME, in .PHONY) whose recipe starts the program,
+#    and every other check, through $(RUN_TEST) PROGRAM -- COMMAND ARGS
+#    (settings go before $(RUN_TEST): VAR=value $(RUN_TEST) ...); PROGRAM
+#    names it in the summary, where all its runs are added up;
+#  - the run target added to TEST_RUNS.
+# tests/run.sh counts the tests of a run from its output: a CMocka
+# program's cases; a script's lines "[       OK ] what", "[  SKIPPED ] what"
+# and "[  FAILED  ] what" (if it prints none, it is one test that passes
+# when it exits 0; a script must keep the output of CMocka programs it runs
+# out of its own). A program that skips prints why once, on a line
+# "[ SKIPPING ] reason" (a CMocka program's GPU cases get it from
+# gpu_available()); the summary shows each reason once per program.
+TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env \
+                $(BUILD)/tests/test_host $(BUILD)/tests/test_blas $(BUILD)/tests/test_skinny_plan \
+                $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
+                $(PRELOAD_BINS) $(BUILD)/tests/run_fixture $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/examples/demo \
+                $(BUILD)/tests/test_offload_model $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check
+TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host \
+             test-kernels test-gpu-probe test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
+             test-tools test-offload-model test-cpu-blas test-numpy test-reference test-bench-check
+TEST_RESULTS := $(BUILD)/tests/results
+RUN_TEST := sh tests/run.sh $(TEST_RESULTS)
+test:
+	@rm -rf $(TEST_RESULTS)
+	@$(MAKE) --no-print-directory $(JOBS) test-programs
+	@$(MAKE) --no-print-directory -k TEST_RUNS_SERIAL=1 $(TEST_RUNS); sh tests/summary.sh $(TEST_RESULTS) $$?
+
+ifdef TEST_RUNS_SERIAL
+.NOTPARALLEL:
+endif
+
+# make test's own machinery: builds on every core unless -j is given
+# (tests/check-make.sh); the counting and the summary of runs whose results
+# are known (tests/check-run.sh, with a CMocka program of known results).
+$(BUILD)/tests/run_fixture: tests/run_fixture.c tests/line_buffered.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) -Werror -o $@ $^ -lcmocka
+
+test-harness: $(BUILD)/tests/run_fixture
+	$(RUN_TEST) check-make -- sh tests/check-make.sh "$(MAKE)"
+	$(RUN_TEST) check-run -- sh tests/check-run.sh $(BUILD)/tests/run_fixture
 
 test-cpu: $(BUILD)/tests/test_api
-	$(BUILD)/tests/test_api
+	$(RUN_TEST) test_api -- $(BUILD)/tests/test_api
 
 # The GPU suite; then its small rows with every split-K through the
 # workspace (TGEMM_CLUSTERS=0), and with every tiled plan in stream-K form
@@ -128,47 +186,50 @@ test-cpu: $(BUILD)/tests/test_api
 # form and once without, one seed, compared bit for bit.
 GEMM_BITS := $(BUILD)/tests/gemm_bits.bin
 test-gpu: $(BUILD)/tests/test_gemm
-	$(BUILD)/tests/test_gemm
-	TGEMM_CLUSTERS=0 TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
-	TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
-	TGEMM_TMA=0 TGEMM_TEST_FILTER='nn_4096x16x4096*' $(BUILD)/tests/test_gemm
-	TGEMM_PACK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm
-	TGEMM_VERBOSE=2 $(BUILD)/tests/test_gemm special-values
-	TGEMM_VERBOSE=2 TGEMM_CLUSTERS=0 $(BUILD)/tests/test_gemm special-values
-	TGEMM_VERBOSE=2 TGEMM_STREAMK=always $(BUILD)/tests/test_gemm special-values
+	$(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_CLUSTERS=0 TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_TMA=0 TGEMM_TEST_FILTER='nn_4096x16x4096*' $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_PACK=always TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_VERBOSE=2 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm special-values
+	TGEMM_VERBOSE=2 TGEMM_CLUSTERS=0 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm special-values
+	TGEMM_VERBOSE=2 TGEMM_STREAMK=always $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm special-values
 	rm -f $(GEMM_BITS)
 	seed=$$(od -An -N8 -tu8 /dev/urandom | tr -d ' '); \
-	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic && \
-	TGEMM_TEST_SEED=$$seed TGEMM_CLUSTERS=0 TGEMM_TEST_BITS=$(GEMM_BITS) $(BUILD)/tests/test_gemm deterministic
+	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm deterministic && \
+	TGEMM_TEST_SEED=$$seed TGEMM_CLUSTERS=0 TGEMM_TEST_BITS=$(GEMM_BITS) $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm deterministic
 
 # The streaming kernels' planner (split of K, row groups, cluster form) is
 # host code in the kernels' object; its unit test links that object and
 # needs no GPU.
-$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o
+$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp tests/line_buffered.c $(BUILD)/obj/kernels/skinny.o \
+                                 $(BUILD)/obj/kernels/skinny_tma.o
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
-	    $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
+	    tests/line_buffered.c $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o \
+	    -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
 
 test-skinny-plan: $(BUILD)/tests/test_skinny_plan
-	$(BUILD)/tests/test_skinny_plan
+	$(RUN_TEST) test_skinny_plan -- $(BUILD)/tests/test_skinny_plan
 
 # TGEMM_OFFLOAD=auto's model of both sides and what it learns from measured
 # calls (src/blas/offload_model.cpp): plain C++, no GPU.
-$(BUILD)/tests/test_offload_model: tests/test_offload_model.cpp $(BUILD)/obj/blas/offload_model.o
+$(BUILD)/tests/test_offload_model: tests/test_offload_model.cpp tests/line_buffered.c $(BUILD)/obj/blas/offload_model.o
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< $(BUILD)/obj/blas/offload_model.o -lcmocka
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< tests/line_buffered.c \
+	    $(BUILD)/obj/blas/offload_model.o -lcmocka
 
 test-offload-model: $(BUILD)/tests/test_offload_model
-	$(BUILD)/tests/test_offload_model
+	$(RUN_TEST) test_offload_model -- $(BUILD)/tests/test_offload_model
 
 # Stream-K's division of the tiles' K steps among blocks and the reading
 # back of their parts (src/kernels/gemm_params.hpp), replayed on the host.
-$(BUILD)/tests/test_streamk_plan: tests/test_streamk_plan.cpp src/kernels/gemm_params.hpp
+$(BUILD)/tests/test_streamk_plan: tests/test_streamk_plan.cpp tests/line_buffered.c src/kernels/gemm_params.hpp
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< -lcmocka
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< tests/line_buffered.c -lcmocka
 
 test-streamk-plan: $(BUILD)/tests/test_streamk_plan
-	$(BUILD)/tests/test_streamk_plan
+	$(RUN_TEST) test_streamk_plan -- $(BUILD)/tests/test_streamk_plan
 
 # The host-operand path's planner, its parallel host copy, the parser of
 # TGEMM_DEVICE_MEMORY_LIMIT and the CSV of TGEMM_HOST_TRACE are plain C++;
@@ -176,13 +237,13 @@ test-streamk-plan: $(BUILD)/tests/test_streamk_plan
 # copy's parts again with TGEMM_HOST_COPY_THREADS=3.
 HOST_PLAN_OBJ := $(BUILD)/obj/runtime/host_plan.o $(BUILD)/obj/runtime/host_copy.o $(BUILD)/obj/runtime/settings.o \
                  $(BUILD)/obj/runtime/host_trace.o
-$(BUILD)/tests/test_host_plan: tests/test_host_plan.cpp $(HOST_PLAN_OBJ)
+$(BUILD)/tests/test_host_plan: tests/test_host_plan.cpp tests/line_buffered.c $(HOST_PLAN_OBJ)
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< $(HOST_PLAN_OBJ) -lcmocka -lpthread
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< tests/line_buffered.c $(HOST_PLAN_OBJ) -lcmocka -lpthread
 
 test-host-plan: $(BUILD)/tests/test_host_plan
-	env -u TGEMM_HOST_COPY_THREADS $(BUILD)/tests/test_host_plan
-	TGEMM_HOST_COPY_THREADS=3 $(BUILD)/tests/test_host_plan test_host_copy_parts
+	env -u TGEMM_HOST_COPY_THREADS $(RUN_TEST) test_host_plan -- $(BUILD)/tests/test_host_plan
+	TGEMM_HOST_COPY_THREADS=3 $(RUN_TEST) test_host_plan -- $(BUILD)/tests/test_host_plan test_host_copy_parts
 
 # The host-operand executor on a mock CUDA runtime that runs copies and
 # kernels late and in random order, so missing waits and misplaced copies
@@ -190,79 +251,79 @@ test-host-plan: $(BUILD)/tests/test_host_plan
 # AddressSanitizer for copies past a buffer's end.
 HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/runtime/host_pipeline.o $(BUILD)/obj/runtime/workspace.o \
                  $(BUILD)/obj/api/status.o
-$(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp $(HOST_MOCK_OBJ)
+$(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/line_buffered.c $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARN) -Werror -Iinclude -Isrc \
-	    -isystem $(CUDA_HOME)/include -o $@ $< $(HOST_MOCK_OBJ) -lcmocka -lpthread
+	    -isystem $(CUDA_HOME)/include -o $@ $< tests/line_buffered.c $(HOST_MOCK_OBJ) -lcmocka -lpthread
 
 # Then TGEMM_HOST_TRACE: a trace written and read back, and a file that
 # cannot be created.
 HOST_TRACE_CSV := $(BUILD)/tests/host_trace.csv
 test-host-mock: $(BUILD)/tests/test_host_mock
-	env -u TGEMM_HOST_TRACE $(BUILD)/tests/test_host_mock
+	env -u TGEMM_HOST_TRACE $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock
 	rm -f $(HOST_TRACE_CSV)
-	TGEMM_HOST_TRACE=$(HOST_TRACE_CSV) $(BUILD)/tests/test_host_mock trace
-	TGEMM_HOST_TRACE=/nonexistent/dir/trace.csv $(BUILD)/tests/test_host_mock bad-trace
+	TGEMM_HOST_TRACE=$(HOST_TRACE_CSV) $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock trace
+	TGEMM_HOST_TRACE=/nonexistent/dir/trace.csv $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock bad-trace
 
 # Host operands on the GPU (cases skip without one): the default plans, then
 # out of core under device memory limits of 1 MiB and 8 MiB, with every
 # call's plan checked against the limit (tests/test_host.c).
 test-host: $(BUILD)/tests/test_host
-	$(BUILD)/tests/test_host
-	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
-	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
+	$(RUN_TEST) test_host -- $(BUILD)/tests/test_host
+	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(RUN_TEST) test_host -- $(BUILD)/tests/test_host out-of-core
+	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(RUN_TEST) test_host -- $(BUILD)/tests/test_host out-of-core
 
 # With each family, the NaN and Inf rows too (special-values). Then the
 # families that have a stream-K form, each in that form, and one without it
 # under TGEMM_STREAMK=always (planned as without the setting).
 STREAMK_FAMILIES := 128x128x16 128x256x8 256x128x8 256x128x16
 test-kernels: $(BUILD)/tests/test_gemm
-	@for f in $(KERNEL_FAMILIES); do \
+	@rc=0; for f in $(KERNEL_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f"; \
-	    TGEMM_KERNEL=$$f TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm || exit 1; \
-	    TGEMM_KERNEL=$$f TGEMM_VERBOSE=2 $(BUILD)/tests/test_gemm special-values || exit 1; \
-	done
-	@for f in $(STREAMK_FAMILIES); do \
+	    TGEMM_KERNEL=$$f TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm || rc=1; \
+	    TGEMM_KERNEL=$$f TGEMM_VERBOSE=2 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm special-values || rc=1; \
+	done; exit $$rc
+	@rc=0; for f in $(STREAMK_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f TGEMM_STREAMK=always"; \
-	    TGEMM_KERNEL=$$f TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(BUILD)/tests/test_gemm || exit 1; \
-	done
+	    TGEMM_KERNEL=$$f TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm || rc=1; \
+	done; exit $$rc
 	@echo "== TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always (a family without stream-K: its own plans)"
-	TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=33 $(BUILD)/tests/test_gemm
+	TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=33 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
 
 # Behaviour under environment settings; each scenario is its own process
 # because settings are read once.
 test-env: $(BUILD)/tests/test_env
-	CUDA_VISIBLE_DEVICES= $(BUILD)/tests/test_env no-device
-	TGEMM_DEVICE=abc $(BUILD)/tests/test_env bad-setting
-	TGEMM_DEVICE=999 $(BUILD)/tests/test_env bad-device
-	TGEMM_KERNEL=nonsense $(BUILD)/tests/test_env bad-kernel
-	TGEMM_VERBOSE=1 $(BUILD)/tests/test_env verbose
-	$(BUILD)/tests/test_env quiet
-	for v in abc 0 0K -5M 12Q 1.5G 4KB 99999999999999999999 16777216T; do \
+	CUDA_VISIBLE_DEVICES= $(RUN_TEST) test_env -- $(BUILD)/tests/test_env no-device
+	TGEMM_DEVICE=abc $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-setting
+	TGEMM_DEVICE=999 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-device
+	TGEMM_KERNEL=nonsense $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-kernel
+	TGEMM_VERBOSE=1 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env verbose
+	$(RUN_TEST) test_env -- $(BUILD)/tests/test_env quiet
+	rc=0; for v in abc 0 0K -5M 12Q 1.5G 4KB 99999999999999999999 16777216T; do \
 	    echo "== TGEMM_DEVICE_MEMORY_LIMIT=$$v"; \
-	    TGEMM_DEVICE_MEMORY_LIMIT=$$v $(BUILD)/tests/test_env bad-memory-limit || exit 1; \
-	done
-	for v in abc 0 -3 1.5 257 99999999999999999999; do \
+	    TGEMM_DEVICE_MEMORY_LIMIT=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-memory-limit || rc=1; \
+	done; exit $$rc
+	rc=0; for v in abc 0 -3 1.5 257 99999999999999999999; do \
 	    echo "== TGEMM_HOST_COPY_THREADS=$$v"; \
-	    TGEMM_HOST_COPY_THREADS=$$v $(BUILD)/tests/test_env bad-copy-threads || exit 1; \
-	done
-	for v in 2 -1 yes on 01x; do \
+	    TGEMM_HOST_COPY_THREADS=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-copy-threads || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 2 -1 yes on 01x; do \
 	    echo "== TGEMM_CLUSTERS=$$v"; \
-	    TGEMM_CLUSTERS=$$v $(BUILD)/tests/test_env bad-clusters || exit 1; \
-	done
-	for v in 1 0 yes Auto always1; do \
+	    TGEMM_CLUSTERS=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-clusters || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 1 0 yes Auto always1; do \
 	    echo "== TGEMM_STREAMK=$$v"; \
-	    TGEMM_STREAMK=$$v $(BUILD)/tests/test_env bad-streamk || exit 1; \
-	done
-	for v in 2 -1 no off 1x; do \
+	    TGEMM_STREAMK=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-streamk || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 2 -1 no off 1x; do \
 	    echo "== TGEMM_TMA=$$v"; \
-	    TGEMM_TMA=$$v $(BUILD)/tests/test_env bad-tma || exit 1; \
-	done
-	for v in 1 0 yes Never auto1; do \
+	    TGEMM_TMA=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-tma || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 1 0 yes Never auto1; do \
 	    echo "== TGEMM_PACK=$$v"; \
-	    TGEMM_PACK=$$v $(BUILD)/tests/test_env bad-pack || exit 1; \
-	done
-	TGEMM_DEVICE_MEMORY_LIMIT=100 $(BUILD)/tests/test_env tiny-memory-limit
+	    TGEMM_PACK=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-pack || rc=1; \
+	done; exit $$rc
+	TGEMM_DEVICE_MEMORY_LIMIT=100 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env tiny-memory-limit
 
 # The BLAS ABI, one scenario per process (settings are read once). Every
 # run starts from a clean TGEMM_* environment; see tests/test_blas.c.
@@ -272,32 +333,32 @@ BLAS_ENV := env -u TGEMM_OFFLOAD -u TGEMM_OFFLOAD_MIN_FLOPS -u TGEMM_OFFLOAD_CPU
             -u TGEMM_HOST_TRACE -u LD_PRELOAD
 BLAS_TRACE := $(BUILD)/tests/test_blas.trace
 test-blas: $(BUILD)/tests/test_blas
-	$(BLAS_ENV) $(BUILD)/tests/test_blas checks
+	$(BLAS_ENV) $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas checks
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
-	    $(BUILD)/tests/test_blas forward
+	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas forward
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) CUDA_VISIBLE_DEVICES= \
-	    $(BUILD)/tests/test_blas fallback
+	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas fallback
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=1 TGEMM_OFFLOAD_LEARN=0 TGEMM_CPU_BLAS=libopenblas.so.0 \
-	    TGEMM_TRACE=$(BLAS_TRACE) $(BUILD)/tests/test_blas auto
+	    TGEMM_TRACE=$(BLAS_TRACE) $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas auto
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=1000000 TGEMM_OFFLOAD_LEARN=0 TGEMM_CPU_BLAS=libopenblas.so.0 \
-	    TGEMM_TRACE=$(BLAS_TRACE) $(BUILD)/tests/test_blas auto-cpu
+	    TGEMM_TRACE=$(BLAS_TRACE) $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas auto-cpu
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
-	    $(BUILD)/tests/test_blas builtin
-	$(BLAS_ENV) TGEMM_OFFLOAD=sometimes TGEMM_CPU_BLAS=libopenblas.so.0 $(BUILD)/tests/test_blas bad-setting
-	for v in TGEMM_OFFLOAD_CPU_GFLOPS=abc TGEMM_OFFLOAD_CPU_GFLOPS=0 TGEMM_OFFLOAD_LINK_GBS=-3 \
+	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas builtin
+	$(BLAS_ENV) TGEMM_OFFLOAD=sometimes TGEMM_CPU_BLAS=libopenblas.so.0 $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas bad-setting
+	rc=0; for v in TGEMM_OFFLOAD_CPU_GFLOPS=abc TGEMM_OFFLOAD_CPU_GFLOPS=0 TGEMM_OFFLOAD_LINK_GBS=-3 \
 	         TGEMM_OFFLOAD_LINK_GBS=1e400 TGEMM_OFFLOAD_LEARN=2 TGEMM_OFFLOAD_LEARN=yes; do \
 	    echo "== $$v"; \
 	    $(BLAS_ENV) $$v TGEMM_TEST_WARNING=$${v%%=*} TGEMM_CPU_BLAS=libopenblas.so.0 \
-	        $(BUILD)/tests/test_blas bad-setting || exit 1; \
-	done
+	        $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas bad-setting || rc=1; \
+	done; exit $$rc
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
-	    $(BUILD)/tests/test_blas gpu
+	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas gpu
 
 # A program linked only against OpenBLAS, run plain and under
 # LD_PRELOAD=libtgemm.so (tests/blas/preload.sh says what is checked); the
@@ -319,12 +380,25 @@ $(BUILD)/tests/direct_prog_nohandlers: tests/blas/preload_prog.c $(BUILD)/lib/$(
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
 
-$(BUILD)/tests/has_gpu: tests/blas/has_gpu.c
+$(BUILD)/tests/has_gpu: tests/blas/has_gpu.c tests/gpu_probe.c tests/gpu_probe.h
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR)
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/gpu_probe.c -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(CUDA_LIBDIR) -ldl -lpthread
 
 test-preload: $(PRELOAD_BINS) $(BUILD)/lib/$(LIBNAME)
-	sh tests/blas/preload.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
+	$(RUN_TEST) preload -- sh tests/blas/preload.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
+
+# A GPU setup that is there but broken fails the GPU cases rather than
+# skip them; only no driver or no device skips (tests/check-gpu-probe.sh,
+# with a stand-in libcuda.so.1 that reports an old driver, a failing
+# cuInit, or no device).
+$(BUILD)/tests/stub/libcuda.so.1: tests/stub_libcuda.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) -Werror -shared -fPIC -isystem $(CUDA_HOME)/include -o $@ $<
+
+test-gpu-probe: $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/tests/test_gemm $(BUILD)/tests/test_api $(PRELOAD_BINS) \
+                $(BUILD)/examples/demo
+	$(RUN_TEST) check-gpu-probe -- sh tests/check-gpu-probe.sh $(BUILD)/tests $(BUILD)/examples/demo \
+	    $(abspath $(BUILD)/lib/$(LIBNAME))
 
 # ---- The CPU BLAS that tgemm finds itself (tests/blas/cpu_blas.sh,
 # tests/blas/numpy_check.py): programs that bring no CPU BLAS tgemm can reach.
@@ -362,8 +436,8 @@ $(CPU_BLAS_DIR)/libnosgemm.so: tests/blas/fake_blas.c
 CPU_BLAS_TRACE := $(BUILD)/tests/test_blas_system.trace
 test-cpu-blas: $(CPU_BLAS_BINS) $(BUILD)/tests/test_blas
 	rm -f $(CPU_BLAS_TRACE)
-	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_TRACE=$(CPU_BLAS_TRACE) $(BUILD)/tests/test_blas forward
-	sh tests/blas/cpu_blas.sh $(abspath $(BUILD)/tests) $(abspath $(LIB)) $(BUILD)/tests/has_gpu
+	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_TRACE=$(CPU_BLAS_TRACE) $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas forward
+	$(RUN_TEST) cpu-blas -- sh tests/blas/cpu_blas.sh $(abspath $(BUILD)/tests) $(abspath $(LIB)) $(BUILD)/tests/has_gpu
 
 # numpy's float32 products under LD_PRELOAD: a python3 whose numpy calls the
 # system's cblas_sgemm (Debian's /usr/bin/python3 with python3-numpy; the
@@ -372,32 +446,28 @@ test-cpu-blas: $(CPU_BLAS_BINS) $(BUILD)/tests/test_blas
 # test says why and fails in CI (CI set), else it is reported as not run.
 NUMPY_PYTHON ?= /usr/bin/python3
 test-numpy: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu
-	@if [ -x "$(NUMPY_PYTHON)" ]; then \
-	    echo "$(NUMPY_PYTHON) tests/blas/numpy_check.py"; \
-	    $(BLAS_ENV) $(NUMPY_PYTHON) tests/blas/numpy_check.py $(abspath $(LIB)) $(BUILD)/tests/has_gpu \
-	        $(BUILD)/tests/numpy; \
-	elif [ -n "$$CI" ]; then echo "test-numpy: $(NUMPY_PYTHON) not found; CI needs python3-numpy"; exit 1; \
-	else echo "test-numpy: NOT RUN: $(NUMPY_PYTHON) not found (NUMPY_PYTHON=...: a python3 with python3-numpy)"; fi
+	$(BLAS_ENV) $(RUN_TEST) numpy -- sh tests/blas/numpy.sh "$(NUMPY_PYTHON)" $(abspath $(LIB)) $(BUILD)/tests/has_gpu \
+	    $(BUILD)/tests/numpy
 
 # Fortran programs built against the staged install of test-install.
 test-fortran: test-install $(BUILD)/tests/has_gpu
-	sh tests/check-fortran.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(FC) $(BUILD)/tests/has_gpu
+	$(RUN_TEST) check-fortran -- sh tests/check-fortran.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(FC) $(BUILD)/tests/has_gpu
 
-test-long: $(BUILD)/tests/test_long
-	$(BUILD)/tests/test_long
+test-long:
+	@$(MAKE) --no-print-directory $(JOBS) $(BUILD)/tests/test_long
+	$(RUN_TEST) test_long -- $(BUILD)/tests/test_long
 
 # The public header compiles alone as strict C99 and as C++.
 test-headers:
 	@mkdir -p $(BUILD)/tests
-	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_c99.c -o $(BUILD)/tests/header_c99.o
-	$(CXX) -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_cxx.cpp -o $(BUILD)/tests/header_cxx.o
+	$(RUN_TEST) header_c99 -- $(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_c99.c \
+	    -o $(BUILD)/tests/header_c99.o
+	$(RUN_TEST) header_cxx -- $(CXX) -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -c tests/header_cxx.cpp \
+	    -o $(BUILD)/tests/header_cxx.o
 
 # Only the intended symbols are exported.
 test-symbols: $(BUILD)/lib/$(LIBNAME)
-	nm -D --defined-only $(LIB) | awk '$$2 ~ /^[TDBRVW]$$/ {print $$3}' | sort > $(BUILD)/exported.txt
-	sed -n 's/^ *\([a-z_0-9]*\);$$/\1/p' src/tgemm.map | sort > $(BUILD)/expected.txt
-	diff -u $(BUILD)/expected.txt $(BUILD)/exported.txt
-	readelf -d $(LIB) | grep -q 'SONAME.*\[$(SONAME)\]'
+	$(RUN_TEST) check-symbols -- sh tests/check-symbols.sh $(LIB) $(SONAME) src/tgemm.map $(BUILD)
 
 # Install into a scratch prefix through DESTDIR, check the layout, then build
 # and run a consumer with nothing but pkg-config's flags.
@@ -406,17 +476,17 @@ TEST_DESTDIR := $(abspath $(BUILD)/stage)
 test-install: $(BUILD)/lib/$(LIBNAME)
 	rm -rf $(TEST_DESTDIR)
 	$(MAKE) --no-print-directory install PREFIX=$(TEST_PREFIX) DESTDIR=$(TEST_DESTDIR)
-	sh tests/check-install.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(VERSION) $(VERSION_MAJOR)
+	$(RUN_TEST) check-install -- sh tests/check-install.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(VERSION) $(VERSION_MAJOR)
 
 # The analysis scripts that need no GPU, on fixed inputs.
 test-tools:
-	sh tests/check-sass-banks.sh
-	sh tests/check-ncu-stalls.sh
+	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
+	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 
+# The reference builds without Graphviz and renders what the code prints
+# (tests/check-docs.sh).
 test-docs:
-	@if command -v doxygen >/dev/null 2>&1; then $(MAKE) --no-print-directory docs; \
-	elif [ -n "$$CI" ]; then echo "doxygen is required in CI"; exit 1; \
-	else echo "doxygen not installed: documentation not checked"; fi
+	$(RUN_TEST) check-docs -- sh tests/check-docs.sh "$(MAKE)"
 
 # ---------------------------------------------------------------- reference CBLAS conformance
 
@@ -437,9 +507,8 @@ $(BUILD)/tests/preload_prog $(BUILD)/tests/preload_prog_nohandlers: \
 # target fails.
 REFBLAS_DIR ?=
 .PHONY: test-reference
-test: test-reference
 test-reference: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu
-	sh tests/blas/reference.sh $(abspath $(BUILD)/tests/reference) $(abspath $(BUILD)/lib/$(LIBNAME)) \
+	$(RUN_TEST) reference -- sh tests/blas/reference.sh $(abspath $(BUILD)/tests/reference) $(abspath $(BUILD)/lib/$(LIBNAME)) \
 	    $(abspath $(BUILD)/tests/has_gpu) $(REFBLAS_DIR)
 
 # ---------------------------------------------------------------- benchmark output check
@@ -449,24 +518,30 @@ test-reference: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu
 # no GPU needed. AddressSanitizer catches a check that reads past C's
 # columns or its reference.
 .PHONY: test-bench-check
-$(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp bench/gemm_check.hpp
+$(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp tests/line_buffered.c bench/gemm_check.hpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Werror -Ibench \
-	    -o $@ $< -lcmocka -lopenblas -lpthread
+	    -o $@ $< tests/line_buffered.c -lcmocka -lopenblas -lpthread
 
 test-bench-check: $(BUILD)/tests/test_bench_check
-	$(BUILD)/tests/test_bench_check
+	$(RUN_TEST) test_bench_check -- $(BUILD)/tests/test_bench_check
 
 # bench_gemm's FP64 reference on the device (bench/gemm_reference.hpp).
-$(BUILD)/bench/gemm_reference.o: bench/gemm_reference.cu bench/gemm_reference.hpp bench/gemm_check.hpp
+$(BUILD)/bench/gemm_reference.o: bench/gemm_reference.cu bench/gemm_reference.hpp bench/gemm_check.hpp bench/bench_error.hpp
 	@mkdir -p $(@D)
 	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -Xcompiler -Wall,-Wextra -c -o $@ $<
 
+# The prerequisites of a rule are expanded where it stands: this one comes
+# after every variable that TEST_PROGRAMS names.
+test-programs: $(TEST_PROGRAMS)
+	@:
+
 # ---------------------------------------------------------------- docs
 
+DOXYGEN ?= doxygen
 docs:
 	@mkdir -p docs/html
-	( cat docs/Doxyfile; echo "PROJECT_NUMBER = $(VERSION)" ) | doxygen -
+	( cat docs/Doxyfile; echo "PROJECT_NUMBER = $(VERSION)" ) | $(DOXYGEN) -
 	@echo "docs: docs/html/index.html"
 
 # ---------------------------------------------------------------- demo, bench
@@ -479,7 +554,8 @@ $(BUILD)/examples/demo: examples/demo.c $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(EX_CFLAGS) -o $@ $< $(EX_LIBS) -lpthread
 
-demo: $(BUILD)/examples/demo
+demo:
+	@$(MAKE) --no-print-directory $(JOBS) $(BUILD)/examples/demo
 	$(BUILD)/examples/demo
 
 BENCH_CXXFLAGS := -std=c++17 -O2 $(WARN) -Iinclude -isystem $(CUDA_HOME)/include
@@ -491,7 +567,7 @@ $(BUILD)/bench/l2flush.o: bench/l2flush.cu
 	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -c -o $@ $<
 
 $(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
-                           bench/gemm_check.hpp bench/gemm_reference.hpp $(BUILD)/lib/$(LIBNAME)
+                           bench/gemm_check.hpp bench/gemm_reference.hpp bench/bench_error.hpp $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS)
 
@@ -627,12 +703,21 @@ uninstall:
 
 # ---------------------------------------------------------------- tools
 
-# Packages for building, testing and documenting (Debian 12 / Ubuntu 22.04+).
-DEB_PACKAGES := make gcc g++ gfortran pkgconf libopenblas-dev libcmocka-dev doxygen
+# Packages for building, testing and documenting (Debian 12 / Ubuntu
+# 22.04+): the first word of each line of .ci/packages, the list that
+# .ci/run installs on a fresh machine too. Only the missing ones are
+# installed (apt-get through sudo unless root).
+DEB_PACKAGES := $(shell sed -e 's/\#.*//' .ci/packages | awk 'NF {print $$1}')
 deps:
-	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	echo "installing: $(DEB_PACKAGES)"; \
-	$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES)
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; \
+	done); \
+	if [ -z "$$missing" ]; then echo "deps: the $(words $(DEB_PACKAGES)) packages of .ci/packages are installed"; else \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	    echo "deps: installing" $$missing; \
+	    $$SUDO apt-get update -qq && \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
 	@test -x "$(NVCC)" || { echo "CUDA toolkit not found: install CUDA 12 or newer, or set CUDA_HOME"; exit 1; }
 
 resources: lib

@@ -3,13 +3,17 @@
  *
  *   build/examples/demo [N]      N x N x N, default 4096
  *
- * Without a GPU it says so, runs only the CPU BLAS, and exits 0. */
+ * Without a GPU (no NVIDIA driver, or no device) it says so, runs only the
+ * CPU BLAS, and exits 0; with a driver CUDA cannot use (too old, broken)
+ * it prints CUDA's error and exits 1. */
 #include <dlfcn.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 #include <tgemm.h>
@@ -32,6 +36,18 @@ static float *alloc_floats(size_t n)
         exit(1);
     }
     return p;
+}
+
+/* Whether an NVIDIA driver is installed: the kernel driver, or its
+ * library libcuda.so.1. */
+static bool driver_installed(void)
+{
+    if (access("/proc/driver/nvidia/version", F_OK) == 0)
+        return true;
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (h)
+        dlclose(h);
+    return h != NULL;
 }
 
 int main(int argc, char **argv)
@@ -68,13 +84,23 @@ int main(int argc, char **argv)
     printf("OpenBLAS (CPU):                   %9.2f ms  %7.2f TFLOP/s\n", 1e3 * t_cpu, flops / t_cpu * 1e-12);
 
     int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    const cudaError_t e = cudaGetDeviceCount(&devices);
+    if (e != cudaSuccess || devices == 0) {
         float one = 0.0f;
         const tgemm_status st = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &one, 1);
-        printf("No CUDA GPU is visible here, so tgemm cannot run (tgemm says: %s).\n"
-               "Run this demo on a machine with an NVIDIA GPU and driver to see the GPU result.\n",
-               tgemm_status_string(st));
-        return 0;
+        /* CUDA says cudaErrorInsufficientDriver both without a driver and
+         * with one too old for it: only the first is a machine without a GPU. */
+        const bool driver = driver_installed();
+        if (e == cudaSuccess || e == cudaErrorNoDevice || (e == cudaErrorInsufficientDriver && !driver)) {
+            printf("No CUDA GPU is visible here (%s), so tgemm cannot run (tgemm says: %s).\n"
+                   "Run this demo on a machine with an NVIDIA GPU and driver to see the GPU result.\n",
+                   e == cudaSuccess ? "no device" : cudaGetErrorName(e), tgemm_status_string(st));
+            return 0;
+        }
+        fprintf(stderr, "demo: CUDA cannot use the GPU: %s (%s)%s\n", cudaGetErrorName(e), cudaGetErrorString(e),
+                e == cudaErrorInsufficientDriver ? "; the NVIDIA driver installed is older than this CUDA runtime needs"
+                                                 : "");
+        return 1;
     }
     struct cudaDeviceProp prop;
     int dev = 0;

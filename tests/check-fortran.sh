@@ -11,6 +11,10 @@
 #  - examples/fortran/native_example.f90 uses the ISO_C_BINDING module
 #    installed as include/tgemm.f90;
 #  - the module's constants equal the header's.
+# Without a GPU the runs on the GPU count as skipped (their fallbacks are
+# checked instead); a GPU setup that is there but broken fails (see
+# tests/blas/has_gpu.c). Each check ends with a line "[       OK ] ..."
+# for make test's summary.
 # usage: check-fortran.sh DESTDIR PREFIX FC HAS_GPU_PROGRAM
 set -eu
 destdir=$1 prefix=$2 fc=$3 has_gpu=$4
@@ -25,7 +29,7 @@ libdir=$(pkg-config --variable=libdir tgemm)
 case $libdir in "$destdir"/*) ;; *) libdir=$destdir$libdir ;; esac  # pkgconf adds the sysroot, pkg-config does not
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-gpu=$("$has_gpu")
+gpu=$("$has_gpu") || fail "the GPU cannot be used, and this is no machine without one (above)"
 
 # The module's parameters are the header's macros and enum values.
 sed -n -e 's/^#define \(TGEMM_VERSION_[A-Z]*\) \([0-9][0-9]*\).*/\1=\2/p' \
@@ -34,6 +38,7 @@ sed -n 's/^ *integer(c_int), parameter :: \(TGEMM_[A-Z_]*\) = \([0-9]*\)$/\1=\2/
     | sort > "$out/module.txt"
 [ -s "$out/header.txt" ] || fail "no constants found in include/tgemm.h"
 diff -u "$out/header.txt" "$out/module.txt" || fail "tgemm.f90's constants differ from tgemm.h's"
+echo "[       OK ] tgemm.f90's constants equal tgemm.h's"
 
 echo "== $fc sgemm_example.f90 \$(pkg-config --libs tgemm)"
 # shellcheck disable=SC2046
@@ -57,8 +62,13 @@ expect() {
     [ "$(wc -l < "$out/$1.err")" -eq "$3" ] || fail "$1: want $3 line(s) on stderr: $(cat "$out/$1.err")"
 }
 
+# on_gpu WHAT: the GPU run of WHAT passed, or was skipped without a GPU.
+on_gpu() {
+    if [ "$gpu" = 1 ]; then echo "[       OK ] $1: on the GPU"; else echo "[  SKIPPED ] $1: on the GPU"; fi
+}
 run cpu-blas TGEMM_CPU_BLAS=libopenblas.so.0
 expect cpu-blas cpu 0
+echo "[       OK ] sgemm_example: through TGEMM_CPU_BLAS"
 run gpu-forced TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0
 if [ "$gpu" = 1 ]; then
     expect gpu-forced gpu 0
@@ -66,12 +76,16 @@ else
     expect gpu-forced cpu-fallback:no-device 1
     grep -q '^tgemm: TGEMM_OFFLOAD=gpu, but the GPU could not run a BLAS call' "$out/gpu-forced.err" \
         || fail "gpu-forced: $(cat "$out/gpu-forced.err")"
+    echo "[       OK ] sgemm_example, TGEMM_OFFLOAD=gpu without a GPU: falls back to the CPU BLAS, one warning"
 fi
+on_gpu "sgemm_example, TGEMM_OFFLOAD=gpu"
 run system-blas
 expect system-blas cpu 0
+echo "[       OK ] sgemm_example with no setting: the system's CPU BLAS"
 run builtin TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0
 expect builtin builtin 1
 grep -q 'no CPU BLAS was found.*TGEMM_CPU_BLAS' "$out/builtin.err" || fail "builtin: $(cat "$out/builtin.err")"
+echo "[       OK ] sgemm_example without a CPU BLAS: the built-in loops, one warning"
 run no-blas-auto TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0
 if [ "$gpu" = 1 ]; then
     expect no-blas-auto gpu 0
@@ -79,7 +93,9 @@ else
     expect no-blas-auto builtin 1
     grep -q 'no GPU was usable.*no CPU BLAS was found.*TGEMM_CPU_BLAS' "$out/no-blas-auto.err" \
         || fail "no-blas-auto: $(cat "$out/no-blas-auto.err")"
+    echo "[       OK ] sgemm_example without a GPU or a CPU BLAS: the built-in loops, one warning"
 fi
+on_gpu "sgemm_example without a CPU BLAS"
 echo "warning: $(cat "$out/builtin.err")"
 
 echo "== $fc tgemm.f90 native_example.f90 \$(pkg-config --libs tgemm)"
@@ -92,5 +108,7 @@ if [ "$gpu" = 1 ]; then
     grep -q 'PASS (TGEMM_SUCCESS' "$out/native.out" || fail "native_example did not run on the GPU"
 else
     grep -q 'PASS (TGEMM_ERROR_NO_DEVICE' "$out/native.out" || fail "native_example: no NO_DEVICE without a GPU"
+    echo "[       OK ] native_example without a GPU: TGEMM_ERROR_NO_DEVICE"
 fi
+on_gpu native_example
 echo "check-fortran: OK ($fc)"

@@ -1,7 +1,10 @@
 #include "common.h"
 
+#include "gpu_probe.h"
+
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,15 +57,29 @@ uint64_t test_seed_for(uint64_t case_index)
     return rng_next(&r);
 }
 
+/* The reason GPU cases skip, printed once per process for make test's
+ * summary (tests/run.sh), not once per case. */
+static void announce_skip(void)
+{
+    const char *why;
+    if (gpu_probe(&why) == GPU_PROBE_ABSENT) {
+        printf("[ SKIPPING ] GPU cases: %s\n", why);
+        fflush(stdout);
+    }
+}
+
 bool gpu_available(void)
 {
-    static int count = -1;
-    if (count < 0) {
-        if (cudaGetDeviceCount(&count) != cudaSuccess)
-            count = 0;
-        (void)cudaGetLastError();
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, announce_skip);
+    const char *why;
+    switch (gpu_probe(&why)) {
+    case GPU_PROBE_PRESENT: return true;
+    case GPU_PROBE_ABSENT: return false;
+    case GPU_PROBE_BROKEN: break;
     }
-    return count > 0;
+    fail_msg("no usable GPU: %s", why);
+    return false;
 }
 
 /* ---------------------------------------------------------------- OpenBLAS */

@@ -25,7 +25,12 @@ float rng_small_int(rng_t *r); /* one of -3 .. 3, so sums of products stay exact
 uint64_t test_base_seed(void);
 uint64_t test_seed_for(uint64_t case_index);
 
-/* Whether CUDA sees a device; GPU cases call skip() when it does not. */
+/* Whether CUDA sees a device (tests/gpu_probe.h): true if it does; false,
+ * its reason printed once per process, when no NVIDIA driver is installed
+ * or the driver sees no device, so that GPU cases call skip(); any other
+ * outcome (a driver too old for the runtime or broken, any other CUDA
+ * error, or no GPU under TGEMM_TEST_REQUIRE_GPU=1) fails the running test
+ * with its message instead, so that a broken GPU cannot pass as none. */
 bool gpu_available(void);
 #define REQUIRE_GPU()              \
     do {                           \

@@ -12,6 +12,9 @@
 # $OUT/summary.txt at the end. Each step runs even if an earlier one
 # failed; the exit status is that of the first failure.
 set -u
+# A GPU session must run every GPU case: with no GPU found, or a driver CUDA
+# cannot use, the test programs fail instead of skipping (tests/gpu_probe.h).
+export TGEMM_TEST_REQUIRE_GPU=1
 FINAL=${OUT:-build/gpu-session}
 OUT=$(mktemp -d)
 mkdir -p "$FINAL"

@@ -2,6 +2,7 @@
  * BLAS order, quick returns with NULL pointers, statuses, version. Runs
  * everywhere; nothing here may skip. */
 #include "common.h"
+#include "gpu_probe.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -210,6 +211,45 @@ static void test_enum_values(void **state)
     assert_int_equal(sizeof(tgemm_int), 8);
 }
 
+/* The test programs' own rule for GPU cases (tests/gpu_probe.h): run,
+ * skip only without a driver or a device, fail on anything else, and fail
+ * where a skip would be under TGEMM_TEST_REQUIRE_GPU=1. */
+static void test_gpu_probe_rule(void **state)
+{
+    (void)state;
+    static const char kDriver[] = "/proc/driver/nvidia/version";
+    static const struct {
+        cudaError_t error;
+        int count;
+        const char *driver;
+        bool require;
+        gpu_probe_t want;
+        const char *why; /* in the reason */
+    } rows[] = {
+        {cudaSuccess, 1, kDriver, false, GPU_PROBE_PRESENT, ""},
+        {cudaSuccess, 2, kDriver, true, GPU_PROBE_PRESENT, ""},
+        {cudaSuccess, 0, kDriver, false, GPU_PROBE_ABSENT, "sees no device"},
+        {cudaErrorNoDevice, 0, kDriver, false, GPU_PROBE_ABSENT, "sees no device (cudaGetDeviceCount: cudaErrorNo"},
+        {cudaErrorInsufficientDriver, 0, NULL, false, GPU_PROBE_ABSENT, "no NVIDIA driver is installed"},
+        {cudaErrorInsufficientDriver, 0, kDriver, false, GPU_PROBE_BROKEN, "cudaErrorInsufficientDriver"},
+        {cudaErrorInsufficientDriver, 0, "/usr/lib/libcuda.so.1", false, GPU_PROBE_BROKEN, "/usr/lib/libcuda.so.1"},
+        {cudaErrorUnknown, 0, NULL, false, GPU_PROBE_BROKEN, "cudaErrorUnknown"},
+        {cudaErrorStubLibrary, 0, NULL, false, GPU_PROBE_BROKEN, "cudaErrorStubLibrary"},
+        {cudaErrorSystemDriverMismatch, 0, NULL, false, GPU_PROBE_BROKEN, "cudaErrorSystemDriverMismatch"},
+        {cudaErrorNoDevice, 0, kDriver, true, GPU_PROBE_BROKEN, "TGEMM_TEST_REQUIRE_GPU=1, but the NVIDIA driver"},
+        {cudaErrorInsufficientDriver, 0, NULL, true, GPU_PROBE_BROKEN, "TGEMM_TEST_REQUIRE_GPU=1, but no NVIDIA"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+        char why[512];
+        const gpu_probe_t got =
+            gpu_probe_classify(rows[i].error, rows[i].count, rows[i].driver, rows[i].require, why, sizeof why);
+        if (got != rows[i].want || !strstr(why, rows[i].why))
+            fail_msg("row %zu (%s, %d devices, driver %s, require %d): got %d \"%s\", want %d with \"%s\"", i,
+                     cudaGetErrorName(rows[i].error), rows[i].count, rows[i].driver ? rows[i].driver : "none",
+                     (int)rows[i].require, (int)got, why, (int)rows[i].want, rows[i].why);
+    }
+}
+
 /* The test list is sized from the two tables it is made of, so that no
  * test can fall off its end. */
 int main(void)
@@ -217,6 +257,7 @@ int main(void)
     const struct CMUnitTest others[] = {
         cmocka_unit_test(test_quick_returns), cmocka_unit_test(test_real_call_matches_device_presence),
         cmocka_unit_test(test_status_strings), cmocka_unit_test(test_version), cmocka_unit_test(test_enum_values),
+        cmocka_unit_test(test_gpu_probe_rule),
     };
     const size_t nbad = sizeof kBad / sizeof kBad[0], nothers = sizeof others / sizeof others[0];
     struct CMUnitTest tests[sizeof kBad / sizeof kBad[0] + sizeof others / sizeof others[0]];

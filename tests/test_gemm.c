@@ -12,7 +12,8 @@
  * and under compute-sanitizer). TGEMM_TEST_MAX_K=K also leaves out the
  * switch-point rows deeper than K (racecheck of a forced tiled family, where
  * a 2,000,000-deep row would take many minutes). Without a GPU every case
- * calls skip().
+ * calls skip(); with a GPU setup that is there but broken, or with none
+ * under TGEMM_TEST_REQUIRE_GPU=1, every case fails (gpu_available()).
  *
  * `test_gemm special-values` runs other rows instead: NaN and Inf in A, B
  * and C on each path of the dispatcher, the path checked from the plan

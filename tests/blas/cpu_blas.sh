@@ -163,4 +163,6 @@ echo "== the program's own BLAS, under LD_PRELOAD, before TGEMM_CPU_BLAS and the
 ldd "$dir/cpu_blas_prog_fake" | grep -q libfakeblas || fail "cpu_blas_prog_fake is not linked against the stand-in"
 run_prog "$dir/cpu_blas_prog_fake" LD_PRELOAD="$lib" TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_VERBOSE=1
 chosen "$fake" "loaded after libtgemm"
+[ "$gpu" = 1 ] && echo "[       OK ] the CPU BLAS tgemm finds, its search order, and the GPU runs" \
+    || { echo "[       OK ] the CPU BLAS tgemm finds and its search order"; echo "[  SKIPPED ] the GPU runs"; }
 echo "test-cpu-blas: OK"

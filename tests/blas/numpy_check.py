@@ -123,7 +123,9 @@ def main():
     except ImportError as e:
         raise NotRunnable(f"{sys.executable} has no numpy ({e}); install Debian's python3-numpy, "
                           "or point NUMPY_PYTHON at a python3 whose numpy uses the system's BLAS")
-    gpu = subprocess.run([has_gpu], capture_output=True, text=True, check=True).stdout.strip() == "1"
+    probe = subprocess.run([has_gpu], capture_output=True, text=True, check=True)
+    gpu = probe.stdout.strip() == "1"
+    sys.stdout.write(probe.stderr)  # has_gpu's "[ SKIPPING ] reason" without a GPU
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     base = {k: v for k, v in os.environ.items() if not k.startswith("TGEMM_") and k != "LD_PRELOAD"}
@@ -217,6 +219,9 @@ def main():
     else:
         stderr_is("gpu", err, 1, r"^tgemm: TGEMM_OFFLOAD=gpu, but the GPU could not run a BLAS call \(.*\); calls it cannot run go to /")
     print(f"test-numpy: OK ({sys.executable}, numpy {numpy.__version__}, {'GPU' if gpu else 'no GPU'})")
+    print("[       OK ] numpy's float32 products under LD_PRELOAD: paths, results, stderr")
+    if not gpu:
+        print("[  SKIPPED ] numpy's large float32 products on the GPU")
 
 
 if __name__ == "__main__":
@@ -233,3 +238,5 @@ if __name__ == "__main__":
         if os.environ.get("CI"):
             sys.exit(f"test-numpy: cannot run, and CI requires it: {e}")
         print(f"test-numpy: NOT RUN: {e}")
+        print(f"[ SKIPPING ] {e}")
+        print("[  SKIPPED ] numpy's float32 products under LD_PRELOAD")

@@ -1,8 +1,11 @@
 #!/bin/sh
 # make test-preload: a program linked only against OpenBLAS, run plain and
 # with LD_PRELOAD=libtgemm.so, forwarding (TGEMM_OFFLOAD=cpu) and on the GPU
-# (TGEMM_OFFLOAD=gpu; without a GPU every call must fall back to the CPU).
-# Also the default xerbla handlers, preloaded and linked directly.
+# (TGEMM_OFFLOAD=gpu; without a GPU every call must fall back to the CPU,
+# and the run on the GPU counts as skipped; a GPU setup that is there but
+# broken fails, see tests/blas/has_gpu.c). Also the default xerbla
+# handlers, preloaded and linked directly. Each check ends with a line
+# "[       OK ] ..." for make test's summary.
 # usage: preload.sh BUILD_TESTS_DIR LIBTGEMM
 set -eu
 dir=$1 lib=$2
@@ -15,8 +18,11 @@ err=$dir/preload.stderr
 ldd "$dir/preload_prog" | grep -q libopenblas || fail "preload_prog is not linked against OpenBLAS"
 ! ldd "$dir/preload_prog" | grep -q libtgemm || fail "preload_prog must not be linked against libtgemm"
 
+gpu=$("$dir/has_gpu") || fail "the GPU cannot be used, and this is no machine without one (above)"
+
 echo "== plain (OpenBLAS alone)"
 "$dir/preload_prog" exact
+echo "[       OK ] plain, OpenBLAS alone"
 
 # Every multiply line of the trace must show `want` ($1), and both entry
 # points must appear.
@@ -35,15 +41,19 @@ echo "== LD_PRELOAD, TGEMM_OFFLOAD=cpu: forwarded to OpenBLAS"
 rm -f "$trace"
 LD_PRELOAD=$lib TGEMM_OFFLOAD=cpu TGEMM_TRACE=$trace "$dir/preload_prog" exact reference
 check_trace cpu
+echo "[       OK ] LD_PRELOAD, TGEMM_OFFLOAD=cpu: forwarded to OpenBLAS"
 
 echo "== LD_PRELOAD, TGEMM_OFFLOAD=gpu"
 rm -f "$trace"
-if [ "$("$dir/has_gpu")" = 1 ]; then
+if [ "$gpu" = 1 ]; then
     LD_PRELOAD=$lib TGEMM_OFFLOAD=gpu TGEMM_TRACE=$trace "$dir/preload_prog" bound reference
     check_trace gpu
+    echo "[       OK ] LD_PRELOAD, TGEMM_OFFLOAD=gpu: on the GPU"
 else
     LD_PRELOAD=$lib TGEMM_OFFLOAD=gpu TGEMM_TRACE=$trace "$dir/preload_prog" exact reference
     check_trace cpu-fallback:no-device
+    echo "[       OK ] LD_PRELOAD, TGEMM_OFFLOAD=gpu without a GPU: every call falls back to the CPU"
+    echo "[  SKIPPED ] LD_PRELOAD, TGEMM_OFFLOAD=gpu: on the GPU"
 fi
 
 # Without handlers of the program's own: the weak xerbla_ / cblas_xerbla
@@ -62,7 +72,9 @@ check_default_messages() {
 echo "== LD_PRELOAD, no handlers in the program"
 LD_PRELOAD=$lib TGEMM_OFFLOAD=cpu "$dir/preload_prog_nohandlers" 2> "$err"
 check_default_messages
+echo "[       OK ] LD_PRELOAD, no handlers in the program: the default messages"
 echo "== linked with libtgemm, no handlers in the program"
 TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 "$dir/direct_prog_nohandlers" 2> "$err"
 check_default_messages
+echo "[       OK ] linked with libtgemm, no handlers in the program: the default messages"
 echo "test-preload: OK"

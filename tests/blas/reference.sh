@@ -31,6 +31,8 @@ if [ -z "$refdir" ]; then
     if [ -z "$refdir" ]; then
         [ -z "${CI:-}" ] || fail "the reference BLAS testers are required in CI: install libblas-test and libblas3, or set REFBLAS_DIR"
         echo "test-reference: reference BLAS testers not found (install libblas-test and libblas3, or set REFBLAS_DIR): not run"
+        echo "[ SKIPPING ] the reference BLAS testers are not installed (libblas-test, libblas3; or REFBLAS_DIR)"
+        echo "[  SKIPPED ] the reference BLAS testers under LD_PRELOAD"
         exit 0
     fi
 fi
@@ -109,10 +111,12 @@ run() {
     [ "$main" -gt 0 ] || fail "$name: no call took path=${paths%% *}"
     echo "$name: $(grep -E "^ *$routine +PASSED" "$report" | sed 's/^ *//' | tr -s ' ' | paste -s -d ';' -)"
     echo "$name: trace: $(sed -n 's/.* path=\([^ :]*\).*/\1/p' "$trace" | sort | uniq -c | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2}')"
+    echo "[       OK ] $name (${mode:-default policy})"
 }
 
 run xblat3s xblat3s "$refdir/sblat3.in" sblat3.out SGEMM sgemm_ 2 6
 run xscblat3 xscblat3 "$refdir/sin3" - cblas_sgemm cblas_sgemm 3 6
 run xblat3s-large xblat3s "$here/sblat3_large.in" sblat3_large.out SGEMM sgemm_ 2 1
 run xscblat3-large xscblat3 "$here/sin3_large" - cblas_sgemm cblas_sgemm 3 1
+[ "$gpu" = 1 ] || echo "[  SKIPPED ] the reference BLAS testers with the GPU forced"
 echo "test-reference: OK"
