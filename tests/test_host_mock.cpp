@@ -12,6 +12,13 @@
 // results. A wait that can never be satisfied aborts with "deadlock".
 // Device allocations turn NaN where their stream reaches the allocation.
 //
+// Failures: the mock makes the n-th call of a kind fail (each kind of copy,
+// launch, event record, wait and synchronisation, allocation, creation,
+// query), once, or for good as a broken context does: that call and every
+// later one fail, nothing queued runs any more, and the operation under way
+// at the head of each stream (a copy, a kernel) does part of its work
+// first. A copy or a kernel can also fault as it runs (a broken context).
+//
 // Checked: exact results against a CPU reference for random shapes,
 // transposes, operand kinds, leading dimensions, alpha/beta and memory
 // budgets; padding of C untouched, A and B unchanged; C untouched when the
@@ -68,10 +75,16 @@ namespace mock {
 
 struct Stream;
 
+enum class OpKind { Other, Copy, Kernel };
+
 struct Op {
     Stream *wait_stream = nullptr;  // an event wait: runs once wait_stream has done wait_pos operations
     uint64_t wait_pos = 0;
     std::function<void()> fn;
+    OpKind kind = OpKind::Other;
+    // What the operation may have done when the context broke while it was
+    // under way: part of a copy, part of a kernel's tile.
+    std::function<void()> partial;
 };
 
 struct Stream {
@@ -96,16 +109,117 @@ std::set<Stream *> streams;
 Stream legacy;           // the NULL stream and cudaStreamPerThread
 std::set<Event *> events;
 int timing_events = 0;   // events made with timing (TGEMM_HOST_TRACE only)
-std::set<void *> host_allocs;
+std::map<void *, size_t> host_allocs;
+// Pinned blocks freed, kept for the next allocations of their size: the
+// failure tests make pipelines (128 MiB of staging each) thousands of times.
+// Never destroyed, so that the blocks stay reachable for LeakSanitizer.
+std::multimap<size_t, void *> &host_spare = *new std::multimap<size_t, void *>();
 std::map<void *, size_t> device_allocs;
 
 uint64_t device_free = uint64_t{80} << 30;  // what cudaMemGetInfo reports
 uint64_t alloc_limit = UINT64_MAX;          // larger device allocations fail
 uint64_t pool_used = 0;
 int max_pitch = 1 << 30;
-int fail_launch_after = -1;                 // launches to let through before one fails; -1 = never
 int launches = 0;
 std::vector<const float *> launched_c;      // the C of each launch since the last reset (lead groups)
+
+// ---- failures
+
+// The kinds of runtime calls a failure can be injected into, and the
+// operations that can fault while they run (RunKernel, RunCopy: always a
+// broken context, as a kernel that faults on a GPU).
+enum Call {
+    Copy,        // cudaMemcpy2DAsync, cudaMemcpyAsync
+    Launch,      // launch_gemm
+    Record,      // cudaEventRecord
+    Wait,        // cudaStreamWaitEvent
+    EventSync,   // cudaEventSynchronize
+    StreamSync,  // cudaStreamSynchronize
+    Alloc,       // cudaMallocFromPoolAsync, cudaHostAlloc
+    Free,        // cudaFreeAsync, cudaFreeHost
+    Create,      // cudaStreamCreateWithFlags, cudaEventCreateWithFlags, cudaMemPoolCreate
+    Destroy,     // cudaStreamDestroy, cudaEventDestroy
+    Query,       // cudaMemGetInfo, cudaMemPool{Get,Set}Attribute, cudaMemPoolTrimTo, cudaDeviceGetAttribute,
+                 // cudaEventElapsedTime
+    RunKernel,   // a kernel faults while it runs
+    RunCopy,     // a copy faults while it runs
+    kCalls
+};
+const char *const kCallNames[kCalls] = {"copy",   "launch", "record", "wait",    "event-sync", "stream-sync", "alloc",
+                                        "free",   "create", "destroy", "query", "run-kernel", "run-copy"};
+
+struct Fault {
+    int kind = -1;       // a Call, -1 = none
+    int64_t at = 0;      // the at-th call of that kind (from 0) fails
+    bool sticky = false; // and every later call too, as in a broken context
+    // After a one-off failure: the then_at-th call of kind `then` after it
+    // fails too, once (-1 = none), as the calls that clean up after a
+    // failure can.
+    int then = -1;
+    int64_t then_at = 0;
+};
+
+Fault fault;
+int64_t calls[kCalls] = {};  // calls of each kind since the last reset
+int64_t calls_after = 0;     // calls of kind fault.then since the fault struck
+bool dead = false;           // the context is broken
+bool fired = false;          // the fault has struck
+bool then_fired = false;     // and its follower
+
+const cudaError_t kBroken = cudaErrorIllegalAddress;
+
+cudaError_t state() { return dead ? kBroken : cudaSuccess; }
+
+// The context breaks: an operation under way at the head of each stream
+// does part of its work, and nothing queued runs any more (counted as done,
+// so that after revive() nothing waits for it).
+void die()
+{
+    dead = true;
+    std::vector<Stream *> all(streams.begin(), streams.end());
+    all.push_back(&legacy);
+    for (Stream *s : all) {
+        if (!s->queue.empty()) {
+            const Op &op = s->queue.front();
+            if (op.partial && (op.wait_stream == nullptr || op.wait_stream->done >= op.wait_pos))
+                op.partial();
+        }
+        while (!s->queue.empty()) {
+            s->queue.pop_front();
+            ++s->done;
+            s->done_tick.push_back(ticks);
+        }
+    }
+}
+
+// Counts a call of kind c; true when it fails (and breaks the context if
+// the fault is sticky).
+bool fails(Call c)
+{
+    const int64_t i = calls[c]++;
+    if (dead)
+        return true;
+    if (fired && c == fault.then && calls_after++ == fault.then_at) {
+        then_fired = true;
+        return true;
+    }
+    if (fault.kind != c || i != fault.at)
+        return false;
+    fired = true;
+    if (fault.sticky)
+        die();
+    return true;
+}
+
+// The error a failed call of kind c returns.
+cudaError_t failure(Call c)
+{
+    if (dead)
+        return kBroken;
+    return c == Alloc ? cudaErrorMemoryAllocation : cudaErrorInvalidValue;
+}
+
+// ---- streams
 
 Stream *stream_of(cudaStream_t s)
 {
@@ -136,10 +250,17 @@ bool run_one()
     Stream *s = ready[rng() % ready.size()];
     Op op = std::move(s->queue.front());
     s->queue.pop_front();
-    if (op.fn)
-        op.fn();
     ++s->done;
     s->done_tick.push_back(++ticks);
+    const Call run = op.kind == OpKind::Kernel ? RunKernel : op.kind == OpKind::Copy ? RunCopy : kCalls;
+    if (run != kCalls && fails(run)) {
+        if (op.partial)
+            op.partial();
+        die();
+        return true;
+    }
+    if (op.fn)
+        op.fn();
     return true;
 }
 
@@ -168,24 +289,58 @@ void run_until(Done done, const char *what)
 void maybe_progress()
 {
     if (rng() % 4 == 0)
-        for (int i = static_cast<int>(rng() % 4); i > 0 && run_one(); --i) {
+        for (int i = static_cast<int>(rng() % 4); i > 0 && !dead && run_one(); --i) {
         }
+}
+
+void enqueue(cudaStream_t s, Op op)
+{
+    Stream *st = stream_of(s);
+    st->queue.push_back(std::move(op));
+    ++st->enqueued;
+    maybe_progress();
 }
 
 void enqueue(cudaStream_t s, std::function<void()> fn, Stream *wait_stream = nullptr, uint64_t wait_pos = 0)
 {
-    Stream *st = stream_of(s);
-    st->queue.push_back(Op{wait_stream, wait_pos, std::move(fn)});
-    ++st->enqueued;
-    maybe_progress();
+    Op op;
+    op.wait_stream = wait_stream;
+    op.wait_pos = wait_pos;
+    op.fn = std::move(fn);
+    enqueue(s, std::move(op));
 }
 
 // Runs everything still queued (between tests).
 void drain_all()
 {
     std::lock_guard<std::mutex> lk(mu);
-    while (run_one()) {
+    while (!dead && run_one()) {
     }
+}
+
+// The next calls run with fault f (kind -1: none), counted from 0.
+void arm(const Fault &f)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    fault = f;
+    fired = then_fired = false;
+    calls_after = 0;
+    for (int64_t &c : calls)
+        c = 0;
+}
+
+// A fresh context, as a new process would have (the library's own state,
+// pipelines included, stays as it was). Device memory still allocated, tile
+// memory no call will free, goes with the broken one (no call is in flight).
+void revive()
+{
+    std::lock_guard<std::mutex> lk(mu);
+    dead = false;
+    fault = Fault();
+    for (const auto &a : device_allocs)
+        delete[] static_cast<float *>(a.first);
+    device_allocs.clear();
+    pool_used = 0;
 }
 
 }  // namespace mock
@@ -194,13 +349,15 @@ using mock::mu;
 
 extern "C" {
 
-cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+cudaError_t cudaGetLastError(void) { return mock::state(); }
 const char *cudaGetErrorName(cudaError_t) { return "mockError"; }
 const char *cudaGetErrorString(cudaError_t) { return "mock error"; }
 
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
     *value = attr == cudaDevAttrMaxPitch ? mock::max_pitch : 0;
     return cudaSuccess;
 }
@@ -208,6 +365,8 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int)
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Create))
+        return mock::failure(mock::Create);
     auto *st = new mock::Stream();
     mock::streams.insert(st);
     *s = reinterpret_cast<cudaStream_t>(st);
@@ -218,6 +377,9 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
     mock::Stream *st = mock::stream_of(s);
+    // In a broken context the call fails, and the stream is gone anyway.
+    if (mock::fails(mock::Destroy) && !mock::dead)
+        return mock::failure(mock::Destroy);
     mock::run_until([&] { return st->queue.empty(); }, "cudaStreamDestroy");
     // All of its work is done: waits for it are met, events on it complete.
     mock::streams.erase(st);
@@ -232,20 +394,24 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
         if (e->stream == st)
             e->stream = nullptr;
     delete st;
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::StreamSync))
+        return mock::failure(mock::StreamSync);
     mock::Stream *st = mock::stream_of(s);
     mock::run_until([&] { return st->queue.empty(); }, "cudaStreamSynchronize");
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Create))
+        return mock::failure(mock::Create);
     if (!(flags & cudaEventDisableTiming))
         ++mock::timing_events;
     auto *e = new mock::Event();
@@ -257,14 +423,18 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
 cudaError_t cudaEventDestroy(cudaEvent_t ev)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Destroy) && !mock::dead)
+        return mock::failure(mock::Destroy);
     mock::events.erase(reinterpret_cast<mock::Event *>(ev));
     delete reinterpret_cast<mock::Event *>(ev);
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Record))
+        return mock::failure(mock::Record);
     auto *e = reinterpret_cast<mock::Event *>(ev);
     e->stream = mock::stream_of(s);
     e->pos = e->stream->enqueued;
@@ -278,6 +448,8 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
     const auto when = [](mock::Event *e) {
         if (e->stream == nullptr)
             return e->record_tick;
@@ -286,12 +458,14 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
     };
     const uint64_t a = when(reinterpret_cast<mock::Event *>(start)), b = when(reinterpret_cast<mock::Event *>(end));
     *ms = static_cast<float>((static_cast<double>(b) - static_cast<double>(a)) / 1000.0);
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Wait))
+        return mock::failure(mock::Wait);
     const auto *e = reinterpret_cast<mock::Event *>(ev);
     if (e->stream != nullptr)
         mock::enqueue(s, nullptr, e->stream, e->pos);
@@ -301,45 +475,87 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int)
 cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::EventSync))
+        return mock::failure(mock::EventSync);
     const auto *e = reinterpret_cast<mock::Event *>(ev);
     if (e->stream != nullptr)
         mock::run_until([&] { return e->stream->done >= e->pos; }, "cudaEventSynchronize");
-    return cudaSuccess;
+    return mock::state();
+}
+
+// Part of a copy of `height` rows of `width` bytes: whole rows, then part
+// of one, in 4-byte steps (an element is written whole or not at all).
+std::function<void()> partial_copy(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                   size_t height)
+{
+    return [=] {
+        const size_t rows = static_cast<size_t>(mock::rng() % height);
+        const size_t bytes = width / 4 == 0 ? 0 : 4 * static_cast<size_t>(mock::rng() % (width / 4 + 1));
+        for (size_t h = 0; h <= rows && h < height; ++h)
+            std::memcpy(static_cast<char *>(dst) + h * dpitch, static_cast<const char *>(src) + h * spitch,
+                        h < rows ? width : bytes);
+    };
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Copy))
+        return mock::failure(mock::Copy);
     if (width > dpitch || width > spitch || dpitch > static_cast<size_t>(mock::max_pitch) ||
         spitch > static_cast<size_t>(mock::max_pitch))
         return cudaErrorInvalidPitchValue;
-    mock::enqueue(s, [=] {
+    mock::Op op;
+    op.kind = mock::OpKind::Copy;
+    op.fn = [=] {
         for (size_t h = 0; h < height; ++h)
             std::memcpy(static_cast<char *>(dst) + h * dpitch, static_cast<const char *>(src) + h * spitch, width);
-    });
+    };
+    op.partial = partial_copy(dst, dpitch, src, spitch, width, height);
+    mock::enqueue(s, std::move(op));
     return cudaSuccess;
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    mock::enqueue(s, [=] { std::memcpy(dst, src, bytes); });
+    if (mock::fails(mock::Copy))
+        return mock::failure(mock::Copy);
+    mock::Op op;
+    op.kind = mock::OpKind::Copy;
+    op.fn = [=] { std::memcpy(dst, src, bytes); };
+    op.partial = partial_copy(dst, bytes, src, bytes, bytes, 1);
+    mock::enqueue(s, std::move(op));
     return cudaSuccess;
 }
 
 cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const cudaMemPoolProps *)
 {
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Create))
+        return mock::failure(mock::Create);
     *pool = reinterpret_cast<cudaMemPool_t>(new int(0));
     return cudaSuccess;
 }
 
-cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) { return cudaSuccess; }
-cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return cudaSuccess; }
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    return mock::fails(mock::Query) ? mock::failure(mock::Query) : cudaSuccess;
+}
+
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    return mock::fails(mock::Query) ? mock::failure(mock::Query) : cudaSuccess;
+}
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr attr, void *value)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
     // Nothing is cached: reserved == used.
     *static_cast<uint64_t *>(value) =
         (attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent) ? mock::pool_used : 0;
@@ -349,6 +565,8 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr attr, void *v
 cudaError_t cudaMallocFromPoolAsync(void **p, size_t bytes, cudaMemPool_t, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Alloc))
+        return mock::failure(mock::Alloc);
     if (bytes > mock::alloc_limit)
         return cudaErrorMemoryAllocation;
     float *f = new float[bytes / sizeof(float) + 1];
@@ -365,6 +583,8 @@ cudaError_t cudaMallocFromPoolAsync(void **p, size_t bytes, cudaMemPool_t, cudaS
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Free))
+        return mock::failure(mock::Free);
     mock::enqueue(s, [p] {
         mock::pool_used -= mock::device_allocs.at(p);
         mock::device_allocs.erase(p);
@@ -376,22 +596,34 @@ cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int)
 {
     std::lock_guard<std::mutex> lk(mu);
-    *p = std::malloc(bytes);
-    mock::host_allocs.insert(*p);
+    if (mock::fails(mock::Alloc))
+        return mock::failure(mock::Alloc);
+    const auto spare = mock::host_spare.find(bytes);
+    if (spare != mock::host_spare.end()) {
+        *p = spare->second;
+        mock::host_spare.erase(spare);
+    } else {
+        *p = std::malloc(bytes);
+    }
+    mock::host_allocs[*p] = bytes;
     return cudaSuccess;
 }
 
 cudaError_t cudaFreeHost(void *p)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Free) && !mock::dead)
+        return mock::failure(mock::Free);
+    mock::host_spare.emplace(mock::host_allocs.at(p), p);
     mock::host_allocs.erase(p);
-    std::free(p);
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
     *free_b = mock::device_free;
     *total_b = mock::device_free;
     return cudaSuccess;
@@ -414,16 +646,16 @@ tgemm_status DeviceGuard::enter(int)
     return TGEMM_SUCCESS;
 }
 
-// The kernel: the same product on the CPU, when the stream gets to it.
+// The kernel: the same product on the CPU, when the stream gets to it. A
+// launch that fails (not from a broken context) has enqueued the first half
+// of the columns first, as a failure after the first of several launches
+// (split-K, peeled strips) would.
 tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fail_launch_after == 0) {
-        mock::fail_launch_after = -1;
-        return (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure");
-    }
-    if (mock::fail_launch_after > 0)
-        --mock::fail_launch_after;
+    const bool failed = mock::fails(mock::Launch);
+    if (failed && mock::dead)
+        return (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure (broken context)");
     ++mock::launches;
     mock::launched_c.push_back(p.c);
     const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
@@ -431,9 +663,10 @@ tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &, cudaStream_t s
         (reads_ab && (p.lda < (p.trans_a ? p.k : p.m) || p.ldb < (p.trans_b ? p.n : p.k))))
         ++mock::contract_violations;
     const GemmParams d = p;
-    mock::enqueue(s, [d, reads_ab] {
-        for (int64_t j = 0; j < d.n; ++j)
-            for (int64_t i = 0; i < d.m; ++i) {
+    // Columns [0, cols) in full, then rows [0, rows) of column `cols`.
+    const auto columns = [d, reads_ab](int64_t cols, int64_t rows) {
+        for (int64_t j = 0; j < d.n && j <= cols; ++j)
+            for (int64_t i = 0; i < (j < cols ? d.m : rows); ++i) {
                 float acc = 0.0f;
                 for (int64_t q = 0; reads_ab && q < d.k; ++q)
                     acc += (d.trans_a ? d.a[q + i * d.lda] : d.a[i + q * d.lda]) *
@@ -442,8 +675,19 @@ tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &, cudaStream_t s
                 const float old = d.beta == 0.0f ? 0.0f : d.beta * c;
                 c = reads_ab ? d.alpha * acc + old : old;
             }
-    });
-    return TGEMM_SUCCESS;
+    };
+    mock::Op op;
+    op.kind = mock::OpKind::Kernel;
+    if (failed) {
+        op.fn = [columns, d] { columns(d.n / 2, 0); };
+    } else {
+        op.fn = [columns, d] { columns(d.n, 0); };
+        op.partial = [columns, d] {
+            columns(static_cast<int64_t>(mock::rng() % d.n), static_cast<int64_t>(mock::rng() % d.m));
+        };
+    }
+    mock::enqueue(s, std::move(op));
+    return failed ? (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure") : TGEMM_SUCCESS;
 }
 
 }  // namespace tgemm
@@ -500,7 +744,7 @@ Data make_data(const Problem &p, std::mt19937_64 &rng)
     return d;
 }
 
-tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream)
+tgemm::GemmParams params(const Problem &pr, Data &d)
 {
     tgemm::GemmParams p = {};
     p.trans_a = pr.ta;
@@ -516,11 +760,16 @@ tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream)
     p.ldb = d.ldb;
     p.c = d.C.data();
     p.ldc = d.ldc;
+    return p;
+}
+
+tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream)
+{
     const bool reads_ab = pr.k > 0 && pr.alpha != 0.0f;
     tgemm::DeviceInfo dev;
     dev.id = 0;
-    return tgemm::run_host_operands(p, reads_ab ? pr.ka : MemKind::Unused, reads_ab ? pr.kb : MemKind::Unused, pr.kc,
-                                    dev, stream);
+    return tgemm::run_host_operands(params(pr, d), reads_ab ? pr.ka : MemKind::Unused,
+                                    reads_ab ? pr.kb : MemKind::Unused, pr.kc, dev, stream);
 }
 
 // "" if C (and A, B) are right, else what is wrong. Returns rather than
@@ -764,11 +1013,9 @@ void test_launch_failure(void **)
         p.beta = 0.5f;
         p.kc = kind ? MemKind::Pinned : MemKind::Pageable;
         Data d = make_data(p, rng);
-        {
-            std::lock_guard<std::mutex> lk(mu);
-            mock::fail_launch_after = 5;
-        }
+        mock::arm(mock::Fault{mock::Launch, 5, false});
         assert_int_equal(run(p, d, nullptr), TGEMM_ERROR_CUDA);
+        mock::arm(mock::Fault());
         assert_non_null(std::strstr(tgemm_last_error_detail(), "mock launch failure"));
         Data again = make_data(p, rng);
         assert_int_equal(run(p, again, nullptr), TGEMM_SUCCESS);
@@ -799,11 +1046,12 @@ void test_caller_stream(void **)
         {
             std::lock_guard<std::mutex> lk(mu);
             float *pa = d.A.data(), *pb = d.B.data();
-            mock::stream_of(stream)->queue.push_back(
-                mock::Op{nullptr, 0, [pa, pb, a, b] {
-                             std::memcpy(pa, a.data(), a.size() * 4);
-                             std::memcpy(pb, b.data(), b.size() * 4);
-                         }});
+            mock::Op op;
+            op.fn = [pa, pb, a, b] {
+                std::memcpy(pa, a.data(), a.size() * 4);
+                std::memcpy(pb, b.data(), b.size() * 4);
+            };
+            mock::stream_of(stream)->queue.push_back(std::move(op));
             ++mock::stream_of(stream)->enqueued;
         }
         d.A0 = a;
