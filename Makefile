@@ -180,11 +180,13 @@ $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp $(HOST_MOCK_OBJ)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARN) -Werror -Iinclude -Isrc \
 	    -isystem $(CUDA_HOME)/include -o $@ $< $(HOST_MOCK_OBJ) -lcmocka -lpthread
 
-# Then TGEMM_HOST_TRACE: a trace written and read back, and a file that
+# Then failures injected at every call of every kind, one-off and sticky;
+# then TGEMM_HOST_TRACE: a trace written and read back, and a file that
 # cannot be created.
 HOST_TRACE_CSV := $(BUILD)/tests/host_trace.csv
 test-host-mock: $(BUILD)/tests/test_host_mock
 	env -u TGEMM_HOST_TRACE $(BUILD)/tests/test_host_mock
+	env -u TGEMM_HOST_TRACE $(BUILD)/tests/test_host_mock faults
 	rm -f $(HOST_TRACE_CSV)
 	TGEMM_HOST_TRACE=$(HOST_TRACE_CSV) $(BUILD)/tests/test_host_mock trace
 	TGEMM_HOST_TRACE=/nonexistent/dir/trace.csv $(BUILD)/tests/test_host_mock bad-trace

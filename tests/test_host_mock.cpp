@@ -35,6 +35,14 @@
 //              then the file is read back and checked row by row
 //   bad-trace  TGEMM_HOST_TRACE names a file that cannot be created: calls
 //              fail with TGEMM_ERROR_INVALID_SETTING and C untouched
+//   faults     failures at every call of every kind a call makes, one-off
+//              and sticky, with beta == 0 and != 0, for pageable, pinned,
+//              managed and device C, lead groups and out-of-core plans:
+//              what each leaves in C is checked element by element against
+//              the contract (run_host_operands), then, for the BLAS
+//              contract, against the exact result once the parts left are
+//              computed on the CPU; a broken pipeline is replaced; threads
+//              under a context that breaks
 
 #include <algorithm>
 #include <cinttypes>
@@ -52,10 +60,13 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include <cuda_runtime_api.h>
 
 #include "api/status.hpp"
 #include "dispatch/dispatch.hpp"
+#include "runtime/execute.hpp"
 #include "runtime/host_pipeline.hpp"
 #include "runtime/host_trace.hpp"
 
@@ -763,13 +774,15 @@ tgemm::GemmParams params(const Problem &pr, Data &d)
     return p;
 }
 
-tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream)
+// Runs the product on host operands; with `left`, as the BLAS layer does
+// (it finishes a failed call itself).
+tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream, std::vector<tgemm::Rect> *left = nullptr)
 {
     const bool reads_ab = pr.k > 0 && pr.alpha != 0.0f;
     tgemm::DeviceInfo dev;
     dev.id = 0;
     return tgemm::run_host_operands(params(pr, d), reads_ab ? pr.ka : MemKind::Unused,
-                                    reads_ab ? pr.kb : MemKind::Unused, pr.kc, dev, stream);
+                                    reads_ab ? pr.kb : MemKind::Unused, pr.kc, dev, stream, left);
 }
 
 // "" if C (and A, B) are right, else what is wrong. Returns rather than
@@ -1117,6 +1130,458 @@ void test_no_trace_cost(void **)
     assert_int_equal(mock::timing_events, 0);
 }
 
+// ---------------------------------------------------------------- failures in the middle of a call
+
+// What C must hold, m x n: small integers in, so every order of the sums
+// gives these exactly.
+std::vector<float> expected(const Problem &p, const Data &d)
+{
+    std::vector<float> want(static_cast<size_t>(p.m * p.n));
+    const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
+    for (int64_t j = 0; j < p.n; ++j)
+        for (int64_t i = 0; i < p.m; ++i) {
+            double sum = 0;
+            for (int64_t q = 0; reads_ab && q < p.k; ++q)
+                sum += static_cast<double>(p.ta ? d.A0[static_cast<size_t>(q + i * d.lda)]
+                                                : d.A0[static_cast<size_t>(i + q * d.lda)]) *
+                       (p.tb ? d.B0[static_cast<size_t>(j + q * d.ldb)] : d.B0[static_cast<size_t>(q + j * d.ldb)]);
+            const double c0 =
+                p.beta == 0.0f ? 0.0 : p.beta * static_cast<double>(d.C0[static_cast<size_t>(i + j * d.ldc)]);
+            want[static_cast<size_t>(i + j * p.m)] = static_cast<float>((reads_ab ? p.alpha * sum : 0.0) + c0);
+        }
+    return want;
+}
+
+// The CPU's share after a failure, as the BLAS fallback computes it: q is
+// a part of the problem (part_of), run as reference SGEMM runs it (C not
+// read when beta == 0; A and B not read when alpha == 0 or k == 0).
+void cpu_gemm(const tgemm::GemmParams &q)
+{
+    const bool reads_ab = q.k > 0 && q.alpha != 0.0f;
+    for (int64_t j = 0; j < q.n; ++j)
+        for (int64_t i = 0; i < q.m; ++i) {
+            float acc = 0.0f;
+            for (int64_t l = 0; reads_ab && l < q.k; ++l)
+                acc += (q.trans_a ? q.a[l + i * q.lda] : q.a[i + l * q.lda]) *
+                       (q.trans_b ? q.b[j + l * q.ldb] : q.b[l + j * q.ldb]);
+            float &c = q.c[i + j * q.ldc];
+            c = (reads_ab ? q.alpha * acc : 0.0f) + (q.beta == 0.0f ? 0.0f : q.beta * c);
+        }
+}
+
+bool same(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// One problem of the failure tests.
+struct FaultCase {
+    const char *name;
+    Problem p;
+    int64_t tile = 32, depth = 32;          // preferred plan sizes (0: the defaults)
+    uint64_t budget = uint64_t{80} << 30;   // device memory
+    bool recovers = true;                   // the caller finishes a failed call (BLAS): `left` asked for
+    // Failures in every kind of call, warm and cold; else only in the calls
+    // that move pieces of C (the rest is the same as in the other cases),
+    // with no clean call after each (how many calls of those kinds a call
+    // makes does not depend on the pipeline it finds).
+    bool every_kind = true;
+};
+
+// What the call left, status st: "" if it keeps its contract, else what is
+// wrong. With `left` (the BLAS contract): the parts in it are disjoint, and
+// hold C's original contents unless beta == 0; everything else of C holds
+// its result; then computing the parts on the CPU gives the exact result.
+// Without (the native API's): each element of host C holds its result or
+// its original value; device or managed C may hold partial sums. Always:
+// padding of C, A and B untouched. Column by column with memcmp, since
+// some of these C have millions of elements.
+std::string check_outcome(const Problem &p, Data &d, tgemm_status st, const std::vector<tgemm::Rect> *left,
+                          const std::vector<float> &want)
+{
+    char msg[320];
+    if (std::memcmp(d.A.data(), d.A0.data(), d.A.size() * 4) != 0 ||
+        std::memcmp(d.B.data(), d.B0.data(), d.B.size() * 4) != 0)
+        return "A or B was modified";
+    for (int64_t j = 0; j < p.n; ++j)
+        for (int64_t i = p.m; i < d.ldc; ++i)
+            if (!same(d.C[static_cast<size_t>(i + j * d.ldc)], kPad))
+                return "padding of C was written";
+    if (st == TGEMM_SUCCESS && left != nullptr && !left->empty())
+        return "success with parts of C left";
+    const size_t col = static_cast<size_t>(p.m) * sizeof(float);
+    const auto c_at = [&](int64_t i, int64_t j) { return d.C.data() + i + j * d.ldc; };
+    // The first element of column j where C differs from `model` (m x n).
+    const auto differs = [&](const std::vector<float> &model, int64_t *row, int64_t *column) {
+        for (int64_t j = 0; j < p.n; ++j)
+            if (std::memcmp(c_at(0, j), model.data() + j * p.m, col) != 0) {
+                int64_t i = 0;
+                while (same(*c_at(i, j), model[static_cast<size_t>(i + j * p.m)]))
+                    ++i;
+                *row = i;
+                *column = j;
+                return true;
+            }
+        return false;
+    };
+    int64_t i = 0, j = 0;
+    if (left == nullptr) {
+        if (!differs(want, &i, &j))
+            return "";
+        if (st == TGEMM_SUCCESS) {
+            std::snprintf(msg, sizeof msg, "C(%lld, %lld) = %g, want %g", (long long)i, (long long)j,
+                          (double)*c_at(i, j), (double)want[static_cast<size_t>(i + j * p.m)]);
+            return msg;
+        }
+        if (p.kc == MemKind::Device || p.kc == MemKind::Managed)
+            return "";
+        for (j = 0; j < p.n; ++j)
+            for (i = 0; i < p.m; ++i)
+                if (!same(*c_at(i, j), want[static_cast<size_t>(i + j * p.m)]) &&
+                    !same(*c_at(i, j), d.C0[static_cast<size_t>(i + j * d.ldc)])) {
+                    std::snprintf(msg, sizeof msg, "C(%lld, %lld) = %g: neither its result %g nor its original %g",
+                                  (long long)i, (long long)j, (double)*c_at(i, j),
+                                  (double)want[static_cast<size_t>(i + j * p.m)],
+                                  (double)d.C0[static_cast<size_t>(i + j * d.ldc)]);
+                    return msg;
+                }
+        return "";
+    }
+    // What C must hold now: the result, except in the parts left, which
+    // hold the original contents (anything, when beta == 0).
+    std::vector<float> model = want;
+    std::vector<char> in_left(static_cast<size_t>(p.m * p.n), 0);
+    for (const tgemm::Rect &r : *left) {
+        if (r.rows < 1 || r.cols < 1 || r.row < 0 || r.col < 0 || r.row + r.rows > p.m || r.col + r.cols > p.n) {
+            std::snprintf(msg, sizeof msg, "part %lldx%lld at (%lld, %lld) outside C", (long long)r.rows,
+                          (long long)r.cols, (long long)r.row, (long long)r.col);
+            return msg;
+        }
+        for (int64_t c = r.col; c < r.col + r.cols; ++c) {
+            char *mark = in_left.data() + r.row + c * p.m;
+            if (std::memchr(mark, 1, static_cast<size_t>(r.rows)) != nullptr)
+                return "parts of C left overlap";
+            std::memset(mark, 1, static_cast<size_t>(r.rows));
+            std::memcpy(model.data() + r.row + c * p.m,
+                        p.beta != 0.0f ? d.C0.data() + r.row + c * d.ldc : c_at(r.row, c),
+                        static_cast<size_t>(r.rows) * sizeof(float));
+        }
+    }
+    if (differs(model, &i, &j)) {
+        const bool pending = in_left[static_cast<size_t>(i + j * p.m)] != 0;
+        std::snprintf(msg, sizeof msg, "C(%lld, %lld) = %g, %s, should hold %g", (long long)i, (long long)j,
+                      (double)*c_at(i, j), pending ? "left to the caller" : "written back",
+                      (double)model[static_cast<size_t>(i + j * p.m)]);
+        return msg;
+    }
+    const tgemm::GemmParams whole = params(p, d);
+    for (const tgemm::Rect &r : *left)
+        cpu_gemm(tgemm::part_of(whole, r));
+    if (differs(want, &i, &j)) {
+        std::snprintf(msg, sizeof msg, "after the CPU's share, C(%lld, %lld) = %g, want %g", (long long)i,
+                      (long long)j, (double)*c_at(i, j), (double)want[static_cast<size_t>(i + j * p.m)]);
+        return msg;
+    }
+    return "";
+}
+
+struct Outcome {
+    tgemm_status status = TGEMM_SUCCESS;
+    bool fired = false, then_fired = false;  // the fault struck; its follower too
+    bool broke = false;                      // the context broke
+    std::string error;                       // "" or what is wrong
+};
+
+// Runs fc with fault f; checks the contract, that nothing writes C after
+// the call returned, and (after a failure that did not break the context)
+// that the tile memory went back to the pool. A broken context is revived
+// (a new process, as far as the mock knows).
+Outcome run_with_fault(const FaultCase &fc, const Data &data, const std::vector<float> &want, const mock::Fault &f)
+{
+    Outcome o;
+    Data d = data;
+    std::vector<tgemm::Rect> left;
+    size_t allocs = 0;
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        allocs = mock::device_allocs.size();
+    }
+    mock::arm(f);
+    o.status = run(fc.p, d, nullptr, fc.recovers ? &left : nullptr);
+    const std::vector<float> returned = d.C;
+    mock::drain_all();
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        o.fired = mock::fired;
+        o.then_fired = mock::then_fired;
+        o.broke = mock::dead;
+        mock::fault = mock::Fault();
+    }
+    if (std::memcmp(returned.data(), d.C.data(), d.C.size() * 4) != 0)
+        o.error = "C was written after the call returned";
+    if (o.error.empty())
+        o.error = check_outcome(fc.p, d, o.status, fc.recovers ? &left : nullptr, want);
+    if (o.broke) {
+        // Frees the pipeline given up, now that its streams can be seen idle.
+        mock::revive();
+        if (tgemm::release_host_resources() != TGEMM_SUCCESS && o.error.empty())
+            o.error = "pipelines not freed after revival";
+    } else {
+        std::lock_guard<std::mutex> lk(mu);
+        if (o.error.empty() && mock::device_allocs.size() != allocs)
+            o.error = "tile memory not given back";
+    }
+    if (o.error.empty() && o.status != TGEMM_SUCCESS && o.status != TGEMM_ERROR_CUDA &&
+        o.status != TGEMM_ERROR_OUT_OF_MEMORY)
+        o.error = "status " + std::to_string(static_cast<int>(o.status));
+    return o;
+}
+
+std::vector<FaultCase> fault_cases()
+{
+    std::vector<FaultCase> v;
+    const auto add = [&v](const char *name, bool ta, bool tb, MemKind ka, MemKind kb, MemKind kc, float beta) {
+        FaultCase c;
+        c.name = name;
+        c.p.m = 70;
+        c.p.n = 50;
+        c.p.k = 100;
+        c.p.ta = ta;
+        c.p.tb = tb;
+        c.p.ka = ka;
+        c.p.kb = kb;
+        c.p.kc = kc;
+        c.p.beta = beta;
+        c.p.pad_a = 1;
+        c.p.pad_b = 2;
+        c.p.pad_c = 3;
+        v.push_back(c);
+        return &v.back();
+    };
+    const MemKind pg = MemKind::Pageable, pn = MemKind::Pinned, dv = MemKind::Device, mg = MemKind::Managed;
+    // 3 x 2 tiles of 32, 4 chunks of K: A and B stay whole, and the first
+    // two rows of tiles run chunk by chunk as a lead group (a C slot for
+    // each of its tiles, two more for the rest).
+    add("lead NN pageable C beta 0", false, false, pg, pn, pg, 0.0f);
+    add("lead TN pageable C beta 0.5", true, false, pn, pg, pg, 0.5f);
+    add("lead NT pinned C beta 0", false, true, pg, pg, pn, 0.0f);
+    add("lead TT pinned C beta -1", true, true, pg, dv, pn, -1.0f);
+    add("lead NN managed C beta 0.5", false, false, pg, pg, mg, 0.5f);
+    add("lead TN managed C beta 0", true, false, pn, pn, mg, 0.0f);
+    add("lead NT device C beta 0", false, true, pg, pg, dv, 0.0f);
+    add("no host operand, managed C beta 1", true, true, dv, mg, mg, 1.0f);
+    add("scale only, pageable C beta 0.5", false, false, pg, pg, pg, 0.5f)->p.alpha = 0.0f;
+    // Out of core: A (and B) in chunks, two C slots taken in turn.
+    add("out of core NN pageable C beta 0.5", false, false, pg, pg, pg, 0.5f)->budget = 40 << 10;
+    add("out of core TT pinned C beta 2", true, true, pn, pn, pn, 2.0f)->budget = 40 << 10;
+    add("out of core NT managed C beta 0", false, true, pg, pn, mg, 0.0f)->budget = 40 << 10;
+    add("out of core TN pageable C beta 1", true, false, pg, pn, pg, 1.0f)->budget = 24 << 10;
+    // A tile of 100 x 41952 (from the default sizes) is two pieces of
+    // staging: pieces of one tile are written back one by one. (Pinned C
+    // with beta != 0 goes through staging as pageable C does.)
+    FaultCase *c = add("pieces pinned C beta 1", false, false, pg, pg, pn, 1.0f);
+    c->p.m = 100;
+    c->p.n = 42000;
+    c->p.k = 2;
+    c->tile = c->depth = 0;
+    c->every_kind = false;
+    // The native API: nothing asked back, each element its result or its
+    // original value (host C).
+    add("native lead NN pageable C beta 0.5", false, false, pg, pg, pg, 0.5f)->recovers = false;
+    add("native lead TN pinned C beta 0.5", true, false, pg, pn, pn, 0.5f)->recovers = false;
+    add("native lead TT device C beta 0.5", true, true, pg, pg, dv, 0.5f)->recovers = false;
+    c = add("native out of core NN managed C beta 1", false, false, pg, pg, mg, 1.0f);
+    c->recovers = false;
+    c->budget = 40 << 10;
+    return v;
+}
+
+// For every case: a failure at each call of each kind the call makes (and
+// each copy and kernel faulting as it runs), one-off and sticky (a broken
+// context, in which every later call fails), every outcome checked against
+// the contract. A one-off failure is followed, at random, by a second one
+// in the cleaning up: the first stream synchronisation or the first freeing
+// of the tile memory after it (both asked again). After a broken context,
+// and after failures that leave the pipeline changed, a clean call checks
+// that the pipeline left behind (or made anew) works and brings it back to
+// the state the call counts were taken in; otherwise the next failing call
+// reuses it. Cold calls (pipelines freed first) put failures into the
+// making of the pipeline too.
+void test_fault_injection(void **)
+{
+    std::mt19937_64 rng(31);
+    int64_t total = 0, per_kind[mock::kCalls][2] = {}, followers[mock::kCalls] = {};
+    for (const FaultCase &fc : fault_cases()) {
+        tgemm::set_host_plan_sizes(fc.tile, fc.depth, fc.tile ? 32 : 0);
+        set_budget(fc.budget);
+        const Data data = make_data(fc.p, rng);
+        const std::vector<float> want = expected(fc.p, data);
+        for (bool cold : {false, true}) {
+            if (cold && !fc.every_kind)
+                continue;
+            // The calls of each kind a clean call makes, warm (after one
+            // like it) or cold.
+            for (int i = 0; i < 2; ++i) {
+                if (cold)
+                    assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+                const Outcome clean = run_with_fault(fc, data, want, mock::Fault());
+                if (!clean.error.empty() || clean.status != TGEMM_SUCCESS)
+                    fail_msg("%s: clean call: status %d, %s", fc.name, (int)clean.status, clean.error.c_str());
+            }
+            int64_t counts[mock::kCalls];
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                std::copy(mock::calls, mock::calls + mock::kCalls, counts);
+            }
+            for (int kind = 0; kind < mock::kCalls; ++kind) {
+                // Cold: what only a cold call does more.
+                const bool setup = kind == mock::Create || kind == mock::Alloc || kind == mock::Query;
+                if (cold ? !setup
+                         : !fc.every_kind && kind != mock::Copy && kind != mock::Record &&
+                               kind != mock::EventSync && kind != mock::RunCopy)
+                    continue;
+                const bool runs = kind == mock::RunKernel || kind == mock::RunCopy;
+                for (int64_t at = 0; at < counts[kind]; ++at)
+                    for (bool sticky : {false, true}) {
+                        if (runs && !sticky)
+                            continue;
+                        if (cold)
+                            assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+                        mock::Fault f{kind, at, sticky};
+                        if (!sticky && rng() % 2 == 0) {
+                            f.then = rng() % 2 ? mock::StreamSync : mock::Free;
+                            f.then_at = 0;
+                        }
+                        const Outcome o = run_with_fault(fc, data, want, f);
+                        if (!o.fired || !o.error.empty())
+                            fail_msg("%s, %s %s failure at call %lld of %lld%s%s: status %d, %s", fc.name,
+                                     sticky ? "sticky" : "one-off", mock::kCallNames[kind], (long long)at,
+                                     (long long)counts[kind], cold ? " (cold)" : "",
+                                     o.then_fired ? (f.then == mock::StreamSync ? ", then a stream-sync failure"
+                                                                                : ", then a free failure")
+                                                  : "",
+                                     (int)o.status, o.fired ? o.error.c_str() : "the failure never struck");
+                        ++total;
+                        ++per_kind[kind][sticky];
+                        if (o.then_fired)
+                            ++followers[f.then];
+                        if (cold || !fc.every_kind || !(o.broke || setup))
+                            continue;
+                        const Outcome next = run_with_fault(fc, data, want, mock::Fault());
+                        if (next.status != TGEMM_SUCCESS || !next.error.empty())
+                            fail_msg("%s: the call after a %s %s failure at call %lld: status %d, %s", fc.name,
+                                     sticky ? "sticky" : "one-off", mock::kCallNames[kind], (long long)at,
+                                     (int)next.status, next.error.c_str());
+                    }
+            }
+        }
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
+    std::printf("    %lld failures injected (one-off+sticky):", (long long)total);
+    for (int kind = 0; kind < mock::kCalls; ++kind)
+        if (per_kind[kind][0] + per_kind[kind][1] > 0)
+            std::printf(" %s %lld+%lld", mock::kCallNames[kind], (long long)per_kind[kind][0],
+                        (long long)per_kind[kind][1]);
+    std::printf("; one-off followed by a stream-sync failure %lld, by a free failure %lld\n",
+                (long long)followers[mock::StreamSync], (long long)followers[mock::Free]);
+    assert_true(followers[mock::StreamSync] > 100 && followers[mock::Free] > 100);
+}
+
+// After a failure that breaks the context, the pipeline is given up, not
+// reused: the next call makes a new one (three more streams), and
+// tgemm_release_resources() frees both, the one given up once its streams
+// are found idle (here: after the mock's revival).
+void test_broken_pipeline_replaced(void **)
+{
+    std::mt19937_64 rng(33);
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+    mock::drain_all();
+    const auto counts = [](size_t *streams, size_t *events, size_t *host) {
+        std::lock_guard<std::mutex> lk(mu);
+        *streams = mock::streams.size();
+        *events = mock::events.size();
+        *host = mock::host_allocs.size();
+    };
+    size_t streams0 = 0, events0 = 0, host0 = 0, streams = 0, events = 0, host = 0;
+    counts(&streams0, &events0, &host0);
+    const FaultCase fc = fault_cases()[1];
+    const Data data = make_data(fc.p, rng);
+    const std::vector<float> want = expected(fc.p, data);
+    Outcome o = run_with_fault(fc, data, want, mock::Fault());
+    assert_true(o.status == TGEMM_SUCCESS && o.error.empty());
+    counts(&streams, &events, &host);
+    assert_int_equal(streams, streams0 + 3);
+    mock::arm(mock::Fault{mock::RunKernel, 3, true});
+    Data d = data;
+    std::vector<tgemm::Rect> left;
+    assert_int_equal(run(fc.p, d, nullptr, &left), TGEMM_ERROR_CUDA);
+    const std::string err = check_outcome(fc.p, d, TGEMM_ERROR_CUDA, &left, want);
+    if (!err.empty())
+        fail_msg("%s", err.c_str());
+    mock::revive();
+    o = run_with_fault(fc, data, want, mock::Fault());
+    assert_true(o.status == TGEMM_SUCCESS && o.error.empty());
+    counts(&streams, &events, &host);
+    assert_int_equal(streams, streams0 + 6);
+    assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+    mock::drain_all();
+    counts(&streams, &events, &host);
+    assert_int_equal(streams, streams0);
+    assert_int_equal(events, events0);
+    assert_int_equal(host, host0);
+    tgemm::set_host_plan_sizes(0, 0, 0);
+}
+
+// Threads call at once, more than there are pipelines, and the context
+// breaks under them: every call either succeeds or leaves what the BLAS
+// layer completes exactly; the pipelines given up are replaced, so the
+// calls after revival run (none waits forever for a pipeline).
+void test_fault_threads(void **)
+{
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    set_budget(uint64_t{1} << 20);
+    std::mt19937_64 rng(32);
+    const std::vector<FaultCase> cases = fault_cases();
+    for (int round = 0; round < 6; ++round) {
+        const int64_t at = static_cast<int64_t>(rng() % 400);
+        mock::arm(mock::Fault{round % 2 ? mock::Record : mock::RunKernel, at, true});
+        std::vector<std::thread> th;
+        std::vector<std::string> errors(8);
+        for (int t = 0; t < 8; ++t)
+            th.emplace_back([t, round, &cases, &errors] {
+                std::mt19937_64 r(1000 * round + t);
+                for (int i = 0; i < 4 && errors[t].empty(); ++i) {
+                    FaultCase fc = cases[r() % 9];
+                    fc.recovers = true;
+                    Data d = make_data(fc.p, r);
+                    const std::vector<float> want = expected(fc.p, d);
+                    std::vector<tgemm::Rect> left;
+                    const tgemm_status st = run(fc.p, d, nullptr, &left);
+                    errors[t] = check_outcome(fc.p, d, st, &left, want);
+                    if (!errors[t].empty())
+                        errors[t] = std::string(fc.name) + ": " + errors[t];
+                }
+            });
+        for (std::thread &x : th)
+            x.join();
+        bool broke = false;
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            broke = mock::dead;
+        }
+        for (int t = 0; t < 8; ++t)
+            if (!errors[t].empty())
+                fail_msg("round %d, thread %d: %s", round, t, errors[t].c_str());
+        assert_true(broke);
+        mock::revive();
+        mock::arm(mock::Fault());
+        assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+        for (int i = 0; i < 3; ++i)
+            random_call(rng, 100, nullptr);
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
+}
+
 // ---------------------------------------------------------------- TGEMM_HOST_TRACE
 
 struct CsvRow {
@@ -1357,9 +1822,21 @@ int main(int argc, char **argv)
         const CMUnitTest tests[] = {cmocka_unit_test(test_bad_trace_file)};
         return cmocka_run_group_tests_name("tgemm_host_mock bad-trace", tests, nullptr, nullptr) ? 1 : 0;
     }
-    if (!scenario.empty() || std::getenv("TGEMM_HOST_TRACE") != nullptr) {
-        std::fprintf(stderr, "usage: test_host_mock [trace | bad-trace]; without one, TGEMM_HOST_TRACE unset\n");
+    if (!scenario.empty() && scenario != "faults") {
+        std::fprintf(stderr, "usage: test_host_mock [trace | bad-trace | faults]; without one or with faults, "
+                             "TGEMM_HOST_TRACE unset\n");
         return 2;
+    }
+    if (std::getenv("TGEMM_HOST_TRACE") != nullptr) {
+        std::fprintf(stderr, "test_host_mock: TGEMM_HOST_TRACE is set\n");
+        return 2;
+    }
+    if (scenario == "faults") {
+        // A call that waits forever for a pipeline fails the test.
+        alarm(900);
+        const CMUnitTest tests[] = {cmocka_unit_test(test_broken_pipeline_replaced),
+                                    cmocka_unit_test(test_fault_injection), cmocka_unit_test(test_fault_threads)};
+        return cmocka_run_group_tests_name("tgemm_host_mock faults", tests, nullptr, nullptr) ? 1 : 0;
     }
     const CMUnitTest tests[] = {
         cmocka_unit_test(test_random_calls),  cmocka_unit_test(test_random_small_plans),

@@ -16,9 +16,9 @@ tgemm_status synchronize(cudaStream_t s)
     return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, "cudaStreamSynchronize");
 }
 
-}  // namespace
-
-tgemm_status execute(const GemmParams &p, cudaStream_t s, bool wait)
+// execute(), with *left (if asked for) all of C until the host-operand
+// path says otherwise.
+tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rect> *left)
 {
     if (!settings().error.empty())
         return fail(TGEMM_ERROR_INVALID_SETTING, "%s", settings().error.c_str());
@@ -42,11 +42,23 @@ tgemm_status execute(const GemmParams &p, cudaStream_t s, bool wait)
     if ((st = classify_pointer(p.c, dev_id, &kc)) != TGEMM_SUCCESS)
         return st;
 
-    if (is_host(ka) || is_host(kb) || is_host(kc))
-        return run_host_operands(p, ka, kb, kc, *dev, s);
+    if (is_host(ka) || is_host(kb) || is_host(left != nullptr ? recoverable_c(kc, p.beta) : kc))
+        return run_host_operands(p, ka, kb, kc, *dev, s, left);
     if ((st = launch_gemm(p, *dev, s)) != TGEMM_SUCCESS)
         return st;
     return wait ? synchronize(s) : TGEMM_SUCCESS;
+}
+
+}  // namespace
+
+tgemm_status execute(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rect> *left)
+{
+    if (left != nullptr)
+        *left = {Rect{0, 0, p.m, p.n}};
+    const tgemm_status st = run(p, s, wait, left);
+    if (st == TGEMM_SUCCESS && left != nullptr)
+        left->clear();
+    return st;
 }
 
 }  // namespace tgemm
