@@ -193,11 +193,20 @@ test-host-mock: $(BUILD)/tests/test_host_mock
 
 # Host operands on the GPU (cases skip without one): the default plans, then
 # out of core under device memory limits of 1 MiB and 8 MiB, with every
-# call's plan checked against the limit (tests/test_host.c).
+# call's plan checked against the limit; then sgemm_ while the CUDA context
+# breaks half way through the call, C in pageable, pinned and managed
+# memory, beta != 0 and == 0, one process per run since the context stays
+# broken (tests/test_host.c).
+BROKEN_TRACE := $(BUILD)/tests/broken_context.trace
 test-host: $(BUILD)/tests/test_host
 	$(BUILD)/tests/test_host
 	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
 	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(BUILD)/tests/test_host out-of-core
+	for run in "h 0.5" "p 0.5" "m 0.5" "h 0" "p 0" "m 0"; do \
+	    echo "== broken-context $$run"; rm -f $(BROKEN_TRACE); \
+	    $(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BROKEN_TRACE) \
+	        $(BUILD)/tests/test_host broken-context $$run || exit 1; \
+	done
 
 # Then the families that have a stream-K form, each in that form, and one
 # without it under TGEMM_STREAMK=always (planned as without the setting).
