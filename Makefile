@@ -169,12 +169,13 @@ test-host-plan: $(BUILD)/tests/test_host_plan
 	env -u TGEMM_HOST_COPY_THREADS $(BUILD)/tests/test_host_plan
 	TGEMM_HOST_COPY_THREADS=3 $(BUILD)/tests/test_host_plan test_host_copy_parts
 
-# The host-operand executor on a mock CUDA runtime that runs copies and
-# kernels late and in random order, so missing waits and misplaced copies
-# show up as wrong results without a GPU (tests/test_host_mock.cpp); with
-# AddressSanitizer for copies past a buffer's end.
+# The host-operand executor (and execute(), which leads to it) on a mock
+# CUDA runtime that runs copies and kernels late and in random order, so
+# missing waits and misplaced copies show up as wrong results without a
+# GPU (tests/test_host_mock.cpp); with AddressSanitizer for copies past a
+# buffer's end.
 HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/runtime/host_pipeline.o $(BUILD)/obj/runtime/workspace.o \
-                 $(BUILD)/obj/api/status.o
+                 $(BUILD)/obj/api/status.o $(BUILD)/obj/runtime/execute.o
 $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARN) -Werror -Iinclude -Isrc \

@@ -1,5 +1,6 @@
-// The host-operand executor (src/runtime/host_pipeline.cpp) on a mock CUDA
-// runtime, no GPU needed (make test-host-mock).
+// The host-operand executor (src/runtime/host_pipeline.cpp), and execute()
+// that leads to it, on a mock CUDA runtime, no GPU needed (make
+// test-host-mock).
 //
 // The mock implements the runtime calls the executor makes, with streams as
 // queues of deferred operations: a copy or a "kernel" (launch_gemm, here a
@@ -41,8 +42,9 @@
 //              what each leaves in C is checked element by element against
 //              the contract (run_host_operands), then, for the BLAS
 //              contract, against the exact result once the parts left are
-//              computed on the CPU; a broken pipeline is replaced; threads
-//              under a context that breaks
+//              computed on the CPU; the same through execute(), also on
+//              operands none of which is in host memory; a broken pipeline
+//              is replaced; threads under a context that breaks
 
 #include <algorithm>
 #include <cinttypes>
@@ -646,7 +648,16 @@ cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
 
 namespace mock {
 int contract_violations = 0;
-}
+
+// Where the operands of execute() calls live (classify_pointer): ranges of
+// bytes and their kinds; anything else is pageable.
+struct Range {
+    const void *begin = nullptr;
+    size_t bytes = 0;
+    tgemm::MemKind kind = tgemm::MemKind::Pageable;
+};
+std::vector<Range> kinds;
+}  // namespace mock
 
 namespace tgemm {
 
@@ -654,6 +665,35 @@ DeviceGuard::~DeviceGuard() = default;
 
 tgemm_status DeviceGuard::enter(int)
 {
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status choose_device(int *dev)
+{
+    *dev = 0;
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status device_info(int, const DeviceInfo **info)
+{
+    static DeviceInfo d = [] {
+        DeviceInfo i;
+        i.id = 0;
+        return i;
+    }();
+    *info = &d;
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status classify_pointer(const void *p, int, MemKind *kind)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return fail_cuda(mock::failure(mock::Query), "cudaPointerGetAttributes");
+    *kind = MemKind::Pageable;
+    for (const mock::Range &r : mock::kinds)
+        if (p >= r.begin && static_cast<const char *>(p) < static_cast<const char *>(r.begin) + r.bytes)
+            *kind = r.kind;
     return TGEMM_SUCCESS;
 }
 
@@ -1183,6 +1223,10 @@ struct FaultCase {
     // with no clean call after each (how many calls of those kinds a call
     // makes does not depend on the pipeline it finds).
     bool every_kind = true;
+    // Through execute(), blocking, as tgemm_sgemm() and the BLAS layer call
+    // it (it finds the operands' kinds and picks the path); else straight
+    // to run_host_operands().
+    bool execute = false;
 };
 
 // What the call left, status st: "" if it keeps its contract, else what is
@@ -1282,6 +1326,22 @@ std::string check_outcome(const Problem &p, Data &d, tgemm_status st, const std:
     return "";
 }
 
+// The product through execute(), on the per-thread stream, waiting, with the
+// operands' kinds known to classify_pointer for the call.
+tgemm_status run_execute(const Problem &pr, Data &d, std::vector<tgemm::Rect> *left)
+{
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::kinds = {{d.A.data(), d.A.size() * 4, pr.ka},
+                       {d.B.data(), d.B.size() * 4, pr.kb},
+                       {d.C.data(), d.C.size() * 4, pr.kc}};
+    }
+    const tgemm_status st = tgemm::execute(params(pr, d), cudaStreamPerThread, true, left);
+    std::lock_guard<std::mutex> lk(mu);
+    mock::kinds.clear();
+    return st;
+}
+
 struct Outcome {
     tgemm_status status = TGEMM_SUCCESS;
     bool fired = false, then_fired = false;  // the fault struck; its follower too
@@ -1304,7 +1364,8 @@ Outcome run_with_fault(const FaultCase &fc, const Data &data, const std::vector<
         allocs = mock::device_allocs.size();
     }
     mock::arm(f);
-    o.status = run(fc.p, d, nullptr, fc.recovers ? &left : nullptr);
+    o.status = fc.execute ? run_execute(fc.p, d, fc.recovers ? &left : nullptr)
+                          : run(fc.p, d, nullptr, fc.recovers ? &left : nullptr);
     const std::vector<float> returned = d.C;
     mock::drain_all();
     {
@@ -1390,6 +1451,18 @@ std::vector<FaultCase> fault_cases()
     c = add("native out of core NN managed C beta 1", false, false, pg, pg, mg, 1.0f);
     c->recovers = false;
     c->budget = 40 << 10;
+    // Through execute(): no operand in host memory, so the kernels run on
+    // the operands in place, unless the caller finishes failed calls and C
+    // must go through staging (managed C, beta != 0); host operands.
+    add("execute: device A and B, managed C beta 0", false, true, dv, dv, mg, 0.0f)->execute = true;
+    add("execute: device A, managed B and C beta 0.5", true, false, dv, mg, mg, 0.5f)->execute = true;
+    add("execute: pageable A, device B, pinned C beta 0.5", true, true, pg, dv, pn, 0.5f)->execute = true;
+    c = add("native execute: device A, B and C beta 0.5", false, false, dv, dv, dv, 0.5f);
+    c->execute = true;
+    c->recovers = false;
+    c = add("native execute: managed A, B and C beta 1", true, false, mg, mg, mg, 1.0f);
+    c->execute = true;
+    c->recovers = false;
     return v;
 }
 

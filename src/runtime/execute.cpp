@@ -10,10 +10,11 @@
 namespace tgemm {
 namespace {
 
-tgemm_status synchronize(cudaStream_t s)
+// Whether s is seen idle, asked twice: a failure that persists is a broken
+// context, in which nothing runs any more.
+bool idle(cudaStream_t s)
 {
-    const cudaError_t e = cudaStreamSynchronize(s);
-    return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, "cudaStreamSynchronize");
+    return cudaStreamSynchronize(s) == cudaSuccess || cudaStreamSynchronize(s) == cudaSuccess;
 }
 
 // execute(), with *left (if asked for) all of C until the host-operand
@@ -44,9 +45,20 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
 
     if (is_host(ka) || is_host(kb) || is_host(left != nullptr ? recoverable_c(kc, p.beta) : kc))
         return run_host_operands(p, ka, kb, kc, *dev, s, left);
-    if ((st = launch_gemm(p, *dev, s)) != TGEMM_SUCCESS)
+    st = launch_gemm(p, *dev, s);
+    if (!wait)
         return st;
-    return wait ? synchronize(s) : TGEMM_SUCCESS;
+    // A blocking call that fails returns once nothing it enqueued can write
+    // C: a plan's kernels enqueued before a launch that failed still run.
+    if (st != TGEMM_SUCCESS) {
+        (void)idle(s);
+        return st;
+    }
+    const cudaError_t e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess)
+        return TGEMM_SUCCESS;
+    (void)idle(s);
+    return fail_cuda(e, "cudaStreamSynchronize");
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ namespace tgemm {
 
 // p is column-major and valid; m, n >= 1; a and b are non-NULL when
 // alpha != 0 and k > 0, c is non-NULL. With `wait`, or when any operand is in
-// host memory, returns after C is written; otherwise only enqueues on s.
+// host memory, returns after C is written, or after a failure once nothing
+// the call enqueued can write C any more; otherwise only enqueues on s.
 //
 // With `left` (and `wait`), the caller finishes the call itself if it fails
 // (the BLAS fallback): *left is set to the parts of C that do not hold
