@@ -245,33 +245,45 @@ test-host-plan: $(BUILD)/tests/test_host_plan
 	env -u TGEMM_HOST_COPY_THREADS $(RUN_TEST) test_host_plan -- $(BUILD)/tests/test_host_plan
 	TGEMM_HOST_COPY_THREADS=3 $(RUN_TEST) test_host_plan -- $(BUILD)/tests/test_host_plan test_host_copy_parts
 
-# The host-operand executor on a mock CUDA runtime that runs copies and
-# kernels late and in random order, so missing waits and misplaced copies
-# show up as wrong results without a GPU (tests/test_host_mock.cpp); with
-# AddressSanitizer for copies past a buffer's end.
+# The host-operand executor (and execute(), which leads to it) on a mock
+# CUDA runtime that runs copies and kernels late and in random order, so
+# missing waits and misplaced copies show up as wrong results without a
+# GPU (tests/test_host_mock.cpp); with AddressSanitizer for copies past a
+# buffer's end.
 HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/runtime/host_pipeline.o $(BUILD)/obj/runtime/workspace.o \
-                 $(BUILD)/obj/api/status.o
+                 $(BUILD)/obj/api/status.o $(BUILD)/obj/runtime/execute.o
 $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/line_buffered.c $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARN) -Werror -Iinclude -Isrc \
 	    -isystem $(CUDA_HOME)/include -o $@ $< tests/line_buffered.c $(HOST_MOCK_OBJ) -lcmocka -lpthread
 
-# Then TGEMM_HOST_TRACE: a trace written and read back, and a file that
+# Then failures injected at every call of every kind, one-off and sticky;
+# then TGEMM_HOST_TRACE: a trace written and read back, and a file that
 # cannot be created.
 HOST_TRACE_CSV := $(BUILD)/tests/host_trace.csv
 test-host-mock: $(BUILD)/tests/test_host_mock
 	env -u TGEMM_HOST_TRACE $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock
+	env -u TGEMM_HOST_TRACE $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock faults
 	rm -f $(HOST_TRACE_CSV)
 	TGEMM_HOST_TRACE=$(HOST_TRACE_CSV) $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock trace
 	TGEMM_HOST_TRACE=/nonexistent/dir/trace.csv $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock bad-trace
 
 # Host operands on the GPU (cases skip without one): the default plans, then
 # out of core under device memory limits of 1 MiB and 8 MiB, with every
-# call's plan checked against the limit (tests/test_host.c).
+# call's plan checked against the limit; then sgemm_ while the CUDA context
+# breaks half way through the call, C in pageable, pinned and managed
+# memory, beta != 0 and == 0, one process per run since the context stays
+# broken (tests/test_host.c).
+BROKEN_TRACE := $(BUILD)/tests/broken_context.trace
 test-host: $(BUILD)/tests/test_host
 	$(RUN_TEST) test_host -- $(BUILD)/tests/test_host
 	TGEMM_DEVICE_MEMORY_LIMIT=1048576 TGEMM_VERBOSE=2 $(RUN_TEST) test_host -- $(BUILD)/tests/test_host out-of-core
 	TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 $(RUN_TEST) test_host -- $(BUILD)/tests/test_host out-of-core
+	rc=0; for run in "h 0.5" "p 0.5" "m 0.5" "h 0" "p 0" "m 0"; do \
+	    echo "== broken-context $$run"; rm -f $(BROKEN_TRACE); \
+	    $(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BROKEN_TRACE) \
+	        $(RUN_TEST) test_host -- $(BUILD)/tests/test_host broken-context $$run || rc=1; \
+	done; exit $$rc
 
 # With each family, the NaN and Inf rows too (special-values). Then the
 # families that have a stream-K form, each in that form, and one without it

@@ -118,10 +118,29 @@ typedef enum tgemm_layout {
  *
  * Values 101 to 113 report an invalid argument; the value minus 100 is the
  * position of that argument in tgemm_sgemm(), which is also its number in
- * reference BLAS SGEMM (tgemm_status_argument() computes it). On any error
- * status, C is unchanged, with one exception: a CUDA failure in the middle
- * of a call on host operands (such as a kernel fault, which breaks the CUDA
- * context) can leave the tiles of C finished before it written.
+ * reference BLAS SGEMM (tgemm_status_argument() computes it).
+ *
+ * On an error status C is unchanged, with one exception: a CUDA failure
+ * after part of the call's work was enqueued (a kernel fault, for one,
+ * which breaks the CUDA context: every later CUDA call in the process
+ * fails). A call that waits (tgemm_sgemm(), and tgemm_sgemm_ex() with an
+ * operand in host memory) then returns once no copy or kernel of it can
+ * write C any more, and C may be partly written:
+ * - C in host memory: each tile of C (or each part of one, where a tile is
+ *   copied out in parts) holds its result if the call wrote it back, else
+ *   its original contents; with C in pinned memory, a tile whose copy into
+ *   C was under way when the context broke may hold part of its result and
+ *   the rest of its original contents.
+ * - C in device or managed memory, which the kernels write in place: a part
+ *   of C whose kernels had started may hold neither (a partial sum).
+ *
+ * tgemm_sgemm_ex() on device and managed operands only enqueues: work it
+ * enqueued before a failure stays on the stream, and a failure after it
+ * returned shows on the stream; C may then be partly written likewise.
+ *
+ * The BLAS entry points `sgemm_` and `cblas_sgemm`, which cannot return an
+ * error, instead keep track of the tiles written back and compute the rest
+ * on the CPU, so that C always holds the full result.
  *
  * @code
  * tgemm_status s = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
@@ -181,8 +200,22 @@ typedef enum tgemm_status {
  * Arithmetic is strict IEEE FP32 with fused multiply-add on the CUDA cores; no
  * tensor cores and no TF32. The result differs from a CPU BLAS only by
  * rounding, within the usual dot-product bound |error| <= ~(k + 2) * 2^-24 *
- * (|alpha| |A| |B| + |beta| |C|) elementwise; it is the same bit for bit from
- * run to run on the same device.
+ * (|alpha| |A| |B| + |beta| |C|) elementwise.
+ *
+ * Results are the same bit for bit from run to run for the same problem on
+ * the same device with the same settings, except:
+ * - a call that cannot get the scratch device memory its plan asks for
+ *   (split-K partial sums, stream-K tile parts or a packed copy of op(A),
+ *   at most 256 MiB each, from a pool) runs without it, adding in another
+ *   order, and may round differently;
+ * - a call with an operand in host memory cuts C into tiles and K into
+ *   chunks (of up to 2048) to fit the device memory available to it, so
+ *   its result may differ by rounding from the same product on device
+ *   pointers, and from one run to the next when the memory available
+ *   changes the tiling;
+ * - through `sgemm_` and `cblas_sgemm`, a call that runs on the CPU BLAS,
+ *   or the tiles of C that it computes after a GPU failure, round as the
+ *   CPU BLAS does.
  *
  * Pointers may be device, managed, pinned host or pageable host memory, in
  * any mix; tgemm finds out which and moves host data as needed. The device
@@ -205,11 +238,6 @@ typedef enum tgemm_status {
  * is the free memory less 256 MiB. A call that cannot fit even the smallest
  * tiles returns ::TGEMM_ERROR_OUT_OF_MEMORY. Such calls keep staging and
  * tile buffers for the next call; tgemm_release_resources() frees them.
- *
- * K is cut into chunks of up to 2048 for host operands, so their results
- * may differ by rounding from the same product on device pointers; they
- * are the same bit for bit from run to run as long as the device memory
- * available to the call allows the same tiling.
  * @{
  */
 
@@ -232,7 +260,9 @@ typedef enum tgemm_status {
  * @param[in]     beta   Scalar multiplying C on entry; 0 means C is not read.
  * @param[in,out] C      ldc x n matrix, column-major; its first m rows are overwritten.
  * @param[in]     ldc    Leading dimension of C; >= max(1, m).
- * @return TGEMM_SUCCESS, or an error status with C unchanged.
+ * @return TGEMM_SUCCESS, or an error status with C unchanged (unless CUDA
+ * failed in the middle of the call: see ::tgemm_status for what C then
+ * holds).
  *
  * @code
  * #include <tgemm.h>
@@ -281,9 +311,10 @@ TGEMM_API tgemm_status tgemm_sgemm(tgemm_operation transa, tgemm_operation trans
  * @param[in]     ldc    Leading dimension of C: >= max(1, m) column-major,
  *                       >= max(1, n) row-major.
  * @param[in]     stream The stream to run on; NULL is the legacy default stream.
- * @return TGEMM_SUCCESS, or an error status with C unchanged. An error
- * inside a kernel that runs after an asynchronous call returned shows up on
- * the stream, as for any CUDA kernel.
+ * @return TGEMM_SUCCESS, or an error status with C unchanged (unless CUDA
+ * failed in the middle of the call: see ::tgemm_status for what C then
+ * holds). An error inside a kernel that runs after an asynchronous call
+ * returned shows up on the stream, as for any CUDA kernel.
  *
  * @code
  * // Device pointers, row-major C = A * B on the caller's stream.
@@ -319,7 +350,10 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
  * call (further callers wait for one), so they never share staging
  * buffers. This function frees all of it; the next such call allocates
  * again. The small workspace pool of calls on device pointers (split-K
- * partial sums, at most 64 MiB kept) is not affected.
+ * partial sums, at most 64 MiB kept) is not affected. A pipeline that a
+ * call gave up after a CUDA failure (its streams could not be seen to
+ * finish) is freed here once its streams can; in a broken CUDA context
+ * that fails, and the status says so.
  *
  * Call it when no tgemm call is in flight in any thread. (Resources that a
  * call in flight is using are left alone, so such a call is not harmed, but

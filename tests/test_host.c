@@ -16,7 +16,7 @@
  * caller's stream is respected, a dozen threads call at once, and
  * tgemm_release_resources() between calls.
  *
- * make test-host runs the program twice:
+ * make test-host runs the program several times:
  *   test_host              the default plans;
  *   test_host out-of-core  with TGEMM_DEVICE_MEMORY_LIMIT=<bytes> and
  *                          TGEMM_VERBOSE=2: the same cases on tiles of tens
@@ -25,6 +25,13 @@
  *                          stderr and checked: within the limit, and cut
  *                          into several tasks when the operands exceed it
  *                          (the special-value rows: K into several chunks).
+ *   test_host broken-context h|p|m BETA
+ *                          with TGEMM_OFFLOAD=gpu, TGEMM_TRACE=<file> and
+ *                          TGEMM_CPU_BLAS=libopenblas.so.0: sgemm_ with C
+ *                          in pageable, pinned or managed memory while the
+ *                          CUDA context breaks half way through the call;
+ *                          C must still be exact. One process per run: the
+ *                          context stays broken.
  */
 #include "common.h"
 
@@ -33,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -538,11 +546,138 @@ static void test_release_resources(void **state)
     run_case(&pageable, 1005, true, false);
 }
 
+/* ---------------------------------------------------------------- a broken context */
+
+/* The BLAS ABI exported by libtgemm (not declared in tgemm.h). */
+void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const float *alpha,
+            const float *A, const int *lda, const float *B, const int *ldb, const float *beta, float *C,
+            const int *ldc, size_t transa_len, size_t transb_len);
+
+/* A kernel that waits `ns` nanoseconds on the GPU's clock, then traps: the
+ * CUDA context breaks, as on a kernel fault, and every later CUDA call in
+ * the process fails, tgemm's included (one context per device). */
+static const char kTrapPtx[] =
+    ".version 6.0\n"
+    ".target sm_50\n"
+    ".address_size 64\n"
+    ".visible .entry tgemm_test_trap_after(.param .u64 tgemm_test_trap_after_ns)\n"
+    "{\n"
+    "    .reg .pred %p;\n"
+    "    .reg .b64 %rd<5>;\n"
+    "    ld.param.u64 %rd1, [tgemm_test_trap_after_ns];\n"
+    "    mov.u64 %rd2, %globaltimer;\n"
+    "$L_wait:\n"
+    "    mov.u64 %rd3, %globaltimer;\n"
+    "    sub.s64 %rd4, %rd3, %rd2;\n"
+    "    setp.lt.u64 %p, %rd4, %rd1;\n"
+    "    @%p bra $L_wait;\n"
+    "    trap;\n"
+    "    ret;\n"
+    "}\n";
+
+static mem_t g_broken_c;   /* the broken-context scenario: C's memory */
+static float g_broken_beta;
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The last line of a file (malloc'ed). */
+static char *last_line(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("cannot read the trace %s", path);
+    char buf[1024], *last = xstrdup_printf("%s", "");
+    while (fgets(buf, sizeof buf, f)) {
+        free(last);
+        last = xstrdup_printf("%s", buf);
+    }
+    fclose(f);
+    return last;
+}
+
+/* sgemm_ on pageable A and B and C in g_broken_c memory, while a kernel of
+ * this program breaks the context half way through the call (timed by
+ * calls like it before): the GPU fails in the middle, tgemm's BLAS layer
+ * computes the tiles of C not yet written back on the CPU BLAS, and C must
+ * equal OpenBLAS's result exactly (small-integer inputs), whatever beta
+ * is. The trace must show the fallback, and the context must be broken, or
+ * the run did not test what it is for. Memory is not freed afterwards:
+ * freeing it needs the broken context. */
+static void test_broken_context(void **state)
+{
+    (void)state;
+    REQUIRE_GPU();
+    const char *trace = getenv("TGEMM_TRACE");
+    const int m = 8192, n = 8192, k = 2048;
+    const float alpha = 1.0f, beta = g_broken_beta;
+    rng_t rng = {test_seed_for(7001)};
+    const shapes_t s = shapes_of_call(true, false, false, m, n, k, 0, 0, 0);
+    const size_t na = shape_elems(s.SA), nb = shape_elems(s.SB), nc = shape_elems(s.SC);
+    float *A = xmalloc(na * sizeof(float)), *B = xmalloc(nb * sizeof(float));
+    float *C0 = xmalloc(nc * sizeof(float)), *ref = xmalloc(nc * sizeof(float));
+    fill_matrix(A, s.SA, &rng, true);
+    fill_matrix(B, s.SB, &rng, true);
+    fill_matrix(C0, s.SC, &rng, true);
+    buf_t c = buf_make(g_broken_c, C0, nc, 0);
+
+    cudaLibrary_t lib;
+    cudaKernel_t trap;
+    cudaStream_t stream;
+    CK(cudaLibraryLoadData(&lib, kTrapPtx, NULL, NULL, 0, NULL, NULL, 0));
+    CK(cudaLibraryGetKernel(&trap, lib, "tgemm_test_trap_after"));
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    /* Calls like the one to break: the first makes the pipeline, the
+     * second gives the duration. (With beta = 0.5 C takes halves, quarters
+     * and eighths of integers: still exact.) */
+    sgemm_("N", "N", &m, &n, &k, &alpha, A, &m, B, &k, &beta, c.ptr, &m, 1, 1);
+    const double t0 = seconds_now();
+    sgemm_("N", "N", &m, &n, &k, &alpha, A, &m, B, &k, &beta, c.ptr, &m, 1, 1);
+    const double took = seconds_now() - t0;
+    memcpy(C0, c.ptr, nc * sizeof(float));
+
+    unsigned long long ns = (unsigned long long)(took * 0.5e9);
+    void *args[] = {&ns};
+    const dim3 one = {1, 1, 1};
+    CK(cudaLaunchKernel((const void *)trap, one, one, args, 0, stream));
+    sgemm_("N", "N", &m, &n, &k, &alpha, A, &m, B, &k, &beta, c.ptr, &m, 1, 1);
+    if (cudaStreamSynchronize(stream) == cudaSuccess)
+        fail_msg("the trap kernel did not break the CUDA context");
+    char *line = last_line(trace);
+    if (!strstr(line, "path=cpu-fallback:cuda-error"))
+        fail_msg("the GPU did not fail in the middle of the call (%.3f ms before): %s", took * 1e3, line);
+    free(line);
+
+    memcpy(ref, C0, nc * sizeof(float));
+    ref_sgemm(REF_COL_MAJOR, REF_N, REF_N, m, n, k, alpha, A, m, B, k, beta, ref, m);
+    check_c("broken_context", c.ptr, ref, NULL, s.SC, k, true, test_seed_for(7001));
+    free(A), free(B), free(C0), free(ref);
+}
+
 /* ---------------------------------------------------------------- main */
 
 int main(int argc, char **argv)
 {
     (void)test_base_seed();
+    if (argc == 4 && strcmp(argv[1], "broken-context") == 0) {
+        const char *kinds = "hpm", *kind = strchr(kinds, argv[2][0]);
+        const char *offload = getenv("TGEMM_OFFLOAD"), *trace = getenv("TGEMM_TRACE");
+        if (!kind || argv[2][0] == '\0' || argv[2][1] != '\0' || !offload || strcmp(offload, "gpu") != 0 || !trace ||
+            !getenv("TGEMM_CPU_BLAS")) {
+            fprintf(stderr, "broken-context h|p|m BETA needs TGEMM_OFFLOAD=gpu, TGEMM_TRACE=<file> and "
+                            "TGEMM_CPU_BLAS=<a CPU BLAS>\n");
+            return 2;
+        }
+        g_broken_c = kind[0] == 'h' ? MEM_HOST : kind[0] == 'p' ? MEM_PINNED : MEM_MANAGED;
+        g_broken_beta = strtof(argv[3], NULL);
+        const struct CMUnitTest tests[] = {cmocka_unit_test(test_broken_context)};
+        return run_group("tgemm_host_broken_context", (struct CMUnitTest *)tests, 1) ? 1 : 0;
+    }
     if (argc == 2 && strcmp(argv[1], "out-of-core") == 0) {
         const char *limit = getenv("TGEMM_DEVICE_MEMORY_LIMIT"), *verbose = getenv("TGEMM_VERBOSE");
         if (!limit || !verbose || strcmp(verbose, "2") != 0 || strspn(limit, "0123456789") != strlen(limit)) {
@@ -552,7 +687,9 @@ int main(int argc, char **argv)
         g_out_of_core = true;
         g_limit = strtoull(limit, NULL, 10);
     } else if (argc != 1) {
-        fprintf(stderr, "usage: %s [out-of-core] (see the comment at the top of tests/test_host.c)\n", argv[0]);
+        fprintf(stderr, "usage: %s [out-of-core | broken-context h|p|m BETA] (see the comment at the top of "
+                        "tests/test_host.c)\n",
+                argv[0]);
         return 2;
     }
 

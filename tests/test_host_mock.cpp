@@ -1,5 +1,6 @@
-// The host-operand executor (src/runtime/host_pipeline.cpp) on a mock CUDA
-// runtime, no GPU needed (make test-host-mock).
+// The host-operand executor (src/runtime/host_pipeline.cpp), and execute()
+// that leads to it, on a mock CUDA runtime, no GPU needed (make
+// test-host-mock).
 //
 // The mock implements the runtime calls the executor makes, with streams as
 // queues of deferred operations: a copy or a "kernel" (launch_gemm, here a
@@ -11,6 +12,13 @@
 // staging buffer a copy has not read yet, and both show up as wrong
 // results. A wait that can never be satisfied aborts with "deadlock".
 // Device allocations turn NaN where their stream reaches the allocation.
+//
+// Failures: the mock makes the n-th call of a kind fail (each kind of copy,
+// launch, event record, wait and synchronisation, allocation, creation,
+// query), once, or for good as a broken context does: that call and every
+// later one fail, nothing queued runs any more, and the operation under way
+// at the head of each stream (a copy, a kernel) does part of its work
+// first. A copy or a kernel can also fault as it runs (a broken context).
 //
 // Checked: exact results against a CPU reference for random shapes,
 // transposes, operand kinds, leading dimensions, alpha/beta and memory
@@ -28,6 +36,15 @@
 //              then the file is read back and checked row by row
 //   bad-trace  TGEMM_HOST_TRACE names a file that cannot be created: calls
 //              fail with TGEMM_ERROR_INVALID_SETTING and C untouched
+//   faults     failures at every call of every kind a call makes, one-off
+//              and sticky, with beta == 0 and != 0, for pageable, pinned,
+//              managed and device C, lead groups and out-of-core plans:
+//              what each leaves in C is checked element by element against
+//              the contract (run_host_operands), then, for the BLAS
+//              contract, against the exact result once the parts left are
+//              computed on the CPU; the same through execute(), also on
+//              operands none of which is in host memory; a broken pipeline
+//              is replaced; threads under a context that breaks
 
 #include <algorithm>
 #include <cinttypes>
@@ -45,10 +62,13 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include <cuda_runtime_api.h>
 
 #include "api/status.hpp"
 #include "dispatch/dispatch.hpp"
+#include "runtime/execute.hpp"
 #include "runtime/host_pipeline.hpp"
 #include "runtime/host_trace.hpp"
 
@@ -68,10 +88,16 @@ namespace mock {
 
 struct Stream;
 
+enum class OpKind { Other, Copy, Kernel };
+
 struct Op {
     Stream *wait_stream = nullptr;  // an event wait: runs once wait_stream has done wait_pos operations
     uint64_t wait_pos = 0;
     std::function<void()> fn;
+    OpKind kind = OpKind::Other;
+    // What the operation may have done when the context broke while it was
+    // under way: part of a copy, part of a kernel's tile.
+    std::function<void()> partial;
 };
 
 struct Stream {
@@ -96,16 +122,117 @@ std::set<Stream *> streams;
 Stream legacy;           // the NULL stream and cudaStreamPerThread
 std::set<Event *> events;
 int timing_events = 0;   // events made with timing (TGEMM_HOST_TRACE only)
-std::set<void *> host_allocs;
+std::map<void *, size_t> host_allocs;
+// Pinned blocks freed, kept for the next allocations of their size: the
+// failure tests make pipelines (128 MiB of staging each) thousands of times.
+// Never destroyed, so that the blocks stay reachable for LeakSanitizer.
+std::multimap<size_t, void *> &host_spare = *new std::multimap<size_t, void *>();
 std::map<void *, size_t> device_allocs;
 
 uint64_t device_free = uint64_t{80} << 30;  // what cudaMemGetInfo reports
 uint64_t alloc_limit = UINT64_MAX;          // larger device allocations fail
 uint64_t pool_used = 0;
 int max_pitch = 1 << 30;
-int fail_launch_after = -1;                 // launches to let through before one fails; -1 = never
 int launches = 0;
 std::vector<const float *> launched_c;      // the C of each launch since the last reset (lead groups)
+
+// ---- failures
+
+// The kinds of runtime calls a failure can be injected into, and the
+// operations that can fault while they run (RunKernel, RunCopy: always a
+// broken context, as a kernel that faults on a GPU).
+enum Call {
+    Copy,        // cudaMemcpy2DAsync, cudaMemcpyAsync
+    Launch,      // launch_gemm
+    Record,      // cudaEventRecord
+    Wait,        // cudaStreamWaitEvent
+    EventSync,   // cudaEventSynchronize
+    StreamSync,  // cudaStreamSynchronize
+    Alloc,       // cudaMallocFromPoolAsync, cudaHostAlloc
+    Free,        // cudaFreeAsync, cudaFreeHost
+    Create,      // cudaStreamCreateWithFlags, cudaEventCreateWithFlags, cudaMemPoolCreate
+    Destroy,     // cudaStreamDestroy, cudaEventDestroy
+    Query,       // cudaMemGetInfo, cudaMemPool{Get,Set}Attribute, cudaMemPoolTrimTo, cudaDeviceGetAttribute,
+                 // cudaEventElapsedTime
+    RunKernel,   // a kernel faults while it runs
+    RunCopy,     // a copy faults while it runs
+    kCalls
+};
+const char *const kCallNames[kCalls] = {"copy",   "launch", "record", "wait",    "event-sync", "stream-sync", "alloc",
+                                        "free",   "create", "destroy", "query", "run-kernel", "run-copy"};
+
+struct Fault {
+    int kind = -1;       // a Call, -1 = none
+    int64_t at = 0;      // the at-th call of that kind (from 0) fails
+    bool sticky = false; // and every later call too, as in a broken context
+    // After a one-off failure: the then_at-th call of kind `then` after it
+    // fails too, once (-1 = none), as the calls that clean up after a
+    // failure can.
+    int then = -1;
+    int64_t then_at = 0;
+};
+
+Fault fault;
+int64_t calls[kCalls] = {};  // calls of each kind since the last reset
+int64_t calls_after = 0;     // calls of kind fault.then since the fault struck
+bool dead = false;           // the context is broken
+bool fired = false;          // the fault has struck
+bool then_fired = false;     // and its follower
+
+const cudaError_t kBroken = cudaErrorIllegalAddress;
+
+cudaError_t state() { return dead ? kBroken : cudaSuccess; }
+
+// The context breaks: an operation under way at the head of each stream
+// does part of its work, and nothing queued runs any more (counted as done,
+// so that after revive() nothing waits for it).
+void die()
+{
+    dead = true;
+    std::vector<Stream *> all(streams.begin(), streams.end());
+    all.push_back(&legacy);
+    for (Stream *s : all) {
+        if (!s->queue.empty()) {
+            const Op &op = s->queue.front();
+            if (op.partial && (op.wait_stream == nullptr || op.wait_stream->done >= op.wait_pos))
+                op.partial();
+        }
+        while (!s->queue.empty()) {
+            s->queue.pop_front();
+            ++s->done;
+            s->done_tick.push_back(ticks);
+        }
+    }
+}
+
+// Counts a call of kind c; true when it fails (and breaks the context if
+// the fault is sticky).
+bool fails(Call c)
+{
+    const int64_t i = calls[c]++;
+    if (dead)
+        return true;
+    if (fired && c == fault.then && calls_after++ == fault.then_at) {
+        then_fired = true;
+        return true;
+    }
+    if (fault.kind != c || i != fault.at)
+        return false;
+    fired = true;
+    if (fault.sticky)
+        die();
+    return true;
+}
+
+// The error a failed call of kind c returns.
+cudaError_t failure(Call c)
+{
+    if (dead)
+        return kBroken;
+    return c == Alloc ? cudaErrorMemoryAllocation : cudaErrorInvalidValue;
+}
+
+// ---- streams
 
 Stream *stream_of(cudaStream_t s)
 {
@@ -136,10 +263,17 @@ bool run_one()
     Stream *s = ready[rng() % ready.size()];
     Op op = std::move(s->queue.front());
     s->queue.pop_front();
-    if (op.fn)
-        op.fn();
     ++s->done;
     s->done_tick.push_back(++ticks);
+    const Call run = op.kind == OpKind::Kernel ? RunKernel : op.kind == OpKind::Copy ? RunCopy : kCalls;
+    if (run != kCalls && fails(run)) {
+        if (op.partial)
+            op.partial();
+        die();
+        return true;
+    }
+    if (op.fn)
+        op.fn();
     return true;
 }
 
@@ -168,24 +302,58 @@ void run_until(Done done, const char *what)
 void maybe_progress()
 {
     if (rng() % 4 == 0)
-        for (int i = static_cast<int>(rng() % 4); i > 0 && run_one(); --i) {
+        for (int i = static_cast<int>(rng() % 4); i > 0 && !dead && run_one(); --i) {
         }
+}
+
+void enqueue(cudaStream_t s, Op op)
+{
+    Stream *st = stream_of(s);
+    st->queue.push_back(std::move(op));
+    ++st->enqueued;
+    maybe_progress();
 }
 
 void enqueue(cudaStream_t s, std::function<void()> fn, Stream *wait_stream = nullptr, uint64_t wait_pos = 0)
 {
-    Stream *st = stream_of(s);
-    st->queue.push_back(Op{wait_stream, wait_pos, std::move(fn)});
-    ++st->enqueued;
-    maybe_progress();
+    Op op;
+    op.wait_stream = wait_stream;
+    op.wait_pos = wait_pos;
+    op.fn = std::move(fn);
+    enqueue(s, std::move(op));
 }
 
 // Runs everything still queued (between tests).
 void drain_all()
 {
     std::lock_guard<std::mutex> lk(mu);
-    while (run_one()) {
+    while (!dead && run_one()) {
     }
+}
+
+// The next calls run with fault f (kind -1: none), counted from 0.
+void arm(const Fault &f)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    fault = f;
+    fired = then_fired = false;
+    calls_after = 0;
+    for (int64_t &c : calls)
+        c = 0;
+}
+
+// A fresh context, as a new process would have (the library's own state,
+// pipelines included, stays as it was). Device memory still allocated, tile
+// memory no call will free, goes with the broken one (no call is in flight).
+void revive()
+{
+    std::lock_guard<std::mutex> lk(mu);
+    dead = false;
+    fault = Fault();
+    for (const auto &a : device_allocs)
+        delete[] static_cast<float *>(a.first);
+    device_allocs.clear();
+    pool_used = 0;
 }
 
 }  // namespace mock
@@ -194,13 +362,15 @@ using mock::mu;
 
 extern "C" {
 
-cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+cudaError_t cudaGetLastError(void) { return mock::state(); }
 const char *cudaGetErrorName(cudaError_t) { return "mockError"; }
 const char *cudaGetErrorString(cudaError_t) { return "mock error"; }
 
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
     *value = attr == cudaDevAttrMaxPitch ? mock::max_pitch : 0;
     return cudaSuccess;
 }
@@ -208,6 +378,8 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int)
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Create))
+        return mock::failure(mock::Create);
     auto *st = new mock::Stream();
     mock::streams.insert(st);
     *s = reinterpret_cast<cudaStream_t>(st);
@@ -218,6 +390,9 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
     mock::Stream *st = mock::stream_of(s);
+    // In a broken context the call fails, and the stream is gone anyway.
+    if (mock::fails(mock::Destroy) && !mock::dead)
+        return mock::failure(mock::Destroy);
     mock::run_until([&] { return st->queue.empty(); }, "cudaStreamDestroy");
     // All of its work is done: waits for it are met, events on it complete.
     mock::streams.erase(st);
@@ -232,20 +407,24 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
         if (e->stream == st)
             e->stream = nullptr;
     delete st;
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::StreamSync))
+        return mock::failure(mock::StreamSync);
     mock::Stream *st = mock::stream_of(s);
     mock::run_until([&] { return st->queue.empty(); }, "cudaStreamSynchronize");
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Create))
+        return mock::failure(mock::Create);
     if (!(flags & cudaEventDisableTiming))
         ++mock::timing_events;
     auto *e = new mock::Event();
@@ -257,14 +436,18 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
 cudaError_t cudaEventDestroy(cudaEvent_t ev)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Destroy) && !mock::dead)
+        return mock::failure(mock::Destroy);
     mock::events.erase(reinterpret_cast<mock::Event *>(ev));
     delete reinterpret_cast<mock::Event *>(ev);
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Record))
+        return mock::failure(mock::Record);
     auto *e = reinterpret_cast<mock::Event *>(ev);
     e->stream = mock::stream_of(s);
     e->pos = e->stream->enqueued;
@@ -278,6 +461,8 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
     const auto when = [](mock::Event *e) {
         if (e->stream == nullptr)
             return e->record_tick;
@@ -286,12 +471,14 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
     };
     const uint64_t a = when(reinterpret_cast<mock::Event *>(start)), b = when(reinterpret_cast<mock::Event *>(end));
     *ms = static_cast<float>((static_cast<double>(b) - static_cast<double>(a)) / 1000.0);
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Wait))
+        return mock::failure(mock::Wait);
     const auto *e = reinterpret_cast<mock::Event *>(ev);
     if (e->stream != nullptr)
         mock::enqueue(s, nullptr, e->stream, e->pos);
@@ -301,45 +488,87 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int)
 cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::EventSync))
+        return mock::failure(mock::EventSync);
     const auto *e = reinterpret_cast<mock::Event *>(ev);
     if (e->stream != nullptr)
         mock::run_until([&] { return e->stream->done >= e->pos; }, "cudaEventSynchronize");
-    return cudaSuccess;
+    return mock::state();
+}
+
+// Part of a copy of `height` rows of `width` bytes: whole rows, then part
+// of one, in 4-byte steps (an element is written whole or not at all).
+std::function<void()> partial_copy(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                   size_t height)
+{
+    return [=] {
+        const size_t rows = static_cast<size_t>(mock::rng() % height);
+        const size_t bytes = width / 4 == 0 ? 0 : 4 * static_cast<size_t>(mock::rng() % (width / 4 + 1));
+        for (size_t h = 0; h <= rows && h < height; ++h)
+            std::memcpy(static_cast<char *>(dst) + h * dpitch, static_cast<const char *>(src) + h * spitch,
+                        h < rows ? width : bytes);
+    };
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Copy))
+        return mock::failure(mock::Copy);
     if (width > dpitch || width > spitch || dpitch > static_cast<size_t>(mock::max_pitch) ||
         spitch > static_cast<size_t>(mock::max_pitch))
         return cudaErrorInvalidPitchValue;
-    mock::enqueue(s, [=] {
+    mock::Op op;
+    op.kind = mock::OpKind::Copy;
+    op.fn = [=] {
         for (size_t h = 0; h < height; ++h)
             std::memcpy(static_cast<char *>(dst) + h * dpitch, static_cast<const char *>(src) + h * spitch, width);
-    });
+    };
+    op.partial = partial_copy(dst, dpitch, src, spitch, width, height);
+    mock::enqueue(s, std::move(op));
     return cudaSuccess;
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    mock::enqueue(s, [=] { std::memcpy(dst, src, bytes); });
+    if (mock::fails(mock::Copy))
+        return mock::failure(mock::Copy);
+    mock::Op op;
+    op.kind = mock::OpKind::Copy;
+    op.fn = [=] { std::memcpy(dst, src, bytes); };
+    op.partial = partial_copy(dst, bytes, src, bytes, bytes, 1);
+    mock::enqueue(s, std::move(op));
     return cudaSuccess;
 }
 
 cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const cudaMemPoolProps *)
 {
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Create))
+        return mock::failure(mock::Create);
     *pool = reinterpret_cast<cudaMemPool_t>(new int(0));
     return cudaSuccess;
 }
 
-cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) { return cudaSuccess; }
-cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return cudaSuccess; }
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    return mock::fails(mock::Query) ? mock::failure(mock::Query) : cudaSuccess;
+}
+
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    return mock::fails(mock::Query) ? mock::failure(mock::Query) : cudaSuccess;
+}
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr attr, void *value)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
     // Nothing is cached: reserved == used.
     *static_cast<uint64_t *>(value) =
         (attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent) ? mock::pool_used : 0;
@@ -349,6 +578,8 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr attr, void *v
 cudaError_t cudaMallocFromPoolAsync(void **p, size_t bytes, cudaMemPool_t, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Alloc))
+        return mock::failure(mock::Alloc);
     if (bytes > mock::alloc_limit)
         return cudaErrorMemoryAllocation;
     float *f = new float[bytes / sizeof(float) + 1];
@@ -365,6 +596,8 @@ cudaError_t cudaMallocFromPoolAsync(void **p, size_t bytes, cudaMemPool_t, cudaS
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Free))
+        return mock::failure(mock::Free);
     mock::enqueue(s, [p] {
         mock::pool_used -= mock::device_allocs.at(p);
         mock::device_allocs.erase(p);
@@ -376,22 +609,34 @@ cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int)
 {
     std::lock_guard<std::mutex> lk(mu);
-    *p = std::malloc(bytes);
-    mock::host_allocs.insert(*p);
+    if (mock::fails(mock::Alloc))
+        return mock::failure(mock::Alloc);
+    const auto spare = mock::host_spare.find(bytes);
+    if (spare != mock::host_spare.end()) {
+        *p = spare->second;
+        mock::host_spare.erase(spare);
+    } else {
+        *p = std::malloc(bytes);
+    }
+    mock::host_allocs[*p] = bytes;
     return cudaSuccess;
 }
 
 cudaError_t cudaFreeHost(void *p)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Free) && !mock::dead)
+        return mock::failure(mock::Free);
+    mock::host_spare.emplace(mock::host_allocs.at(p), p);
     mock::host_allocs.erase(p);
-    std::free(p);
-    return cudaSuccess;
+    return mock::state();
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
 {
     std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
     *free_b = mock::device_free;
     *total_b = mock::device_free;
     return cudaSuccess;
@@ -403,7 +648,16 @@ cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
 
 namespace mock {
 int contract_violations = 0;
-}
+
+// Where the operands of execute() calls live (classify_pointer): ranges of
+// bytes and their kinds; anything else is pageable.
+struct Range {
+    const void *begin = nullptr;
+    size_t bytes = 0;
+    tgemm::MemKind kind = tgemm::MemKind::Pageable;
+};
+std::vector<Range> kinds;
+}  // namespace mock
 
 namespace tgemm {
 
@@ -414,16 +668,45 @@ tgemm_status DeviceGuard::enter(int)
     return TGEMM_SUCCESS;
 }
 
-// The kernel: the same product on the CPU, when the stream gets to it.
+tgemm_status choose_device(int *dev)
+{
+    *dev = 0;
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status device_info(int, const DeviceInfo **info)
+{
+    static DeviceInfo d = [] {
+        DeviceInfo i;
+        i.id = 0;
+        return i;
+    }();
+    *info = &d;
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status classify_pointer(const void *p, int, MemKind *kind)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return fail_cuda(mock::failure(mock::Query), "cudaPointerGetAttributes");
+    *kind = MemKind::Pageable;
+    for (const mock::Range &r : mock::kinds)
+        if (p >= r.begin && static_cast<const char *>(p) < static_cast<const char *>(r.begin) + r.bytes)
+            *kind = r.kind;
+    return TGEMM_SUCCESS;
+}
+
+// The kernel: the same product on the CPU, when the stream gets to it. A
+// launch that fails (not from a broken context) has enqueued the first half
+// of the columns first, as a failure after the first of several launches
+// (split-K, peeled strips) would.
 tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fail_launch_after == 0) {
-        mock::fail_launch_after = -1;
-        return (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure");
-    }
-    if (mock::fail_launch_after > 0)
-        --mock::fail_launch_after;
+    const bool failed = mock::fails(mock::Launch);
+    if (failed && mock::dead)
+        return (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure (broken context)");
     ++mock::launches;
     mock::launched_c.push_back(p.c);
     const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
@@ -431,9 +714,10 @@ tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &, cudaStream_t s
         (reads_ab && (p.lda < (p.trans_a ? p.k : p.m) || p.ldb < (p.trans_b ? p.n : p.k))))
         ++mock::contract_violations;
     const GemmParams d = p;
-    mock::enqueue(s, [d, reads_ab] {
-        for (int64_t j = 0; j < d.n; ++j)
-            for (int64_t i = 0; i < d.m; ++i) {
+    // Columns [0, cols) in full, then rows [0, rows) of column `cols`.
+    const auto columns = [d, reads_ab](int64_t cols, int64_t rows) {
+        for (int64_t j = 0; j < d.n && j <= cols; ++j)
+            for (int64_t i = 0; i < (j < cols ? d.m : rows); ++i) {
                 float acc = 0.0f;
                 for (int64_t q = 0; reads_ab && q < d.k; ++q)
                     acc += (d.trans_a ? d.a[q + i * d.lda] : d.a[i + q * d.lda]) *
@@ -442,8 +726,19 @@ tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &, cudaStream_t s
                 const float old = d.beta == 0.0f ? 0.0f : d.beta * c;
                 c = reads_ab ? d.alpha * acc + old : old;
             }
-    });
-    return TGEMM_SUCCESS;
+    };
+    mock::Op op;
+    op.kind = mock::OpKind::Kernel;
+    if (failed) {
+        op.fn = [columns, d] { columns(d.n / 2, 0); };
+    } else {
+        op.fn = [columns, d] { columns(d.n, 0); };
+        op.partial = [columns, d] {
+            columns(static_cast<int64_t>(mock::rng() % d.n), static_cast<int64_t>(mock::rng() % d.m));
+        };
+    }
+    mock::enqueue(s, std::move(op));
+    return failed ? (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure") : TGEMM_SUCCESS;
 }
 
 }  // namespace tgemm
@@ -500,7 +795,7 @@ Data make_data(const Problem &p, std::mt19937_64 &rng)
     return d;
 }
 
-tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream)
+tgemm::GemmParams params(const Problem &pr, Data &d)
 {
     tgemm::GemmParams p = {};
     p.trans_a = pr.ta;
@@ -516,11 +811,18 @@ tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream)
     p.ldb = d.ldb;
     p.c = d.C.data();
     p.ldc = d.ldc;
+    return p;
+}
+
+// Runs the product on host operands; with `left`, as the BLAS layer does
+// (it finishes a failed call itself).
+tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream, std::vector<tgemm::Rect> *left = nullptr)
+{
     const bool reads_ab = pr.k > 0 && pr.alpha != 0.0f;
     tgemm::DeviceInfo dev;
     dev.id = 0;
-    return tgemm::run_host_operands(p, reads_ab ? pr.ka : MemKind::Unused, reads_ab ? pr.kb : MemKind::Unused, pr.kc,
-                                    dev, stream);
+    return tgemm::run_host_operands(params(pr, d), reads_ab ? pr.ka : MemKind::Unused,
+                                    reads_ab ? pr.kb : MemKind::Unused, pr.kc, dev, stream, left);
 }
 
 // "" if C (and A, B) are right, else what is wrong. Returns rather than
@@ -764,11 +1066,9 @@ void test_launch_failure(void **)
         p.beta = 0.5f;
         p.kc = kind ? MemKind::Pinned : MemKind::Pageable;
         Data d = make_data(p, rng);
-        {
-            std::lock_guard<std::mutex> lk(mu);
-            mock::fail_launch_after = 5;
-        }
+        mock::arm(mock::Fault{mock::Launch, 5, false});
         assert_int_equal(run(p, d, nullptr), TGEMM_ERROR_CUDA);
+        mock::arm(mock::Fault());
         assert_non_null(std::strstr(tgemm_last_error_detail(), "mock launch failure"));
         Data again = make_data(p, rng);
         assert_int_equal(run(p, again, nullptr), TGEMM_SUCCESS);
@@ -799,11 +1099,12 @@ void test_caller_stream(void **)
         {
             std::lock_guard<std::mutex> lk(mu);
             float *pa = d.A.data(), *pb = d.B.data();
-            mock::stream_of(stream)->queue.push_back(
-                mock::Op{nullptr, 0, [pa, pb, a, b] {
-                             std::memcpy(pa, a.data(), a.size() * 4);
-                             std::memcpy(pb, b.data(), b.size() * 4);
-                         }});
+            mock::Op op;
+            op.fn = [pa, pb, a, b] {
+                std::memcpy(pa, a.data(), a.size() * 4);
+                std::memcpy(pb, b.data(), b.size() * 4);
+            };
+            mock::stream_of(stream)->queue.push_back(std::move(op));
             ++mock::stream_of(stream)->enqueued;
         }
         d.A0 = a;
@@ -867,6 +1168,491 @@ void test_no_trace_cost(void **)
         random_call(rng, 100, nullptr);
     std::lock_guard<std::mutex> lk(mu);
     assert_int_equal(mock::timing_events, 0);
+}
+
+// ---------------------------------------------------------------- failures in the middle of a call
+
+// What C must hold, m x n: small integers in, so every order of the sums
+// gives these exactly.
+std::vector<float> expected(const Problem &p, const Data &d)
+{
+    std::vector<float> want(static_cast<size_t>(p.m * p.n));
+    const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
+    for (int64_t j = 0; j < p.n; ++j)
+        for (int64_t i = 0; i < p.m; ++i) {
+            double sum = 0;
+            for (int64_t q = 0; reads_ab && q < p.k; ++q)
+                sum += static_cast<double>(p.ta ? d.A0[static_cast<size_t>(q + i * d.lda)]
+                                                : d.A0[static_cast<size_t>(i + q * d.lda)]) *
+                       (p.tb ? d.B0[static_cast<size_t>(j + q * d.ldb)] : d.B0[static_cast<size_t>(q + j * d.ldb)]);
+            const double c0 =
+                p.beta == 0.0f ? 0.0 : p.beta * static_cast<double>(d.C0[static_cast<size_t>(i + j * d.ldc)]);
+            want[static_cast<size_t>(i + j * p.m)] = static_cast<float>((reads_ab ? p.alpha * sum : 0.0) + c0);
+        }
+    return want;
+}
+
+// The CPU's share after a failure, as the BLAS fallback computes it: q is
+// a part of the problem (part_of), run as reference SGEMM runs it (C not
+// read when beta == 0; A and B not read when alpha == 0 or k == 0).
+void cpu_gemm(const tgemm::GemmParams &q)
+{
+    const bool reads_ab = q.k > 0 && q.alpha != 0.0f;
+    for (int64_t j = 0; j < q.n; ++j)
+        for (int64_t i = 0; i < q.m; ++i) {
+            float acc = 0.0f;
+            for (int64_t l = 0; reads_ab && l < q.k; ++l)
+                acc += (q.trans_a ? q.a[l + i * q.lda] : q.a[i + l * q.lda]) *
+                       (q.trans_b ? q.b[j + l * q.ldb] : q.b[l + j * q.ldb]);
+            float &c = q.c[i + j * q.ldc];
+            c = (reads_ab ? q.alpha * acc : 0.0f) + (q.beta == 0.0f ? 0.0f : q.beta * c);
+        }
+}
+
+bool same(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// One problem of the failure tests.
+struct FaultCase {
+    const char *name;
+    Problem p;
+    int64_t tile = 32, depth = 32;          // preferred plan sizes (0: the defaults)
+    uint64_t budget = uint64_t{80} << 30;   // device memory
+    bool recovers = true;                   // the caller finishes a failed call (BLAS): `left` asked for
+    // Failures in every kind of call, warm and cold; else only in the calls
+    // that move pieces of C (the rest is the same as in the other cases),
+    // with no clean call after each (how many calls of those kinds a call
+    // makes does not depend on the pipeline it finds).
+    bool every_kind = true;
+    // Through execute(), blocking, as tgemm_sgemm() and the BLAS layer call
+    // it (it finds the operands' kinds and picks the path); else straight
+    // to run_host_operands().
+    bool execute = false;
+};
+
+// What the call left, status st: "" if it keeps its contract, else what is
+// wrong. With `left` (the BLAS contract): the parts in it are disjoint, and
+// hold C's original contents unless beta == 0; everything else of C holds
+// its result; then computing the parts on the CPU gives the exact result.
+// Without (the native API's): each element of host C holds its result or
+// its original value; device or managed C may hold partial sums. Always:
+// padding of C, A and B untouched. Column by column with memcmp, since
+// some of these C have millions of elements.
+std::string check_outcome(const Problem &p, Data &d, tgemm_status st, const std::vector<tgemm::Rect> *left,
+                          const std::vector<float> &want)
+{
+    char msg[320];
+    if (std::memcmp(d.A.data(), d.A0.data(), d.A.size() * 4) != 0 ||
+        std::memcmp(d.B.data(), d.B0.data(), d.B.size() * 4) != 0)
+        return "A or B was modified";
+    for (int64_t j = 0; j < p.n; ++j)
+        for (int64_t i = p.m; i < d.ldc; ++i)
+            if (!same(d.C[static_cast<size_t>(i + j * d.ldc)], kPad))
+                return "padding of C was written";
+    if (st == TGEMM_SUCCESS && left != nullptr && !left->empty())
+        return "success with parts of C left";
+    const size_t col = static_cast<size_t>(p.m) * sizeof(float);
+    const auto c_at = [&](int64_t i, int64_t j) { return d.C.data() + i + j * d.ldc; };
+    // The first element of column j where C differs from `model` (m x n).
+    const auto differs = [&](const std::vector<float> &model, int64_t *row, int64_t *column) {
+        for (int64_t j = 0; j < p.n; ++j)
+            if (std::memcmp(c_at(0, j), model.data() + j * p.m, col) != 0) {
+                int64_t i = 0;
+                while (same(*c_at(i, j), model[static_cast<size_t>(i + j * p.m)]))
+                    ++i;
+                *row = i;
+                *column = j;
+                return true;
+            }
+        return false;
+    };
+    int64_t i = 0, j = 0;
+    if (left == nullptr) {
+        if (!differs(want, &i, &j))
+            return "";
+        if (st == TGEMM_SUCCESS) {
+            std::snprintf(msg, sizeof msg, "C(%lld, %lld) = %g, want %g", (long long)i, (long long)j,
+                          (double)*c_at(i, j), (double)want[static_cast<size_t>(i + j * p.m)]);
+            return msg;
+        }
+        if (p.kc == MemKind::Device || p.kc == MemKind::Managed)
+            return "";
+        for (j = 0; j < p.n; ++j)
+            for (i = 0; i < p.m; ++i)
+                if (!same(*c_at(i, j), want[static_cast<size_t>(i + j * p.m)]) &&
+                    !same(*c_at(i, j), d.C0[static_cast<size_t>(i + j * d.ldc)])) {
+                    std::snprintf(msg, sizeof msg, "C(%lld, %lld) = %g: neither its result %g nor its original %g",
+                                  (long long)i, (long long)j, (double)*c_at(i, j),
+                                  (double)want[static_cast<size_t>(i + j * p.m)],
+                                  (double)d.C0[static_cast<size_t>(i + j * d.ldc)]);
+                    return msg;
+                }
+        return "";
+    }
+    // What C must hold now: the result, except in the parts left, which
+    // hold the original contents (anything, when beta == 0).
+    std::vector<float> model = want;
+    std::vector<char> in_left(static_cast<size_t>(p.m * p.n), 0);
+    for (const tgemm::Rect &r : *left) {
+        if (r.rows < 1 || r.cols < 1 || r.row < 0 || r.col < 0 || r.row + r.rows > p.m || r.col + r.cols > p.n) {
+            std::snprintf(msg, sizeof msg, "part %lldx%lld at (%lld, %lld) outside C", (long long)r.rows,
+                          (long long)r.cols, (long long)r.row, (long long)r.col);
+            return msg;
+        }
+        for (int64_t c = r.col; c < r.col + r.cols; ++c) {
+            char *mark = in_left.data() + r.row + c * p.m;
+            if (std::memchr(mark, 1, static_cast<size_t>(r.rows)) != nullptr)
+                return "parts of C left overlap";
+            std::memset(mark, 1, static_cast<size_t>(r.rows));
+            std::memcpy(model.data() + r.row + c * p.m,
+                        p.beta != 0.0f ? d.C0.data() + r.row + c * d.ldc : c_at(r.row, c),
+                        static_cast<size_t>(r.rows) * sizeof(float));
+        }
+    }
+    if (differs(model, &i, &j)) {
+        const bool pending = in_left[static_cast<size_t>(i + j * p.m)] != 0;
+        std::snprintf(msg, sizeof msg, "C(%lld, %lld) = %g, %s, should hold %g", (long long)i, (long long)j,
+                      (double)*c_at(i, j), pending ? "left to the caller" : "written back",
+                      (double)model[static_cast<size_t>(i + j * p.m)]);
+        return msg;
+    }
+    const tgemm::GemmParams whole = params(p, d);
+    for (const tgemm::Rect &r : *left)
+        cpu_gemm(tgemm::part_of(whole, r));
+    if (differs(want, &i, &j)) {
+        std::snprintf(msg, sizeof msg, "after the CPU's share, C(%lld, %lld) = %g, want %g", (long long)i,
+                      (long long)j, (double)*c_at(i, j), (double)want[static_cast<size_t>(i + j * p.m)]);
+        return msg;
+    }
+    return "";
+}
+
+// The product through execute(), on the per-thread stream, waiting, with the
+// operands' kinds known to classify_pointer for the call.
+tgemm_status run_execute(const Problem &pr, Data &d, std::vector<tgemm::Rect> *left)
+{
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::kinds = {{d.A.data(), d.A.size() * 4, pr.ka},
+                       {d.B.data(), d.B.size() * 4, pr.kb},
+                       {d.C.data(), d.C.size() * 4, pr.kc}};
+    }
+    const tgemm_status st = tgemm::execute(params(pr, d), cudaStreamPerThread, true, left);
+    std::lock_guard<std::mutex> lk(mu);
+    mock::kinds.clear();
+    return st;
+}
+
+struct Outcome {
+    tgemm_status status = TGEMM_SUCCESS;
+    bool fired = false, then_fired = false;  // the fault struck; its follower too
+    bool broke = false;                      // the context broke
+    std::string error;                       // "" or what is wrong
+};
+
+// Runs fc with fault f; checks the contract, that nothing writes C after
+// the call returned, and (after a failure that did not break the context)
+// that the tile memory went back to the pool. A broken context is revived
+// (a new process, as far as the mock knows).
+Outcome run_with_fault(const FaultCase &fc, const Data &data, const std::vector<float> &want, const mock::Fault &f)
+{
+    Outcome o;
+    Data d = data;
+    std::vector<tgemm::Rect> left;
+    size_t allocs = 0;
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        allocs = mock::device_allocs.size();
+    }
+    mock::arm(f);
+    o.status = fc.execute ? run_execute(fc.p, d, fc.recovers ? &left : nullptr)
+                          : run(fc.p, d, nullptr, fc.recovers ? &left : nullptr);
+    const std::vector<float> returned = d.C;
+    mock::drain_all();
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        o.fired = mock::fired;
+        o.then_fired = mock::then_fired;
+        o.broke = mock::dead;
+        mock::fault = mock::Fault();
+    }
+    if (std::memcmp(returned.data(), d.C.data(), d.C.size() * 4) != 0)
+        o.error = "C was written after the call returned";
+    if (o.error.empty())
+        o.error = check_outcome(fc.p, d, o.status, fc.recovers ? &left : nullptr, want);
+    if (o.broke) {
+        // Frees the pipeline given up, now that its streams can be seen idle.
+        mock::revive();
+        if (tgemm::release_host_resources() != TGEMM_SUCCESS && o.error.empty())
+            o.error = "pipelines not freed after revival";
+    } else {
+        std::lock_guard<std::mutex> lk(mu);
+        if (o.error.empty() && mock::device_allocs.size() != allocs)
+            o.error = "tile memory not given back";
+    }
+    if (o.error.empty() && o.status != TGEMM_SUCCESS && o.status != TGEMM_ERROR_CUDA &&
+        o.status != TGEMM_ERROR_OUT_OF_MEMORY)
+        o.error = "status " + std::to_string(static_cast<int>(o.status));
+    return o;
+}
+
+std::vector<FaultCase> fault_cases()
+{
+    std::vector<FaultCase> v;
+    const auto add = [&v](const char *name, bool ta, bool tb, MemKind ka, MemKind kb, MemKind kc, float beta) {
+        FaultCase c;
+        c.name = name;
+        c.p.m = 70;
+        c.p.n = 50;
+        c.p.k = 100;
+        c.p.ta = ta;
+        c.p.tb = tb;
+        c.p.ka = ka;
+        c.p.kb = kb;
+        c.p.kc = kc;
+        c.p.beta = beta;
+        c.p.pad_a = 1;
+        c.p.pad_b = 2;
+        c.p.pad_c = 3;
+        v.push_back(c);
+        return &v.back();
+    };
+    const MemKind pg = MemKind::Pageable, pn = MemKind::Pinned, dv = MemKind::Device, mg = MemKind::Managed;
+    // 3 x 2 tiles of 32, 4 chunks of K: A and B stay whole, and the first
+    // two rows of tiles run chunk by chunk as a lead group (a C slot for
+    // each of its tiles, two more for the rest).
+    add("lead NN pageable C beta 0", false, false, pg, pn, pg, 0.0f);
+    add("lead TN pageable C beta 0.5", true, false, pn, pg, pg, 0.5f);
+    add("lead NT pinned C beta 0", false, true, pg, pg, pn, 0.0f);
+    add("lead TT pinned C beta -1", true, true, pg, dv, pn, -1.0f);
+    add("lead NN managed C beta 0.5", false, false, pg, pg, mg, 0.5f);
+    add("lead TN managed C beta 0", true, false, pn, pn, mg, 0.0f);
+    add("lead NT device C beta 0", false, true, pg, pg, dv, 0.0f);
+    add("no host operand, managed C beta 1", true, true, dv, mg, mg, 1.0f);
+    add("scale only, pageable C beta 0.5", false, false, pg, pg, pg, 0.5f)->p.alpha = 0.0f;
+    // Out of core: A (and B) in chunks, two C slots taken in turn.
+    add("out of core NN pageable C beta 0.5", false, false, pg, pg, pg, 0.5f)->budget = 40 << 10;
+    add("out of core TT pinned C beta 2", true, true, pn, pn, pn, 2.0f)->budget = 40 << 10;
+    add("out of core NT managed C beta 0", false, true, pg, pn, mg, 0.0f)->budget = 40 << 10;
+    add("out of core TN pageable C beta 1", true, false, pg, pn, pg, 1.0f)->budget = 24 << 10;
+    // A tile of 100 x 41952 (from the default sizes) is two pieces of
+    // staging: pieces of one tile are written back one by one. (Pinned C
+    // with beta != 0 goes through staging as pageable C does.)
+    FaultCase *c = add("pieces pinned C beta 1", false, false, pg, pg, pn, 1.0f);
+    c->p.m = 100;
+    c->p.n = 42000;
+    c->p.k = 2;
+    c->tile = c->depth = 0;
+    c->every_kind = false;
+    // The native API: nothing asked back, each element its result or its
+    // original value (host C).
+    add("native lead NN pageable C beta 0.5", false, false, pg, pg, pg, 0.5f)->recovers = false;
+    add("native lead TN pinned C beta 0.5", true, false, pg, pn, pn, 0.5f)->recovers = false;
+    add("native lead TT device C beta 0.5", true, true, pg, pg, dv, 0.5f)->recovers = false;
+    c = add("native out of core NN managed C beta 1", false, false, pg, pg, mg, 1.0f);
+    c->recovers = false;
+    c->budget = 40 << 10;
+    // Through execute(): no operand in host memory, so the kernels run on
+    // the operands in place, unless the caller finishes failed calls and C
+    // must go through staging (managed C, beta != 0); host operands.
+    add("execute: device A and B, managed C beta 0", false, true, dv, dv, mg, 0.0f)->execute = true;
+    add("execute: device A, managed B and C beta 0.5", true, false, dv, mg, mg, 0.5f)->execute = true;
+    add("execute: pageable A, device B, pinned C beta 0.5", true, true, pg, dv, pn, 0.5f)->execute = true;
+    c = add("native execute: device A, B and C beta 0.5", false, false, dv, dv, dv, 0.5f);
+    c->execute = true;
+    c->recovers = false;
+    c = add("native execute: managed A, B and C beta 1", true, false, mg, mg, mg, 1.0f);
+    c->execute = true;
+    c->recovers = false;
+    return v;
+}
+
+// For every case: a failure at each call of each kind the call makes (and
+// each copy and kernel faulting as it runs), one-off and sticky (a broken
+// context, in which every later call fails), every outcome checked against
+// the contract. A one-off failure is followed, at random, by a second one
+// in the cleaning up: the first stream synchronisation or the first freeing
+// of the tile memory after it (both asked again). After a broken context,
+// and after failures that leave the pipeline changed, a clean call checks
+// that the pipeline left behind (or made anew) works and brings it back to
+// the state the call counts were taken in; otherwise the next failing call
+// reuses it. Cold calls (pipelines freed first) put failures into the
+// making of the pipeline too.
+void test_fault_injection(void **)
+{
+    std::mt19937_64 rng(31);
+    int64_t total = 0, per_kind[mock::kCalls][2] = {}, followers[mock::kCalls] = {};
+    for (const FaultCase &fc : fault_cases()) {
+        tgemm::set_host_plan_sizes(fc.tile, fc.depth, fc.tile ? 32 : 0);
+        set_budget(fc.budget);
+        const Data data = make_data(fc.p, rng);
+        const std::vector<float> want = expected(fc.p, data);
+        for (bool cold : {false, true}) {
+            if (cold && !fc.every_kind)
+                continue;
+            // The calls of each kind a clean call makes, warm (after one
+            // like it) or cold.
+            for (int i = 0; i < 2; ++i) {
+                if (cold)
+                    assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+                const Outcome clean = run_with_fault(fc, data, want, mock::Fault());
+                if (!clean.error.empty() || clean.status != TGEMM_SUCCESS)
+                    fail_msg("%s: clean call: status %d, %s", fc.name, (int)clean.status, clean.error.c_str());
+            }
+            int64_t counts[mock::kCalls];
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                std::copy(mock::calls, mock::calls + mock::kCalls, counts);
+            }
+            for (int kind = 0; kind < mock::kCalls; ++kind) {
+                // Cold: what only a cold call does more.
+                const bool setup = kind == mock::Create || kind == mock::Alloc || kind == mock::Query;
+                if (cold ? !setup
+                         : !fc.every_kind && kind != mock::Copy && kind != mock::Record &&
+                               kind != mock::EventSync && kind != mock::RunCopy)
+                    continue;
+                const bool runs = kind == mock::RunKernel || kind == mock::RunCopy;
+                for (int64_t at = 0; at < counts[kind]; ++at)
+                    for (bool sticky : {false, true}) {
+                        if (runs && !sticky)
+                            continue;
+                        if (cold)
+                            assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+                        mock::Fault f{kind, at, sticky};
+                        if (!sticky && rng() % 2 == 0) {
+                            f.then = rng() % 2 ? mock::StreamSync : mock::Free;
+                            f.then_at = 0;
+                        }
+                        const Outcome o = run_with_fault(fc, data, want, f);
+                        if (!o.fired || !o.error.empty())
+                            fail_msg("%s, %s %s failure at call %lld of %lld%s%s: status %d, %s", fc.name,
+                                     sticky ? "sticky" : "one-off", mock::kCallNames[kind], (long long)at,
+                                     (long long)counts[kind], cold ? " (cold)" : "",
+                                     o.then_fired ? (f.then == mock::StreamSync ? ", then a stream-sync failure"
+                                                                                : ", then a free failure")
+                                                  : "",
+                                     (int)o.status, o.fired ? o.error.c_str() : "the failure never struck");
+                        ++total;
+                        ++per_kind[kind][sticky];
+                        if (o.then_fired)
+                            ++followers[f.then];
+                        if (cold || !fc.every_kind || !(o.broke || setup))
+                            continue;
+                        const Outcome next = run_with_fault(fc, data, want, mock::Fault());
+                        if (next.status != TGEMM_SUCCESS || !next.error.empty())
+                            fail_msg("%s: the call after a %s %s failure at call %lld: status %d, %s", fc.name,
+                                     sticky ? "sticky" : "one-off", mock::kCallNames[kind], (long long)at,
+                                     (int)next.status, next.error.c_str());
+                    }
+            }
+        }
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
+    std::printf("    %lld failures injected (one-off+sticky):", (long long)total);
+    for (int kind = 0; kind < mock::kCalls; ++kind)
+        if (per_kind[kind][0] + per_kind[kind][1] > 0)
+            std::printf(" %s %lld+%lld", mock::kCallNames[kind], (long long)per_kind[kind][0],
+                        (long long)per_kind[kind][1]);
+    std::printf("; one-off followed by a stream-sync failure %lld, by a free failure %lld\n",
+                (long long)followers[mock::StreamSync], (long long)followers[mock::Free]);
+    assert_true(followers[mock::StreamSync] > 100 && followers[mock::Free] > 100);
+}
+
+// After a failure that breaks the context, the pipeline is given up, not
+// reused: the next call makes a new one (three more streams), and
+// tgemm_release_resources() frees both, the one given up once its streams
+// are found idle (here: after the mock's revival).
+void test_broken_pipeline_replaced(void **)
+{
+    std::mt19937_64 rng(33);
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+    mock::drain_all();
+    const auto counts = [](size_t *streams, size_t *events, size_t *host) {
+        std::lock_guard<std::mutex> lk(mu);
+        *streams = mock::streams.size();
+        *events = mock::events.size();
+        *host = mock::host_allocs.size();
+    };
+    size_t streams0 = 0, events0 = 0, host0 = 0, streams = 0, events = 0, host = 0;
+    counts(&streams0, &events0, &host0);
+    const FaultCase fc = fault_cases()[1];
+    const Data data = make_data(fc.p, rng);
+    const std::vector<float> want = expected(fc.p, data);
+    Outcome o = run_with_fault(fc, data, want, mock::Fault());
+    assert_true(o.status == TGEMM_SUCCESS && o.error.empty());
+    counts(&streams, &events, &host);
+    assert_int_equal(streams, streams0 + 3);
+    mock::arm(mock::Fault{mock::RunKernel, 3, true});
+    Data d = data;
+    std::vector<tgemm::Rect> left;
+    assert_int_equal(run(fc.p, d, nullptr, &left), TGEMM_ERROR_CUDA);
+    const std::string err = check_outcome(fc.p, d, TGEMM_ERROR_CUDA, &left, want);
+    if (!err.empty())
+        fail_msg("%s", err.c_str());
+    mock::revive();
+    o = run_with_fault(fc, data, want, mock::Fault());
+    assert_true(o.status == TGEMM_SUCCESS && o.error.empty());
+    counts(&streams, &events, &host);
+    assert_int_equal(streams, streams0 + 6);
+    assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+    mock::drain_all();
+    counts(&streams, &events, &host);
+    assert_int_equal(streams, streams0);
+    assert_int_equal(events, events0);
+    assert_int_equal(host, host0);
+    tgemm::set_host_plan_sizes(0, 0, 0);
+}
+
+// Threads call at once, more than there are pipelines, and the context
+// breaks under them: every call either succeeds or leaves what the BLAS
+// layer completes exactly; the pipelines given up are replaced, so the
+// calls after revival run (none waits forever for a pipeline).
+void test_fault_threads(void **)
+{
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    set_budget(uint64_t{1} << 20);
+    std::mt19937_64 rng(32);
+    const std::vector<FaultCase> cases = fault_cases();
+    for (int round = 0; round < 6; ++round) {
+        const int64_t at = static_cast<int64_t>(rng() % 400);
+        mock::arm(mock::Fault{round % 2 ? mock::Record : mock::RunKernel, at, true});
+        std::vector<std::thread> th;
+        std::vector<std::string> errors(8);
+        for (int t = 0; t < 8; ++t)
+            th.emplace_back([t, round, &cases, &errors] {
+                std::mt19937_64 r(1000 * round + t);
+                for (int i = 0; i < 4 && errors[t].empty(); ++i) {
+                    FaultCase fc = cases[r() % 9];
+                    fc.recovers = true;
+                    Data d = make_data(fc.p, r);
+                    const std::vector<float> want = expected(fc.p, d);
+                    std::vector<tgemm::Rect> left;
+                    const tgemm_status st = run(fc.p, d, nullptr, &left);
+                    errors[t] = check_outcome(fc.p, d, st, &left, want);
+                    if (!errors[t].empty())
+                        errors[t] = std::string(fc.name) + ": " + errors[t];
+                }
+            });
+        for (std::thread &x : th)
+            x.join();
+        bool broke = false;
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            broke = mock::dead;
+        }
+        for (int t = 0; t < 8; ++t)
+            if (!errors[t].empty())
+                fail_msg("round %d, thread %d: %s", round, t, errors[t].c_str());
+        assert_true(broke);
+        mock::revive();
+        mock::arm(mock::Fault());
+        assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+        for (int i = 0; i < 3; ++i)
+            random_call(rng, 100, nullptr);
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
 }
 
 // ---------------------------------------------------------------- TGEMM_HOST_TRACE
@@ -1109,9 +1895,21 @@ int main(int argc, char **argv)
         const CMUnitTest tests[] = {cmocka_unit_test(test_bad_trace_file)};
         return cmocka_run_group_tests_name("tgemm_host_mock bad-trace", tests, nullptr, nullptr) ? 1 : 0;
     }
-    if (!scenario.empty() || std::getenv("TGEMM_HOST_TRACE") != nullptr) {
-        std::fprintf(stderr, "usage: test_host_mock [trace | bad-trace]; without one, TGEMM_HOST_TRACE unset\n");
+    if (!scenario.empty() && scenario != "faults") {
+        std::fprintf(stderr, "usage: test_host_mock [trace | bad-trace | faults]; without one or with faults, "
+                             "TGEMM_HOST_TRACE unset\n");
         return 2;
+    }
+    if (std::getenv("TGEMM_HOST_TRACE") != nullptr) {
+        std::fprintf(stderr, "test_host_mock: TGEMM_HOST_TRACE is set\n");
+        return 2;
+    }
+    if (scenario == "faults") {
+        // A call that waits forever for a pipeline fails the test.
+        alarm(900);
+        const CMUnitTest tests[] = {cmocka_unit_test(test_broken_pipeline_replaced),
+                                    cmocka_unit_test(test_fault_injection), cmocka_unit_test(test_fault_threads)};
+        return cmocka_run_group_tests_name("tgemm_host_mock faults", tests, nullptr, nullptr) ? 1 : 0;
     }
     const CMUnitTest tests[] = {
         cmocka_unit_test(test_random_calls),  cmocka_unit_test(test_random_small_plans),

@@ -136,6 +136,15 @@ OffloadLearner &learner()
 // about the next call's, so it is not learned from.
 std::atomic<bool> g_gpu_warm{false}, g_cpu_warm{false};
 
+// Runs fn(q) for each part of p's C in `left`, q being that part as a
+// product of its own.
+template <typename Fn>
+void each_part(const GemmParams &p, const std::vector<Rect> &left, Fn fn)
+{
+    for (const Rect &r : left)
+        fn(part_of(p, r));
+}
+
 }  // namespace
 
 int null_operand(const GemmParams &p)
@@ -161,10 +170,14 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
     const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
     bool gpu_tried = false;
     tgemm_status gpu = TGEMM_SUCCESS;
+    // What the CPU computes: all of C, or after a GPU attempt that failed,
+    // the parts of C it did not write back, which execute() leaves as they
+    // were (its results elsewhere are final whatever beta is).
+    std::vector<Rect> left = {Rect{0, 0, p.m, p.n}};
     // Runs the call on the GPU; true when it succeeded (and is traced).
     const auto on_gpu = [&] {
         gpu_tried = true;
-        gpu = execute(p, cudaStreamPerThread, true);
+        gpu = execute(p, cudaStreamPerThread, true, &left);
         if (gpu == TGEMM_SUCCESS)
             trace.path("gpu");
         else if (st.offload == Offload::Always)
@@ -204,7 +217,7 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
     // here rather than forwarded, because not every CPU BLAS keeps that
     // promise (OpenBLAS 0.3.26 dereferences NULL A and B when alpha == 0).
     if (!reads_ab) {
-        reference_sgemm(p);
+        each_part(p, left, reference_sgemm);
         trace.path("scale");
         return;
     }
@@ -212,7 +225,7 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
     // The CPU BLAS reads host memory only, as the BLAS ABI assumes; finding
     // it and forwarding to it never touches CUDA.
     if (blas.sgemm != nullptr) {
-        forward(blas.sgemm, p);
+        each_part(p, left, [&](const GemmParams &q) { forward(blas.sgemm, q); });
         if (gpu_tried)
             trace.path("cpu-fallback:", short_reason(gpu));
         else if (!valid)
@@ -236,7 +249,7 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
             print_line("tgemm: no CPU BLAS was found (%s) and the GPU is off (%s): %s\n", blas.missing.c_str(),
                        valid ? "TGEMM_OFFLOAD=cpu" : "invalid TGEMM_* setting", fix);
     }
-    reference_sgemm(p);
+    each_part(p, left, reference_sgemm);
     trace.path("builtin");
 }
 

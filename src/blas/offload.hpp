@@ -6,15 +6,17 @@
 //   auto (default)      the GPU when 2*m*n*k >= TGEMM_OFFLOAD_MIN_FLOPS,
 //                       else the CPU BLAS
 //
-// A GPU attempt that fails for any reason leaves C unchanged and the call
-// goes to the CPU BLAS (cpu_blas.hpp says which); under TGEMM_OFFLOAD=gpu
-// the first such failure prints one warning per process. Without a CPU BLAS
-// the GPU is tried (unless TGEMM_OFFLOAD=cpu), and failing that the
-// built-in reference loops compute C, with one warning per process. An
-// invalid TGEMM_* setting sends every call to the CPU, with one warning per
-// process naming the variable. alpha == 0 or k == 0 (C := beta*C, reading
-// neither A nor B) runs on the host, traced as `scale`, unless
-// TGEMM_OFFLOAD=gpu sends it to the GPU.
+// A GPU attempt that fails for any reason goes to the CPU BLAS
+// (cpu_blas.hpp says which) for the parts of C it did not write back (all
+// of C, unless it failed in the middle of a call on host operands), which
+// it left as they were; the parts it wrote back hold their results,
+// whatever beta is. Under TGEMM_OFFLOAD=gpu the first such failure prints
+// one warning per process. Without a CPU BLAS the GPU is tried (unless
+// TGEMM_OFFLOAD=cpu), and failing that the built-in reference loops compute
+// C, with one warning per process. An invalid TGEMM_* setting sends every
+// call to the CPU, with one warning per process naming the variable.
+// alpha == 0 or k == 0 (C := beta*C, reading neither A nor B) runs on the
+// host, traced as `scale`, unless TGEMM_OFFLOAD=gpu sends it to the GPU.
 #pragma once
 
 #include "blas/trace.hpp"

@@ -10,15 +10,16 @@
 namespace tgemm {
 namespace {
 
-tgemm_status synchronize(cudaStream_t s)
+// Whether s is seen idle, asked twice: a failure that persists is a broken
+// context, in which nothing runs any more.
+bool idle(cudaStream_t s)
 {
-    const cudaError_t e = cudaStreamSynchronize(s);
-    return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, "cudaStreamSynchronize");
+    return cudaStreamSynchronize(s) == cudaSuccess || cudaStreamSynchronize(s) == cudaSuccess;
 }
 
-}  // namespace
-
-tgemm_status execute(const GemmParams &p, cudaStream_t s, bool wait)
+// execute(), with *left (if asked for) all of C until the host-operand
+// path says otherwise.
+tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rect> *left)
 {
     if (!settings().error.empty())
         return fail(TGEMM_ERROR_INVALID_SETTING, "%s", settings().error.c_str());
@@ -42,11 +43,34 @@ tgemm_status execute(const GemmParams &p, cudaStream_t s, bool wait)
     if ((st = classify_pointer(p.c, dev_id, &kc)) != TGEMM_SUCCESS)
         return st;
 
-    if (is_host(ka) || is_host(kb) || is_host(kc))
-        return run_host_operands(p, ka, kb, kc, *dev, s);
-    if ((st = launch_gemm(p, *dev, s)) != TGEMM_SUCCESS)
+    if (is_host(ka) || is_host(kb) || is_host(left != nullptr ? recoverable_c(kc, p.beta) : kc))
+        return run_host_operands(p, ka, kb, kc, *dev, s, left);
+    st = launch_gemm(p, *dev, s);
+    if (!wait)
         return st;
-    return wait ? synchronize(s) : TGEMM_SUCCESS;
+    // A blocking call that fails returns once nothing it enqueued can write
+    // C: a plan's kernels enqueued before a launch that failed still run.
+    if (st != TGEMM_SUCCESS) {
+        (void)idle(s);
+        return st;
+    }
+    const cudaError_t e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess)
+        return TGEMM_SUCCESS;
+    (void)idle(s);
+    return fail_cuda(e, "cudaStreamSynchronize");
+}
+
+}  // namespace
+
+tgemm_status execute(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rect> *left)
+{
+    if (left != nullptr)
+        *left = {Rect{0, 0, p.m, p.n}};
+    const tgemm_status st = run(p, s, wait, left);
+    if (st == TGEMM_SUCCESS && left != nullptr)
+        left->clear();
+    return st;
 }
 
 }  // namespace tgemm

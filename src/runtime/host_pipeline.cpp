@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/check.hpp"
@@ -64,9 +66,11 @@ struct Staging {
     float *ptr = nullptr;
     cudaEvent_t done = nullptr;  // recorded after each copy from or to the buffer
     uint64_t used = 0;           // when it was last taken (Pipeline::uses), 0 = never
-    // A piece of C waiting here for the host copy to its place in C.
+    // A piece of C waiting here for the host copy to its place in C: rows x
+    // cols from (c_row, c_col) of C.
     float *out = nullptr;
     int64_t out_ld = 0, rows = 0, cols = 0;
+    int64_t c_row = 0, c_col = 0;
     int64_t task = -1, tile_row = -1, tile_col = -1;  // where the piece comes from (TGEMM_HOST_TRACE)
 };
 
@@ -135,6 +139,34 @@ const TraceFile &trace_file()
 
 std::atomic<uint64_t> g_trace_calls{0};
 
+// Joins rectangles of a tiling that meet along a whole side: runs down
+// each column of them, then runs across each row of the result.
+void join_rects(std::vector<Rect> *v)
+{
+    const auto down = [](const Rect &a, const Rect &b) {
+        return std::make_tuple(a.col, a.cols, a.row) < std::make_tuple(b.col, b.cols, b.row);
+    };
+    const auto across = [](const Rect &a, const Rect &b) {
+        return std::make_tuple(a.row, a.rows, a.col) < std::make_tuple(b.row, b.rows, b.col);
+    };
+    std::sort(v->begin(), v->end(), down);
+    std::vector<Rect> out;
+    for (const Rect &r : *v)
+        if (!out.empty() && out.back().col == r.col && out.back().cols == r.cols &&
+            out.back().row + out.back().rows == r.row)
+            out.back().rows += r.rows;
+        else
+            out.push_back(r);
+    std::sort(out.begin(), out.end(), across);
+    v->clear();
+    for (const Rect &r : out)
+        if (!v->empty() && v->back().row == r.row && v->back().rows == r.rows &&
+            v->back().col + v->back().cols == r.col)
+            v->back().cols += r.cols;
+        else
+            v->push_back(r);
+}
+
 using Clock = std::chrono::steady_clock;
 
 tgemm_status check(cudaError_t e, const char *what)
@@ -192,6 +224,11 @@ struct DeviceState {
     std::condition_variable cv;
     std::vector<Pipeline *> idle;
     int count = 0;                 // pipelines in existence, leased or idle
+    // Pipelines given up after a failure left their streams busy or
+    // unknown: never used again, and freed only by
+    // release_host_resources() once their streams are found idle, since a
+    // copy into one of their staging buffers might still be under way.
+    std::vector<Pipeline *> broken;
     cudaMemPool_t pool = nullptr;  // tile buffers
 };
 
@@ -256,6 +293,21 @@ public:
     Pipeline &pipeline() const { return *pl_; }
     cudaMemPool_t pool() const { return pool_; }
 
+    // Gives the pipeline up instead of back, after a failure that left its
+    // streams busy or unknown, and lets a later call make a new one. Its
+    // resources are not freed here (see DeviceState::broken).
+    void discard()
+    {
+        DeviceState &st = device_state(dev_);
+        {
+            std::lock_guard<std::mutex> lk(st.mu);
+            st.broken.push_back(pl_);
+            --st.count;
+        }
+        st.cv.notify_one();
+        pl_ = nullptr;
+    }
+
 private:
     Pipeline *pl_ = nullptr;
     cudaMemPool_t pool_ = nullptr;
@@ -291,8 +343,8 @@ const char *cache_name(Cache c)
 class HostRun {
 public:
     HostRun(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev, Pipeline &pl,
-            cudaMemPool_t pool)
-        : p_(p), ka_(ka), kb_(kb), kc_(kc), dev_(dev), pl_(pl), pool_(pool)
+            cudaMemPool_t pool, std::vector<Rect> *left)
+        : p_(p), ka_(ka), kb_(kb), kc_(kc), dev_(dev), pl_(pl), pool_(pool), left_(left)
     {
         reads_ab_ = sgemm_reads_ab(p.k, p.alpha);
         req_.m = p.m;
@@ -316,37 +368,45 @@ public:
 
     tgemm_status run(cudaStream_t caller)
     {
-        if (!tracing_)
-            return run_call(caller);
-        tgemm_status st = start_trace();
-        if (st != TGEMM_SUCCESS)
-            return st;
-        st = run_call(caller);
-        write_trace(st);
+        tgemm_status st = tracing_ ? start_trace() : TGEMM_SUCCESS;
+        if (st == TGEMM_SUCCESS) {
+            st = run_call(caller);
+            if (tracing_)
+                write_trace(st);
+        }
+        if (left_ != nullptr) {
+            left_->clear();
+            if (st != TGEMM_SUCCESS)
+                not_written_back(left_);
+        }
         return st;
     }
 
+    // Whether a failure left the pipeline's streams busy or unknown; it
+    // must then not be used again.
+    bool broken() const { return broken_; }
+
 private:
+    // Once anything is enqueued, failures too end in finish().
     tgemm_status run_call(cudaStream_t caller)
     {
-        tgemm_status st;
-        if ((st = allocate_staging()) != TGEMM_SUCCESS ||
-            (st = check(cudaEventRecord(pl_.start, caller), "cudaEventRecord (caller's stream)")) != TGEMM_SUCCESS ||
-            (st = wait(pl_.comp, pl_.start)) != TGEMM_SUCCESS)
+        tgemm_status st = allocate_staging();
+        if (st != TGEMM_SUCCESS)
             return st;
+        if ((st = check(cudaEventRecord(pl_.start, caller), "cudaEventRecord (caller's stream)")) == TGEMM_SUCCESS)
+            st = wait(pl_.comp, pl_.start);
         // Host threads read and write pageable operands themselves, so they
         // start only after the work queued on the caller's stream, which
         // may write those operands (host functions), is done.
-        if (pageable_ && (st = check(cudaEventSynchronize(pl_.start), "cudaEventSynchronize (caller's stream)")) !=
-                             TGEMM_SUCCESS)
-            return st;
-        if ((st = plan_and_allocate()) != TGEMM_SUCCESS)
-            return st;
+        if (st == TGEMM_SUCCESS && pageable_)
+            st = check(cudaEventSynchronize(pl_.start), "cudaEventSynchronize (caller's stream)");
+        if (st == TGEMM_SUCCESS)
+            st = plan_and_allocate();
         // The arena is stream-ordered on the compute stream; the copy
         // streams may use it once they wait for this point.
-        if ((st = record_wait(pl_.ready, pl_.comp, pl_.in)) == TGEMM_SUCCESS)
+        if (st == TGEMM_SUCCESS && (st = record_wait(pl_.ready, pl_.comp, pl_.in)) == TGEMM_SUCCESS)
             st = wait(pl_.out, pl_.ready);
-        for (int64_t t = 0; t < task_count(plan_) && st == TGEMM_SUCCESS; ++t)
+        for (int64_t t = 0; st == TGEMM_SUCCESS && t < task_count(plan_); ++t)
             st = run_task(t, host_task(plan_, req_, t));
         return finish(caller, st);
     }
@@ -714,28 +774,35 @@ private:
         return pick;
     }
 
-    // Copies the piece of C in b to its place in C, once it has arrived.
+    // Copies the piece of C in b to its place in C, once it has arrived. A
+    // piece whose arrival is not confirmed stays in b for finish().
     tgemm_status drain(Staging &b)
     {
         const tgemm_status st = host_wait(b.done, TraceEvent::WaitOut, &b, "cudaEventSynchronize (copy out)");
-        if (st == TGEMM_SUCCESS) {
-            if (!tracing_) {
-                host_copy(b.out, b.out_ld, b.ptr, b.rows, b.rows, b.cols);
-            } else {
-                const double t = since_start(Clock::now());
-                host_copy(b.out, b.out_ld, b.ptr, b.rows, b.rows, b.cols, &parts_);
-                TraceRow r = task_row(TraceEvent::StageOut, 'C',
-                                      static_cast<uint64_t>(b.rows * b.cols) * sizeof(float), t,
-                                      since_start(Clock::now()));
-                r.task = b.task;
-                r.tile_row = b.tile_row;
-                r.tile_col = b.tile_col;
-                r.chunk = -1;
-                trace_copy(std::move(r), parts_);
-            }
-        }
-        b.out = nullptr;
+        if (st == TGEMM_SUCCESS)
+            land(b);
         return st;
+    }
+
+    // Copies the piece of C in b, which has arrived, to its place in C,
+    // where it is written back.
+    void land(Staging &b)
+    {
+        if (!tracing_) {
+            host_copy(b.out, b.out_ld, b.ptr, b.rows, b.rows, b.cols);
+        } else {
+            const double t = since_start(Clock::now());
+            host_copy(b.out, b.out_ld, b.ptr, b.rows, b.rows, b.cols, &parts_);
+            TraceRow r = task_row(TraceEvent::StageOut, 'C', static_cast<uint64_t>(b.rows * b.cols) * sizeof(float),
+                                  t, since_start(Clock::now()));
+            r.task = b.task;
+            r.tile_row = b.tile_row;
+            r.tile_col = b.tile_col;
+            r.chunk = -1;
+            trace_copy(std::move(r), parts_);
+        }
+        written_.push_back(Rect{b.c_row, b.c_col, b.rows, b.cols});
+        b.out = nullptr;
     }
 
     // Calls fn(r0, c0, rows, cols) for the pieces of a rows x cols block
@@ -779,8 +846,13 @@ private:
     tgemm_status store(const Rect &r, const float *src, int64_t dld)
     {
         float *to = p_.c + r.row + r.col * p_.ldc;
-        if (kc_ == MemKind::Pinned)
-            return copy_async(to, p_.ldc, src, dld, r.rows, r.cols, cudaMemcpyDeviceToHost, pl_.out, 'C');
+        if (kc_ == MemKind::Pinned) {
+            const tgemm_status st =
+                copy_async(to, p_.ldc, src, dld, r.rows, r.cols, cudaMemcpyDeviceToHost, pl_.out, 'C');
+            if (st == TGEMM_SUCCESS)
+                enqueued_.push_back(r);
+            return st;
+        }
         return for_each_piece(r.rows, r.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
             Staging *b = nullptr;
             tgemm_status st = acquire(&b, true);
@@ -794,6 +866,8 @@ private:
             b->out_ld = p_.ldc;
             b->rows = pr;
             b->cols = pc;
+            b->c_row = r.row + r0;
+            b->c_col = r.col + c0;
             b->task = task_;
             b->tile_row = task_ >= 0 ? cur_.i0 / plan_.mt : -1;
             b->tile_col = task_ >= 0 ? cur_.j0 / plan_.nt : -1;
@@ -865,6 +939,8 @@ private:
             gpu_end(pl_.comp);
         if (st != TGEMM_SUCCESS)
             return st;
+        if (!c_host && x.last)
+            enqueued_.push_back(Rect{x.i0, x.j0, x.rows, x.cols});
         const auto slotted = [](Cache c) { return c == Cache::Panel || c == Cache::Chunk; };
         if (slotted(plan_.a.cache) && (st = record(pl_.free_a[x.a.slot], pl_.comp)) != TGEMM_SUCCESS)
             return st;
@@ -881,7 +957,8 @@ private:
     // Joins the copy streams into the compute stream, frees the arena there,
     // makes the caller's stream wait; moves the pieces of a pageable C still
     // in staging buffers into place as they arrive, and waits for the end.
-    // Runs after errors too, so the pipeline goes back idle.
+    // Runs after errors too: recover() then leaves the pipeline idle, or
+    // marks it broken.
     tgemm_status finish(cudaStream_t caller, tgemm_status st)
     {
         task_ = -1;
@@ -892,20 +969,19 @@ private:
             e = cudaStreamWaitEvent(pl_.comp, pl_.in_done, 0);
         if (e == cudaSuccess)
             e = cudaStreamWaitEvent(pl_.comp, pl_.out_done, 0);
-        if (e == cudaSuccess && arena_ != nullptr)
-            e = cudaFreeAsync(arena_, pl_.comp);
+        if (e == cudaSuccess && arena_ != nullptr && (e = cudaFreeAsync(arena_, pl_.comp)) == cudaSuccess)
+            arena_ = nullptr;
         if (e == cudaSuccess)
             e = cudaEventRecord(pl_.end, pl_.comp);
         if (e == cudaSuccess)
             e = cudaStreamWaitEvent(caller, pl_.end, 0);
+        if (e != cudaSuccess && st == TGEMM_SUCCESS)
+            st = fail_cuda(e, "finishing a call on host operands");
         // The pieces of C left in staging, oldest first: each arrived with
         // the copies before it, while later kernels may still run.
-        for (Staging *b = oldest_out(); b != nullptr; b = oldest_out()) {
-            if (e == cudaSuccess && st == TGEMM_SUCCESS)
-                st = drain(*b);
-            b->out = nullptr;
-        }
-        if (e == cudaSuccess) {
+        for (Staging *b = oldest_out(); b != nullptr && st == TGEMM_SUCCESS; b = oldest_out())
+            st = drain(*b);
+        if (st == TGEMM_SUCCESS) {
             if (!tracing_) {
                 e = cudaEventSynchronize(pl_.end);
             } else {
@@ -913,14 +989,77 @@ private:
                 e = cudaEventSynchronize(pl_.end);
                 rows_.push_back(task_row(TraceEvent::WaitEnd, '-', 0, t, since_start(Clock::now())));
             }
+            if (e == cudaSuccess)
+                return TGEMM_SUCCESS;
+            st = fail_cuda(e, "finishing a call on host operands");
         }
-        if (e != cudaSuccess) {
-            for (cudaStream_t s : {pl_.in, pl_.comp, pl_.out})
-                (void)cudaStreamSynchronize(s);
-            if (st == TGEMM_SUCCESS)
-                st = fail_cuda(e, "finishing a call on host operands");
-        }
+        recover();
         return st;
+    }
+
+    // After a failure: waits for the three streams to go idle, asking each
+    // twice, since a failure that persists is a broken context, in which
+    // nothing runs any more. Once they are idle, every copy and kernel
+    // enqueued has finished and nothing else will: the pieces of C waiting
+    // in staging go into place, the parts of C whose last write was
+    // enqueued are written back, and the arena goes back to the pool (if
+    // freeing it fails, it stays allocated: there is nothing else to do).
+    // Otherwise nothing more is written back and the pipeline is broken.
+    void recover()
+    {
+        for (cudaStream_t s : {pl_.in, pl_.comp, pl_.out})
+            if (cudaStreamSynchronize(s) != cudaSuccess && cudaStreamSynchronize(s) != cudaSuccess)
+                broken_ = true;
+        if (broken_) {
+            for (Staging &b : pl_.staging)
+                b.out = nullptr;
+            return;
+        }
+        for (Staging *b = oldest_out(); b != nullptr; b = oldest_out())
+            land(*b);
+        written_.insert(written_.end(), enqueued_.begin(), enqueued_.end());
+        if (arena_ != nullptr &&
+            (cudaFreeAsync(arena_, pl_.comp) == cudaSuccess || cudaFreeAsync(arena_, pl_.comp) == cudaSuccess))
+            arena_ = nullptr;
+    }
+
+    // The parts of C not written back, after a failure: all of C when none
+    // is, else each tile of the plan (for a pageable C, each
+    // piece of a tile that has pieces written back) missing from written_,
+    // joined where they meet along a whole side.
+    void not_written_back(std::vector<Rect> *left)
+    {
+        if (written_.empty()) {
+            left->push_back(Rect{0, 0, p_.m, p_.n});
+            return;
+        }
+        const auto key = [](const Rect &r) { return std::make_tuple(r.row, r.col, r.rows, r.cols); };
+        std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> written;
+        for (const Rect &r : written_)
+            written.insert(key(r));
+        for (int64_t bi = 0; bi < plan_.mb; ++bi)
+            for (int64_t bj = 0; bj < plan_.nb; ++bj) {
+                const Rect t{bi * plan_.mt, bj * plan_.nt, std::min(plan_.mt, p_.m - bi * plan_.mt),
+                             std::min(plan_.nt, p_.n - bj * plan_.nt)};
+                if (written.count(key(t)) != 0)
+                    continue;
+                std::vector<Rect> pieces;
+                bool some = false;
+                if (kc_ == MemKind::Pageable)
+                    (void)for_each_piece(t.rows, t.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
+                        const Rect q{t.row + r0, t.col + c0, pr, pc};
+                        if (written.count(key(q)) != 0)
+                            some = true;
+                        else
+                            pieces.push_back(q);
+                        return TGEMM_SUCCESS;
+                    });
+                if (some)
+                    left->insert(left->end(), pieces.begin(), pieces.end());
+                else
+                    left->push_back(t);
+            }
+        join_rects(left);
     }
 
     struct GpuSpan {
@@ -937,8 +1076,15 @@ private:
     bool pageable_ = false;  // some operand the call reads or writes is pageable host memory
     PlanRequest req_;
     HostPlan plan_;
-    float *arena_ = nullptr;
+    float *arena_ = nullptr;  // until finish() frees it
     int64_t task_ = -1;      // the task being enqueued, -1 = none
+    // Failure bookkeeping. Parts of C written back (host copies from
+    // staging done; after a failure, also the enqueued_ ones), parts whose
+    // last write is enqueued (copies into pinned C, the last kernel of a
+    // tile of device or managed C), and what the caller asked for.
+    std::vector<Rect> written_, enqueued_;
+    std::vector<Rect> *const left_;
+    bool broken_ = false;
     Task cur_;
     // TGEMM_HOST_TRACE
     bool tracing_ = false;
@@ -955,14 +1101,20 @@ private:
 }  // namespace
 
 tgemm_status run_host_operands(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev,
-                               cudaStream_t s)
+                               cudaStream_t s, std::vector<Rect> *left)
 {
+    if (left != nullptr)
+        *left = {Rect{0, 0, p.m, p.n}};
     Lease lease;
     const tgemm_status st = lease.acquire(dev.id);
     if (st != TGEMM_SUCCESS)
         return st;
-    HostRun run(p, ka, kb, kc, dev, lease.pipeline(), lease.pool());
-    return run.run(s);
+    HostRun run(p, ka, kb, left != nullptr ? recoverable_c(kc, p.beta) : kc, dev, lease.pipeline(), lease.pool(),
+                left);
+    const tgemm_status result = run.run(s);
+    if (run.broken())
+        lease.discard();
+    return result;
 }
 
 void set_host_plan_sizes(int64_t tile_side, int64_t chunk_depth, int64_t chunk_floor)
@@ -978,7 +1130,7 @@ tgemm_status release_host_resources()
     for (int dev = 0; dev < kMaxDevices; ++dev) {
         DeviceState &st = device_state(dev);
         std::lock_guard<std::mutex> lk(st.mu);
-        if (st.idle.empty() && st.pool == nullptr)
+        if (st.idle.empty() && st.broken.empty() && st.pool == nullptr)
             continue;
         DeviceGuard guard;
         tgemm_status s = guard.enter(dev);
@@ -994,6 +1146,19 @@ tgemm_status release_host_resources()
             --st.count;
         }
         st.idle.clear();
+        // A pipeline given up is freed once its streams are found idle.
+        for (auto it = st.broken.begin(); it != st.broken.end();) {
+            cudaError_t e = cudaSuccess;
+            for (cudaStream_t q : {(*it)->in, (*it)->comp, (*it)->out})
+                if (e == cudaSuccess)
+                    e = cudaStreamSynchronize(q);
+            const bool idle = e == cudaSuccess;
+            if (idle)
+                e = destroy_pipeline(*it);
+            if (e != cudaSuccess && s == TGEMM_SUCCESS)
+                s = fail_cuda(e, "freeing a host-operand pipeline given up after a failure");
+            it = idle ? st.broken.erase(it) : it + 1;
+        }
         if (st.pool != nullptr && s == TGEMM_SUCCESS)
             s = check(cudaMemPoolTrimTo(st.pool, 0), "cudaMemPoolTrimTo");
         st.cv.notify_all();
