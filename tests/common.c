@@ -215,6 +215,17 @@ void fill_constant(float *x, shape_t s, float v)
             x[o * s.ld + i] = i < s.inner ? v : poison_pad();
 }
 
+void fill_operands(float *A, shape_t SA, float *B, shape_t SB, float *C0, shape_t SC, float beta, rng_t *r,
+                   bool exact)
+{
+    fill_matrix(A, SA, r, exact);
+    fill_matrix(B, SB, r, exact);
+    if (beta != 0.0f)
+        fill_matrix(C0, SC, r, exact);
+    else
+        fill_constant(C0, SC, poison_c());
+}
+
 /* ---------------------------------------------------------------- checking */
 
 static double *abs_copy(const float *x, shape_t s)

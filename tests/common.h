@@ -78,6 +78,10 @@ bool same_bits(float a, float b);
  * uniform) and every padding element with poison_pad(). */
 void fill_matrix(float *x, shape_t s, rng_t *r, bool exact);
 void fill_constant(float *x, shape_t s, float v); /* region only; padding gets poison_pad() */
+/* A and B filled from r; C0 too when beta != 0, else poisoned (beta == 0
+ * must never read C). */
+void fill_operands(float *A, shape_t SA, float *B, shape_t SB, float *C0, shape_t SC, float beta, rng_t *r,
+                   bool exact);
 
 /* Checks C against the OpenBLAS reference element by element.
  *  exact: every element must equal the reference (small-integer inputs);

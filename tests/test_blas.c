@@ -401,17 +401,11 @@ static void run_blas_case(const blas_case_t *t, bool exact)
     float *C0 = xmalloc(shape_elems(SC) * sizeof(float));
     float *ref = xmalloc(shape_elems(SC) * sizeof(float));
     float *got = xmalloc(shape_elems(SC) * sizeof(float));
+    fill_operands(A, SA, B, SB, C0, SC, t->beta, &rng, exact);
     if (t->nan_ab) {
         fill_constant(A, SA, NAN);
         fill_constant(B, SB, NAN);
-    } else {
-        fill_matrix(A, SA, &rng, exact);
-        fill_matrix(B, SB, &rng, exact);
     }
-    if (t->beta != 0.0f)
-        fill_matrix(C0, SC, &rng, exact);
-    else
-        fill_constant(C0, SC, poison_c()); /* beta == 0: C must not be read */
 
     /* OpenBLAS through the same kind of entry point. For the bound check
      * its C starts at 0 when beta == 0, so the NaN never reaches it. */
@@ -861,12 +855,7 @@ static void run_special_case(const blas_case_t *t, bool exact)
     const shape_t SA = p.s.SA, SB = p.s.SB, SC = p.s.SC;
     float *A = xmalloc(shape_elems(SA) * sizeof(float)), *B = xmalloc(shape_elems(SB) * sizeof(float));
     float *got = xmalloc(shape_elems(SC) * sizeof(float));
-    fill_matrix(A, SA, &rng, exact);
-    fill_matrix(B, SB, &rng, exact);
-    if (t->beta != 0.0f)
-        fill_matrix(got, SC, &rng, exact);
-    else
-        fill_constant(got, SC, poison_c()); /* beta == 0: C must not be read */
+    fill_operands(A, SA, B, SB, got, SC, t->beta, &rng, exact);
     put_special_values(&p, A, B, t->beta != 0.0f ? got : NULL);
     special_counts_t counts;
     double *bound = NULL;

@@ -76,12 +76,7 @@ static void run_case(const gemm_case_t *t, bool exact)
     float *C0 = xmalloc(shape_elems(SC) * sizeof(float));
     float *ref = xmalloc(shape_elems(SC) * sizeof(float));
     float *got = xmalloc(shape_elems(SC) * sizeof(float));
-    fill_matrix(A, SA, &rng, exact);
-    fill_matrix(B, SB, &rng, exact);
-    if (t->beta != 0.0f)
-        fill_matrix(C0, SC, &rng, exact);
-    else
-        fill_constant(C0, SC, poison_c()); /* beta == 0: C must not be read */
+    fill_operands(A, SA, B, SB, C0, SC, t->beta, &rng, exact);
 
     /* The reference never sees the poison: with beta == 0 its C starts at 0. */
     if (t->beta != 0.0f)
@@ -942,12 +937,7 @@ static void run_special(const special_case_t *t, const char *name, bool exact)
     const shape_t SA = p.s.SA, SB = p.s.SB, SC = p.s.SC;
     float *A = xmalloc(shape_elems(SA) * sizeof(float)), *B = xmalloc(shape_elems(SB) * sizeof(float));
     float *C0 = xmalloc(shape_elems(SC) * sizeof(float)), *got = xmalloc(shape_elems(SC) * sizeof(float));
-    fill_matrix(A, SA, &rng, exact);
-    fill_matrix(B, SB, &rng, exact);
-    if (t->beta != 0.0f)
-        fill_matrix(C0, SC, &rng, exact);
-    else
-        fill_constant(C0, SC, poison_c()); /* beta == 0: C must not be read */
+    fill_operands(A, SA, B, SB, C0, SC, t->beta, &rng, exact);
     put_special_values(&p, A, B, t->beta != 0.0f ? C0 : NULL);
     special_counts_t counts;
     double *bound = NULL;
