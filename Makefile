@@ -359,6 +359,9 @@ test-blas: $(BUILD)/tests/test_blas
 	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=1000000 TGEMM_OFFLOAD_LEARN=0 TGEMM_CPU_BLAS=libopenblas.so.0 \
 	    TGEMM_TRACE=$(BLAS_TRACE) $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas auto-cpu
 	rm -f $(BLAS_TRACE)
+	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=1 TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) CUDA_VISIBLE_DEVICES= \
+	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas auto-unusable-gpu
+	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
 	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas builtin
 	$(BLAS_ENV) TGEMM_OFFLOAD=sometimes TGEMM_CPU_BLAS=libopenblas.so.0 $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas bad-setting
@@ -420,7 +423,8 @@ test-gpu-probe: $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/tests/test_gemm $(BUIL
 .PHONY: test-cpu-blas test-numpy
 CPU_BLAS_DIR := $(BUILD)/tests/fakeblas
 CPU_BLAS_BINS := $(BUILD)/tests/aslinked_prog $(BUILD)/tests/cpu_blas_prog $(BUILD)/tests/cpu_blas_prog_fake \
-                 $(CPU_BLAS_DIR)/libfakeblas.so $(CPU_BLAS_DIR)/libnosgemm.so $(BUILD)/tests/has_gpu
+                 $(CPU_BLAS_DIR)/libfakeblas.so $(CPU_BLAS_DIR)/libnosgemm.so $(CPU_BLAS_DIR)/libcallback.so \
+                 $(BUILD)/tests/has_gpu
 
 $(BUILD)/tests/aslinked_prog: tests/blas/preload_prog.c $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
@@ -438,6 +442,10 @@ $(BUILD)/tests/cpu_blas_prog_fake: tests/blas/cpu_blas_prog.c $(CPU_BLAS_DIR)/li
 $(CPU_BLAS_DIR)/libfakeblas.so: tests/blas/fake_blas.c
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -fPIC -shared -o $@ $<
+
+$(CPU_BLAS_DIR)/libcallback.so: tests/blas/fake_blas.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -DCALL_BACK -fPIC -shared -o $@ $< -ldl
 
 $(CPU_BLAS_DIR)/libnosgemm.so: tests/blas/fake_blas.c
 	@mkdir -p $(@D)

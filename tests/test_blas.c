@@ -21,6 +21,9 @@
  *                GPU, or falling back)
  *   auto-cpu     the same with TGEMM_OFFLOAD_CPU_GFLOPS=1000000: every call
  *                on the CPU BLAS, the model's too, and CUDA untouched
+ *   auto-unusable-gpu  TGEMM_OFFLOAD_CPU_GFLOPS=1 CUDA_VISIBLE_DEVICES=
+ *                (+ CPU BLAS, trace): the GPU the model prefers fails; the
+ *                next calls of the shape learn to stay on the CPU BLAS
  *   builtin      TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=<missing> (+ trace): the
  *                built-in loops, and one warning line
  *   bad-setting  TGEMM_OFFLOAD=sometimes (+ CPU BLAS): correct results and
@@ -728,6 +731,62 @@ typedef int (*cu_count_fn)(int *);
 typedef int (*cu_get_fn)(int *, int);
 typedef int (*cu_state_fn)(int, unsigned *, int *);
 
+/* auto-unusable-gpu (no device, TGEMM_OFFLOAD_CPU_GFLOPS low enough that
+ * the model prefers the GPU): the first call of a shape tries the GPU and
+ * falls back; what that cost is learned, and the calls of the shape settle
+ * on the CPU BLAS instead of failing on the GPU again. C right each time. */
+static void test_auto_learns_unusable_gpu(void **state)
+{
+    (void)state;
+    enum { m = 200, n = 100, k = 300, calls = 6, settled = 3 };
+    rng_t rng = {test_seed_for(77)};
+    float *A = xmalloc((size_t)m * k * sizeof(float)), *B = xmalloc((size_t)k * n * sizeof(float));
+    float *C = xmalloc((size_t)m * n * sizeof(float)), *R = xmalloc((size_t)m * n * sizeof(float));
+    for (size_t i = 0; i < (size_t)m * k; ++i)
+        A[i] = rng_small_int(&rng);
+    for (size_t i = 0; i < (size_t)k * n; ++i)
+        B[i] = rng_small_int(&rng);
+    double *ref = xmalloc((size_t)m * n * sizeof(double));
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+            double s = 0;
+            for (int l = 0; l < k; ++l)
+                s += (double)A[i + (size_t)l * m] * B[l + (size_t)j * k];
+            ref[i + (size_t)j * m] = s;
+        }
+    for (int c = 0; c < calls; ++c) {
+        for (size_t i = 0; i < (size_t)m * n; ++i)
+            C[i] = poison_c();
+        reset_handlers();
+        call_sgemm("N", "N", m, n, k, 1.0f, A, m, B, k, 0.0f, C, m);
+        for (size_t i = 0; i < (size_t)m * n; ++i)
+            if ((double)C[i] != ref[i]) /* small integers: every order of the sums is exact */
+                fail_msg("call %d: C[%zu] = %g, want %g", c, i, (double)C[i], ref[i]);
+    }
+    char *text = read_file_text(getenv("TGEMM_TRACE"));
+    char *first = strstr(text, "tgemm trace:");
+    assert_non_null(first);
+    char *end = strchr(first, '\n');
+    assert_non_null(end);
+    *end = '\0';
+    if (!strstr(first, " path=cpu-fallback:no-device ") || !strstr(first, " auto=model "))
+        fail_msg("the first call should try the GPU the model prefers and fall back: %s", first);
+    /* The process's first CPU BLAS call (the first fallback) is not learned
+     * from, so the second call may try the GPU once more; the last calls
+     * must have settled on the CPU. */
+    char *last = end + 1;
+    for (int skip = 0; skip < calls - 1 - settled; ++skip) {
+        last = strchr(last, '\n');
+        assert_non_null(last);
+        ++last;
+    }
+    const int learned = count_lines_with(last, " path=cpu auto=learned ");
+    printf("[ auto     ] first call: GPU tried, fell back; the last %d calls on the CPU BLAS, learned: %d\n", settled,
+           learned);
+    assert_int_equal(learned, settled);
+    free(text), free(A), free(B), free(C), free(R), free(ref);
+}
+
 /* auto-cpu: the model was consulted for some calls, and none ran on the GPU. */
 static void test_all_on_cpu(void **state)
 {
@@ -942,6 +1001,8 @@ int main(int argc, char **argv)
             add_test("all_on_cpu", test_all_on_cpu, NULL);
             add_test("cuda_untouched", test_cuda_untouched, NULL);
         }
+    } else if (strcmp(sc, "auto-unusable-gpu") == 0) {
+        add_test("auto_learns_unusable_gpu", test_auto_learns_unusable_gpu, NULL);
     } else if (strcmp(sc, "builtin") == 0 || strcmp(sc, "bad-setting") == 0) {
         const bool builtin = strcmp(sc, "builtin") == 0;
         g_check = builtin ? CHECK_BOUND : CHECK_BITWISE;

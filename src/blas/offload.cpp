@@ -55,8 +55,16 @@ void warn_forced_gpu_failed(tgemm_status gpu)
     }
 }
 
+// Whether this thread is inside a call of the CPU BLAS (forward()).
+thread_local bool t_forwarding = false;
+std::atomic<bool> g_warned_reentry{false};
+
 void forward(SgemmFn sgemm, const GemmParams &p)
 {
+    struct Forwarding {
+        Forwarding() { t_forwarding = true; }
+        ~Forwarding() { t_forwarding = false; }
+    } forwarding;
     const char ta = p.trans_a ? 'T' : 'N', tb = p.trans_b ? 'T' : 'N';
     const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
     const int lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb), ldc = static_cast<int>(p.ldc);
@@ -71,25 +79,21 @@ double seconds_since(Clock::time_point t0)
 }
 
 // Below this much work a call stays on the CPU BLAS without consulting the
-// model: the GPU path's fixed cost alone (tens of microseconds) exceeds the
-// time any CPU BLAS takes for it, and the first model decision measures
-// the CPU BLAS (a few milliseconds), which a program of only small calls
-// should not pay.
+// model: the GPU path's fixed cost alone exceeds the time any CPU BLAS takes
+// for it, and the first model decision measures the CPU BLAS, which a
+// program of only small calls should not pay for.
 constexpr double kCpuOnlyFlops = 2e6;
 
-// The CPU BLAS's rate in this process: TGEMM_OFFLOAD_CPU_GFLOPS, else the
-// best of two timed 1024 x 1024 x 512 products after a first one (which
-// starts the CPU BLAS's threads), measured once, on the first call that
-// needs it, on the threads the program gives it.
-double measure_cpu_flops(SgemmFn sgemm)
+// Seconds of the best of `reps` timed m x n x k products on the CPU BLAS,
+// after one untimed (which starts its threads).
+double time_cpu_blas(SgemmFn sgemm, int m, int n, int k, int reps)
 {
-    constexpr int m = 1024, n = 1024, k = 512;
     std::vector<float> a(static_cast<size_t>(m) * k), b(static_cast<size_t>(k) * n), c(static_cast<size_t>(m) * n);
     for (size_t i = 0; i < a.size(); ++i)
         a[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
     for (size_t i = 0; i < b.size(); ++i)
         b[i] = static_cast<float>(i % 5) * 0.5f - 1.0f;
-    GemmParams p;
+    GemmParams p{};
     p.m = m;
     p.n = n;
     p.k = k;
@@ -102,14 +106,28 @@ double measure_cpu_flops(SgemmFn sgemm)
     p.alpha = 1.0f;
     p.beta = 0.0f;
     double best = 0.0;
-    for (int rep = 0; rep < 3; ++rep) {
+    for (int rep = 0; rep <= reps; ++rep) {
         const Clock::time_point t0 = Clock::now();
         forward(sgemm, p);
         const double t = seconds_since(t0);
         if (rep > 0 && (best == 0.0 || t < best))
             best = t;
     }
-    return 2.0 * m * n * k / std::max(best, 1e-9);
+    return std::max(best, 1e-9);
+}
+
+// The CPU BLAS's rate in this process, measured once on the first call
+// that needs it, on the threads the program gives it: a 256^3 product
+// first, and where that shows a fast BLAS, 1024 x 1024 x 512 (a rate closer
+// to its large products'), so that a slow BLAS (reference BLAS, one thread)
+// is not kept busy long.
+double measure_cpu_flops(SgemmFn sgemm)
+{
+    constexpr double kSmallFlops = 2.0 * 256 * 256 * 256, kLargeFlops = 2.0 * 1024 * 1024 * 512;
+    const double small = time_cpu_blas(sgemm, 256, 256, 256, 1);
+    if (small > 1e-3)
+        return kSmallFlops / small;
+    return kLargeFlops / time_cpu_blas(sgemm, 1024, 1024, 512, 2);
 }
 
 const OffloadRates &offload_rates(SgemmFn sgemm)
@@ -137,11 +155,16 @@ OffloadLearner &learner()
 std::atomic<bool> g_gpu_warm{false}, g_cpu_warm{false};
 
 // Runs fn(q) for each part of p's C in `left`, q being that part as a
-// product of its own.
+// product of its own; for all of C when `left` is null (the GPU was not
+// tried).
 template <typename Fn>
-void each_part(const GemmParams &p, const std::vector<Rect> &left, Fn fn)
+void each_part(const GemmParams &p, const std::vector<Rect> *left, Fn fn)
 {
-    for (const Rect &r : left)
+    if (left == nullptr) {
+        fn(p);
+        return;
+    }
+    for (const Rect &r : *left)
         fn(part_of(p, r));
 }
 
@@ -160,6 +183,17 @@ int null_operand(const GemmParams &p)
 
 void run_sgemm(const GemmParams &p, CallTrace &trace)
 {
+    // A CPU BLAS that calls back into tgemm (FlexiBLAS, or a wrapper, with
+    // libtgemm as its backend) would forward forever: a call that arrives
+    // while this thread is forwarding runs on the built-in loops.
+    if (t_forwarding) {
+        if (!g_warned_reentry.exchange(true))
+            print_line("tgemm: the CPU BLAS (%s) calls back into tgemm's sgemm_; such calls run on tgemm's slow "
+                       "built-in loops\n", cpu_blas().name.c_str());
+        reference_sgemm(p);
+        trace.path("builtin");
+        return;
+    }
     const Settings &st = settings();
     const bool valid = st.error.empty();
     if (!valid && !g_warned_setting.exchange(true))
@@ -170,10 +204,11 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
     const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
     bool gpu_tried = false;
     tgemm_status gpu = TGEMM_SUCCESS;
-    // What the CPU computes: all of C, or after a GPU attempt that failed,
-    // the parts of C it did not write back, which execute() leaves as they
-    // were (its results elsewhere are final whatever beta is).
-    std::vector<Rect> left = {Rect{0, 0, p.m, p.n}};
+    // After a GPU attempt that failed, the parts of C it did not write back,
+    // which execute() leaves as they were (its results elsewhere are final
+    // whatever beta is): what the CPU then computes. Without an attempt, the
+    // CPU computes all of C.
+    std::vector<Rect> left;
     // Runs the call on the GPU; true when it succeeded (and is traced).
     const auto on_gpu = [&] {
         gpu_tried = true;
@@ -199,11 +234,27 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
         trace.offload(reason_name(choice.reason), choice.estimate.cpu, choice.estimate.gpu);
         const Clock::time_point t0 = Clock::now();
         if (choice.side == Side::Gpu) {
-            if (on_gpu()) {
-                if (g_gpu_warm.exchange(true))
-                    learner().observe(p.m, p.n, p.k, beta, Side::Gpu, seconds_since(t0), model);
-                return;
+            const bool ok = on_gpu();
+            if (!ok) {
+                const Clock::time_point t1 = Clock::now();
+                each_part(p, &left, [&](const GemmParams &q) { forward(blas.sgemm, q); });
+                trace.path("cpu-fallback:", short_reason(gpu));
+                // The CPU BLAS just computed the whole product (the attempt
+                // failed before writing any of C): a measurement of the CPU.
+                const bool whole = left.size() == 1 && left[0].rows == p.m && left[0].cols == p.n;
+                if (whole && g_cpu_warm.exchange(true))
+                    learner().observe(p.m, p.n, p.k, beta, Side::Cpu, seconds_since(t1), model);
             }
+            // A failed attempt counts with the CPU's work after it, twice:
+            // at equal cost a GPU that fails is not worth trying, so the
+            // class moves to the CPU rather than failing every call of it
+            // again (the GPU is tried again with the class's re-tries).
+            const double spent = seconds_since(t0);
+            if (!ok)
+                learner().observe(p.m, p.n, p.k, beta, Side::Gpu, 2.0 * spent, model);
+            else if (g_gpu_warm.exchange(true))
+                learner().observe(p.m, p.n, p.k, beta, Side::Gpu, spent, model);
+            return;
         } else {
             forward(blas.sgemm, p);
             if (g_cpu_warm.exchange(true))
@@ -217,7 +268,7 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
     // here rather than forwarded, because not every CPU BLAS keeps that
     // promise (OpenBLAS 0.3.26 dereferences NULL A and B when alpha == 0).
     if (!reads_ab) {
-        each_part(p, left, reference_sgemm);
+        each_part(p, gpu_tried ? &left : nullptr, reference_sgemm);
         trace.path("scale");
         return;
     }
@@ -225,7 +276,7 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
     // The CPU BLAS reads host memory only, as the BLAS ABI assumes; finding
     // it and forwarding to it never touches CUDA.
     if (blas.sgemm != nullptr) {
-        each_part(p, left, [&](const GemmParams &q) { forward(blas.sgemm, q); });
+        each_part(p, gpu_tried ? &left : nullptr, [&](const GemmParams &q) { forward(blas.sgemm, q); });
         if (gpu_tried)
             trace.path("cpu-fallback:", short_reason(gpu));
         else if (!valid)
@@ -249,7 +300,7 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
             print_line("tgemm: no CPU BLAS was found (%s) and the GPU is off (%s): %s\n", blas.missing.c_str(),
                        valid ? "TGEMM_OFFLOAD=cpu" : "invalid TGEMM_* setting", fix);
     }
-    each_part(p, left, reference_sgemm);
+    each_part(p, gpu_tried ? &left : nullptr, reference_sgemm);
     trace.path("builtin");
 }
 

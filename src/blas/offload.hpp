@@ -3,8 +3,9 @@
 //
 //   TGEMM_OFFLOAD=cpu   the CPU BLAS
 //   TGEMM_OFFLOAD=gpu   the GPU
-//   auto (default)      the GPU when 2*m*n*k >= TGEMM_OFFLOAD_MIN_FLOPS,
-//                       else the CPU BLAS
+//   auto (default)      the side offload_model.hpp expects to finish first;
+//                       calls below 2e6 flops (or TGEMM_OFFLOAD_MIN_FLOPS,
+//                       when larger) stay on the CPU BLAS without asking it
 //
 // A GPU attempt that fails for any reason goes to the CPU BLAS
 // (cpu_blas.hpp says which) for the parts of C it did not write back (all

@@ -13,7 +13,7 @@ double staged_seconds(const OffloadRates &r, double bytes)
     return bytes / (bytes < kSmallOperand ? r.link_small : r.link);
 }
 
-// Quarter octaves: sizes within about 19% share a bin.
+// Quarter octaves: log2 of the size, rounded to a quarter.
 uint64_t bin(int64_t x)
 {
     return static_cast<uint64_t>(std::lround(4.0 * std::log2(static_cast<double>(std::max<int64_t>(x, 1)))));
@@ -41,11 +41,6 @@ OffloadEstimate model_seconds(const OffloadRates &r, int64_t m, int64_t n, int64
                         staged_seconds(r, 4.0 * tm * tn) * (beta ? 2.0 : 1.0);
     e.gpu = r.gpu_overhead + std::max(staging, fill + flops / r.gpu_flops);
     return e;
-}
-
-const char *side_name(Side s)
-{
-    return s == Side::Gpu ? "gpu" : "cpu";
 }
 
 const char *reason_name(Reason r)

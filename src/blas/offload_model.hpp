@@ -18,10 +18,10 @@
 // Neither side's time is smooth in the shape (a CPU BLAS runs skinny and
 // small products at a fraction of its rate; the GPU path's tiles and
 // pieces quantise the traffic), so the model only ranks the two sides.
-// What calls of a shape class (m, n and k each within a quarter octave,
+// What calls of a shape class (m, n and k each in one bin of a quarter octave,
 // beta zero or not) actually took corrects it: each side's measured time
-// over its model is kept per class (the median of the last three, so that
-// one disturbed call cannot move a class), and once a class has run on its
+// over its model is kept per class (the median of the last three: once
+// three are measured, one disturbed call cannot move a class), and once a class has run on its
 // preferred side, the other side is tried once if its estimate is within
 // kExploreFactor (and again every kReexploreCalls calls), so that repeated
 // shapes settle on the side that is really faster. The GPU is tried that
@@ -34,9 +34,9 @@
 
 namespace tgemm::blas {
 
-// The defaults were fitted to pageable calls on the H100 machine (16 host
-// cores; docs/performance.md): they set the model's ranking where nothing
-// has been measured yet, and are meant to be right within a factor of two.
+// The defaults were fitted to pageable calls on the H100 machine
+// (docs/performance.md): they set the model's ranking where nothing has been
+// measured yet, and are meant to be right within a factor of two.
 struct OffloadRates {
     double cpu_flops = 0.0;           // flop/s of the CPU BLAS
     double cpu_overhead = 3e-6;       // seconds per forwarded call
@@ -66,7 +66,6 @@ struct OffloadChoice {
     OffloadEstimate estimate;  // corrected by what was learned
 };
 
-const char *side_name(Side s);
 const char *reason_name(Reason r);
 
 constexpr double kExploreFactor = 3.0;

@@ -25,7 +25,7 @@ rm -rf "$work"
 mkdir -p "$work"
 trace=$work/trace err=$work/stderr log=$work/fake.log
 gpu=$("$has_gpu")
-fake=$dir/fakeblas/libfakeblas.so nosgemm=$dir/fakeblas/libnosgemm.so
+fake=$dir/fakeblas/libfakeblas.so nosgemm=$dir/fakeblas/libnosgemm.so callback=$dir/fakeblas/libcallback.so
 
 # paths: the path= of each traced multiply, counted.
 paths() { sed -n 's/.* path=\([^ ]*\) .*/\1/p' "$trace" | grep -v '^xerbla:' | sort | uniq -c | tr -s ' \n' ' '; }
@@ -95,6 +95,7 @@ fixture() {
         copy) cp "$lib" "$d/$name" ;;
         nosgemm) ln -s "$nosgemm" "$d/$name" ;;
         fake) ln -s "$fake" "$d/$name" ;;
+        callback) ln -s "$callback" "$d/$name" ;;
         *) fail "fixture: $1" ;;
         esac
         shift
@@ -146,6 +147,18 @@ grep -q "libopenblas\.so\.0: sgemm_ is libtgemm's own" "$err" || fail "no reason
 grep -q "libflexiblas\.so\.3: a copy of libtgemm" "$err" || fail "no reason for libflexiblas.so.3: $(cat "$err")"
 grep -q "libblas\.so\.3: no sgemm_" "$err" || fail "no reason for libblas.so.3: $(cat "$err")"
 grep -q 'TGEMM_CPU_BLAS' "$err" || fail "the warning does not name TGEMM_CPU_BLAS: $(cat "$err")"
+echo "warning: $(cat "$err")"
+
+echo "== a CPU BLAS that calls back into tgemm: the inner calls on the built-in loops, one warning"
+fixture loop callback fake fake
+rm -f "$trace" "$log"
+env LD_LIBRARY_PATH="$work/loop" TGEMM_OFFLOAD=cpu TGEMM_TRACE="$trace" FAKE_BLAS_LOG="$log" "$prog" \
+    > "$work/out" 2> "$err" || fail "call back: $(cat "$work/out" "$err")"
+grep -q '^cpu_blas_prog: PASS (5 products)$' "$work/out" || fail "call back: $(cat "$work/out")"
+[ "$(grep -c ' path=cpu ' "$trace")" -eq 5 ] || fail "call back: want 5 outer calls on path=cpu: $(cat "$trace")"
+[ "$(grep -c ' path=builtin ' "$trace")" -eq 5 ] || fail "call back: want 5 inner calls on path=builtin: $(cat "$trace")"
+stderr_lines 1
+grep -q 'calls back into tgemm' "$err" || fail "call back: $(cat "$err")"
 echo "warning: $(cat "$err")"
 
 echo "== TGEMM_CPU_BLAS names a missing library: that one or none, never the system's"
