@@ -120,7 +120,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h tests/gpu_probe.h $(BU
 
 # Kernel families the dispatcher can choose; each runs the small-size rows
 # of the table on its own, so every family's edges are tested directly.
-KERNEL_FAMILIES := 32x32x8 64x64x8 64x64x16 128x64x8 64x128x8 128x128x8 128x128x16 128x256x8 256x128x8 256x128x16
+KERNEL_FAMILIES := $(shell sed -n 's/^TGEMM_TILED_FAMILY(\(.*\))/\1/p' src/kernels/families.def)
 
 # make test builds everything its runs need (TEST_PROGRAMS) in parallel,
 # then makes the run targets (TEST_RUNS) one at a time in a sub-make: they
@@ -235,8 +235,8 @@ test-streamk-plan: $(BUILD)/tests/test_streamk_plan
 # TGEMM_DEVICE_MEMORY_LIMIT and the CSV of TGEMM_HOST_TRACE are plain C++;
 # their unit test links the library's own objects and needs no GPU. Then the
 # copy's parts again with TGEMM_HOST_COPY_THREADS=3.
-HOST_PLAN_OBJ := $(BUILD)/obj/runtime/host_plan.o $(BUILD)/obj/runtime/host_copy.o $(BUILD)/obj/runtime/settings.o \
-                 $(BUILD)/obj/runtime/host_trace.o
+HOST_PLAN_OBJ := $(BUILD)/obj/driver/host_plan.o $(BUILD)/obj/runtime/host_copy.o $(BUILD)/obj/core/settings.o \
+                 $(BUILD)/obj/driver/host_trace.o
 $(BUILD)/tests/test_host_plan: tests/test_host_plan.cpp tests/line_buffered.c $(HOST_PLAN_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< tests/line_buffered.c $(HOST_PLAN_OBJ) -lcmocka -lpthread
@@ -250,8 +250,8 @@ test-host-plan: $(BUILD)/tests/test_host_plan
 # missing waits and misplaced copies show up as wrong results without a
 # GPU (tests/test_host_mock.cpp); with AddressSanitizer for copies past a
 # buffer's end.
-HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/runtime/host_pipeline.o $(BUILD)/obj/runtime/workspace.o \
-                 $(BUILD)/obj/api/status.o $(BUILD)/obj/runtime/execute.o
+HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/driver/host_pipeline.o $(BUILD)/obj/runtime/workspace.o \
+                 $(BUILD)/obj/core/status.o $(BUILD)/obj/driver/execute.o
 $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/line_buffered.c $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARN) -Werror -Iinclude -Isrc \

@@ -22,7 +22,7 @@ unless marked:
   h2d, d2h     the link: busy ms and GB/s while busy
 
 --timeline CALL prints that call's rows in time order, host and GPU side by side.
-See src/runtime/host_trace.hpp for the events and columns.
+See src/driver/host_trace.hpp for the events and columns.
 """
 import argparse
 import csv

@@ -2,8 +2,8 @@
  * every case skips without a GPU).
  *
  * Calls with an operand in host memory run in tiles of C and chunks of K
- * that stream over the link (src/runtime/host_pipeline.cpp, planned by
- * src/runtime/host_plan.cpp). The table crosses the tile and chunk edges of
+ * that stream over the link (src/driver/host_pipeline.cpp, planned by
+ * src/driver/host_plan.cpp). The table crosses the tile and chunk edges of
  * the default plan (2048 x 2048 tiles, 2048-deep chunks) on both sides,
  * with pageable, pinned, device and managed operands mixed, padding on
  * every leading dimension (the padding of C must come back bit for bit; A

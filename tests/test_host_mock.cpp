@@ -1,4 +1,4 @@
-// The host-operand executor (src/runtime/host_pipeline.cpp), and execute()
+// The host-operand executor (src/driver/host_pipeline.cpp), and execute()
 // that leads to it, on a mock CUDA runtime, no GPU needed (make
 // test-host-mock).
 //
@@ -66,11 +66,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include "api/status.hpp"
+#include "core/status.hpp"
 #include "dispatch/dispatch.hpp"
-#include "runtime/execute.hpp"
-#include "runtime/host_pipeline.hpp"
-#include "runtime/host_trace.hpp"
+#include "driver/execute.hpp"
+#include "driver/host_pipeline.hpp"
+#include "driver/host_trace.hpp"
 
 // After tgemm's headers: cmocka defines a macro named fail. cmocka.h
 // declares only part of its interface extern "C".

@@ -1,8 +1,8 @@
 // The CPU side of the host-operand path, no GPU needed (make test-host-plan):
-// the planner (src/runtime/host_plan.cpp), the parallel host copy
+// the planner (src/driver/host_plan.cpp), the parallel host copy
 // (src/runtime/host_copy.cpp), the parsing of TGEMM_DEVICE_MEMORY_LIMIT
-// (src/runtime/settings.cpp) and the CSV of TGEMM_HOST_TRACE
-// (src/runtime/host_trace.cpp), linked from the library's own objects.
+// (src/core/settings.cpp) and the CSV of TGEMM_HOST_TRACE
+// (src/driver/host_trace.cpp), linked from the library's own objects.
 //
 // The schedule test replays every task of a plan against a model of the
 // device buffers: each element a kernel reads must hold the right element
@@ -36,9 +36,9 @@ extern "C" {
 #include <vector>
 
 #include "runtime/host_copy.hpp"
-#include "runtime/host_plan.hpp"
-#include "runtime/host_trace.hpp"
-#include "runtime/settings.hpp"
+#include "driver/host_plan.hpp"
+#include "driver/host_trace.hpp"
+#include "core/settings.hpp"
 
 using namespace tgemm;
 

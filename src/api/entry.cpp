@@ -1,10 +1,10 @@
 // The native C entry points: check in reference order, return early when
 // there is nothing to do, then hand a column-major problem to the runtime;
 // and the release of what the runtime keeps between calls.
-#include "api/check.hpp"
-#include "api/status.hpp"
-#include "runtime/execute.hpp"
-#include "runtime/host_pipeline.hpp"
+#include "core/check.hpp"
+#include "core/status.hpp"
+#include "driver/execute.hpp"
+#include "driver/host_pipeline.hpp"
 
 namespace tgemm {
 namespace {

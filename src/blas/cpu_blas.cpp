@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 
 #include "blas/output.hpp"
-#include "runtime/settings.hpp"
+#include "core/settings.hpp"
 
 namespace tgemm::blas {
 namespace {

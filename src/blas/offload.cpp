@@ -5,13 +5,13 @@
 #include <chrono>
 #include <vector>
 
-#include "api/check.hpp"
+#include "core/check.hpp"
 #include "blas/cpu_blas.hpp"
 #include "blas/offload_model.hpp"
 #include "blas/output.hpp"
 #include "blas/reference.hpp"
-#include "runtime/execute.hpp"
-#include "runtime/settings.hpp"
+#include "driver/execute.hpp"
+#include "core/settings.hpp"
 
 namespace tgemm::blas {
 namespace {

@@ -21,7 +21,7 @@
 #pragma once
 
 #include "blas/trace.hpp"
-#include "kernels/gemm_params.hpp"
+#include "core/problem.hpp"
 
 namespace tgemm::blas {
 

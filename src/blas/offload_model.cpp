@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/host_plan.hpp"
+#include "driver/host_plan.hpp"
 
 namespace tgemm::blas {
 namespace {

@@ -3,7 +3,7 @@
 // reference in loop order, scaling and the cases where C, A and B are read.
 #pragma once
 
-#include "kernels/gemm_params.hpp"
+#include "core/problem.hpp"
 
 namespace tgemm::blas {
 

@@ -6,7 +6,7 @@
 // transposes swapped. Both then share one core (offload.hpp).
 #include <cstddef>
 
-#include "api/check.hpp"
+#include "core/check.hpp"
 #include "blas/offload.hpp"
 #include "blas/trace.hpp"
 #include "blas/xerbla.hpp"

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "blas/output.hpp"
-#include "runtime/settings.hpp"
+#include "core/settings.hpp"
 
 namespace tgemm::blas {
 namespace {

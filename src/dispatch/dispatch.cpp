@@ -1,4 +1,4 @@
-#include "dispatch.hpp"
+#include "dispatch/dispatch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "api/status.hpp"
-#include "runtime/settings.hpp"
+#include "core/status.hpp"
+#include "core/settings.hpp"
 #include "runtime/workspace.hpp"
 
 namespace tgemm {

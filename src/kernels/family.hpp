@@ -29,16 +29,17 @@ struct KernelFamily {
 };
 
 namespace kernels {
-extern const KernelFamily tiled_32x32x8;
-extern const KernelFamily tiled_64x64x8;
-extern const KernelFamily tiled_64x64x16;
-extern const KernelFamily tiled_128x128x8;
-extern const KernelFamily tiled_128x128x16;
-extern const KernelFamily tiled_128x64x8;
-extern const KernelFamily tiled_64x128x8;
-extern const KernelFamily tiled_128x256x8;
-extern const KernelFamily tiled_256x128x8;
-extern const KernelFamily tiled_256x128x16;
+#define TGEMM_TILED_FAMILY(name) extern const KernelFamily tiled_##name;
+#include "kernels/families.def"
+#undef TGEMM_TILED_FAMILY
+
+// Every tiled family, in the registry's order (kernels/families.def).
+#define TGEMM_TILED_FAMILY(name) &tiled_##name,
+inline const KernelFamily *const kTiledFamilies[] = {
+#include "kernels/families.def"
+};
+#undef TGEMM_TILED_FAMILY
+constexpr int kTiledFamilyCount = sizeof(kTiledFamilies) / sizeof(kTiledFamilies[0]);
 
 // C := beta * C over the m x n matrix (beta == 0 writes zeros, reading nothing).
 cudaError_t launch_scale(float *c, int64_t m, int64_t n, int64_t ldc, float beta, cudaStream_t s);

@@ -1,23 +1,11 @@
-// The problem as every kernel and the dispatcher see it.
+// What the kernels take beside the problem: split-K, stream-K and their rules.
 #pragma once
 
 #include <cstdint>
 
-namespace tgemm {
+#include "core/problem.hpp"
 
-// Column-major C := alpha * op(A) * op(B) + beta * C with device-accessible
-// pointers. The API layer guarantees, before anything here runs: the problem
-// is valid (reference BLAS checks passed), m >= 1, n >= 1, and row-major
-// calls were already turned into column-major ones.
-struct GemmParams {
-    const float *a;
-    const float *b;
-    float *c;
-    int64_t lda, ldb, ldc;
-    int64_t m, n, k;
-    float alpha, beta;
-    bool trans_a, trans_b;
-};
+namespace tgemm {
 
 // Split-K: slice s of `splits` computes op(A)(:, K_s) * op(B)(K_s, :) over
 // K_s = [s * k_chunk, min(k, (s + 1) * k_chunk)) and stores the raw sums in

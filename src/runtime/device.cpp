@@ -1,11 +1,11 @@
-#include "device.hpp"
+#include "runtime/device.hpp"
 
 #include <cstdio>
 #include <mutex>
 
-#include "api/status.hpp"
+#include "core/status.hpp"
 #include "dispatch/dispatch.hpp"
-#include "runtime/settings.hpp"
+#include "core/settings.hpp"
 #include "runtime/workspace.hpp"
 
 namespace tgemm {

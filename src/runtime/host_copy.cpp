@@ -11,7 +11,7 @@
 #include <system_error>
 #include <thread>
 
-#include "runtime/settings.hpp"
+#include "core/settings.hpp"
 
 namespace tgemm {
 namespace {

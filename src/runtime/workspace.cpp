@@ -1,8 +1,8 @@
-#include "workspace.hpp"
+#include "runtime/workspace.hpp"
 
 #include <cstdint>
 
-#include "api/status.hpp"
+#include "core/status.hpp"
 
 namespace tgemm {
 

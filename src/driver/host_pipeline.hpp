@@ -19,9 +19,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/gemm_params.hpp"
+#include "core/problem.hpp"
 #include "runtime/device.hpp"
-#include "runtime/host_plan.hpp"
+#include "driver/host_plan.hpp"
 #include "tgemm.h"
 
 namespace tgemm {

@@ -1,9 +1,9 @@
-#include "status.hpp"
+#include "core/status.hpp"
 
 #include <cstdarg>
 #include <cstdio>
 
-#include "runtime/settings.hpp"
+#include "core/settings.hpp"
 
 namespace tgemm {
 namespace {

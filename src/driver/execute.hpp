@@ -5,9 +5,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "api/check.hpp"
-#include "kernels/gemm_params.hpp"
-#include "runtime/host_plan.hpp"
+#include "core/check.hpp"
+#include "core/problem.hpp"
+#include "driver/host_plan.hpp"
 #include "tgemm.h"
 
 namespace tgemm {

@@ -1,11 +1,11 @@
-#include "execute.hpp"
+#include "driver/execute.hpp"
 
-#include "api/check.hpp"
-#include "api/status.hpp"
+#include "core/check.hpp"
+#include "core/status.hpp"
 #include "dispatch/dispatch.hpp"
 #include "runtime/device.hpp"
-#include "runtime/host_pipeline.hpp"
-#include "runtime/settings.hpp"
+#include "driver/host_pipeline.hpp"
+#include "core/settings.hpp"
 
 namespace tgemm {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/host_plan.hpp"
+#include "driver/host_plan.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "runtime/host_pipeline.hpp"
+#include "driver/host_pipeline.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -12,13 +12,13 @@
 #include <tuple>
 #include <vector>
 
-#include "api/check.hpp"
-#include "api/status.hpp"
+#include "core/check.hpp"
+#include "core/status.hpp"
 #include "dispatch/dispatch.hpp"
 #include "runtime/host_copy.hpp"
-#include "runtime/host_plan.hpp"
-#include "runtime/host_trace.hpp"
-#include "runtime/settings.hpp"
+#include "driver/host_plan.hpp"
+#include "driver/host_trace.hpp"
+#include "core/settings.hpp"
 #include "runtime/workspace.hpp"
 
 namespace tgemm {

@@ -1,4 +1,4 @@
-#include "runtime/host_trace.hpp"
+#include "driver/host_trace.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
