@@ -501,6 +501,16 @@ test-tools:
 	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 
+# The shape of src/ (tests/check-layers.sh: every include points down the
+# layers, no cycle, no file over 700 lines, no date or PERF.md in a comment)
+# and the documents that list the kernel families against their registry
+# (tests/check-families.sh). Plain files, no build.
+.PHONY: test-layers
+TEST_RUNS += test-layers
+test-layers:
+	rc=0; $(RUN_TEST) check-layers -- sh tests/check-layers.sh src || rc=1; \
+	$(RUN_TEST) check-families -- sh tests/check-families.sh || rc=1; exit $$rc
+
 # The reference builds without Graphviz and renders what the code prints
 # (tests/check-docs.sh).
 test-docs:
