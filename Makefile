@@ -594,10 +594,13 @@ $(BUILD)/bench/l2flush.o: bench/l2flush.cu
 	@mkdir -p $(@D)
 	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -c -o $@ $<
 
-$(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
+# bench_gemm's parts (bench/bench.hpp says which file holds what).
+BENCH_GEMM_SRC := bench/bench_gemm.cpp bench/bench_support.cpp bench/bench_check.cpp bench/bench_shapes.cpp \
+                  bench/bench_device.cpp bench/bench_host.cpp
+$(BUILD)/bench/bench_gemm: $(BENCH_GEMM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o bench/bench.hpp \
                            bench/gemm_check.hpp bench/gemm_reference.hpp bench/bench_error.hpp $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
-	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $(BENCH_GEMM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS)
 
 BENCH_OUT ?= $(BUILD)/bench
 bench: $(BUILD)/bench/bench_gemm

@@ -12,7 +12,7 @@ one of copies out, each in order, and events between them. Its inputs:
   --stage-ms      host time to stage 16 MiB in (all copy threads together)
   --stage-out-ms  ... out
   --kernel-ms     one 2048^3 kernel (0.403 ms: sq2048 in docs/performance.md)
-  --h2d, --d2h    link speeds in GB/s (55 and 37 pinned, shared/PERF.md)
+  --h2d, --d2h    link speeds in GB/s (55 and 37 pinned: the H100 machine, docs/notes/history-host.md)
   --overhead-ms   per-call time the model does not see (1.0: what makes its
                   pinned 8192^3 time match the measured 28.5 ms)
 
