@@ -27,7 +27,7 @@ Each schedule is printed for pageable and for pinned operands:
 
 Calibration (the defaults): staging at 0.5 ms per 16 MiB in (34 GB/s) and
 0.7 ms out (24 GB/s) puts `before` within 8% of the four pageable times
-measured on the H100 machine before the change (docs/performance.md):
+measured on the H100 machine before the change (docs/notes/history-host.md):
 8192^3 37.0 ms (model 37.0), 4096^3 9.9 (9.8), 16384 x 16384 x 1024 51.0
 (51.4), 2048 x 2048 x 32768 20.7 (19.1); pinned 8192^3 28.5 (28.5), but
 the model's fixed overhead is too large for the smaller pinned calls (4096^3
