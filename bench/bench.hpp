@@ -107,6 +107,21 @@ struct Result {
     int nsets = 1;
 };
 
+// The storage of a shape's operands, column-major with no padding: leading
+// dimensions and element counts of A, B and C.
+struct Storage {
+    int64_t lda, ldb, ldc;
+    size_t nA, nB, nC;
+};
+
+inline Storage storage(const Shape &s)
+{
+    const int64_t lda = s.ta == 'N' ? s.m : s.k, colsA = s.ta == 'N' ? s.k : s.m;
+    const int64_t ldb = s.tb == 'N' ? s.k : s.n, colsB = s.tb == 'N' ? s.n : s.k;
+    return {lda, ldb, s.m, static_cast<size_t>(lda * colsA), static_cast<size_t>(ldb * colsB),
+            static_cast<size_t>(s.m * s.n)};
+}
+
 // FP32 FFMA peak of the H100 SXM: 132 SMs x 128 lanes x 2 flops x 1.98 GHz.
 constexpr double PEAK_FLOPS = 66.9e12;
 // Device memory bandwidth of the H100 SXM (HBM3), bytes read + written.

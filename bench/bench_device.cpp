@@ -19,12 +19,9 @@ Result run_shape(const Shape &s, size_t index, Ctx &ctx)
     Result res;
     res.s = s;
     const int64_t M = s.m, N = s.n, K = s.k;
-    const int64_t lda = s.ta == 'N' ? M : K, colsA = s.ta == 'N' ? K : M;
-    const int64_t ldb = s.tb == 'N' ? K : N, colsB = s.tb == 'N' ? N : K;
-    const int64_t ldc = M;
-    const size_t nA = static_cast<size_t>(lda * colsA);
-    const size_t nB = static_cast<size_t>(ldb * colsB);
-    const size_t nC = static_cast<size_t>(ldc * N);
+    const Storage dims = storage(s);
+    const int64_t lda = dims.lda, ldb = dims.ldb, ldc = dims.ldc;
+    const size_t nA = dims.nA, nB = dims.nB, nC = dims.nC;
     const size_t set_bytes = (nA + nB + nC) * sizeof(float);
     const float alpha = 1.0f, beta = 0.0f;
 
