@@ -9,8 +9,6 @@
 #                        pointers, then host operands (--host), then bench-blas:
 #                        cblas_sgemm plain against LD_PRELOAD=libtgemm.so
 #   make bench-host-trace  the timeline of 8192^3 on host operands (TGEMM_HOST_TRACE)
-#   make bench-tma       two experiments fed by the tensor copy engine, against cuBLAS (GPU)
-#   make bench-kstep     the large-square kernel's K step taken apart, and the instruction cache (GPU)
 #   make install         PREFIX=/usr/local DESTDIR= (staged installs)
 #   make docs            Doxygen HTML in docs/html, warnings are errors
 #   make deps            install the Debian/Ubuntu packages the above need (.ci/packages)
@@ -72,7 +70,7 @@ LIB_DEPS := $(LIB_OBJ:.o=.d)
 
 .PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
-        bench-host-trace bench-tma bench-kstep \
+        bench-host-trace \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
 all:
@@ -503,6 +501,16 @@ test-tools:
 	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 
+# The shape of src/ (tests/check-layers.sh: every include points down the
+# layers, no cycle, no file over 700 lines, no date or PERF.md in a comment)
+# and the documents that list the kernel families against their registry
+# (tests/check-families.sh). Plain files, no build.
+.PHONY: test-layers
+TEST_RUNS += test-layers
+test-layers:
+	rc=0; $(RUN_TEST) check-layers -- sh tests/check-layers.sh src || rc=1; \
+	$(RUN_TEST) check-families -- sh tests/check-families.sh || rc=1; exit $$rc
+
 # The reference builds without Graphviz and renders what the code prints
 # (tests/check-docs.sh).
 test-docs:
@@ -586,10 +594,13 @@ $(BUILD)/bench/l2flush.o: bench/l2flush.cu
 	@mkdir -p $(@D)
 	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -c -o $@ $<
 
-$(BUILD)/bench/bench_gemm: bench/bench_gemm.cpp $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
+# bench_gemm's parts (bench/bench.hpp says which file holds what).
+BENCH_GEMM_SRC := bench/bench_gemm.cpp bench/bench_support.cpp bench/bench_check.cpp bench/bench_shapes.cpp \
+                  bench/bench_device.cpp bench/bench_host.cpp
+$(BUILD)/bench/bench_gemm: $(BENCH_GEMM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o bench/bench.hpp \
                            bench/gemm_check.hpp bench/gemm_reference.hpp bench/bench_error.hpp $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
-	$(CXX) $(BENCH_CXXFLAGS) -o $@ $< $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $(BENCH_GEMM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS)
 
 BENCH_OUT ?= $(BUILD)/bench
 bench: $(BUILD)/bench/bench_gemm
@@ -616,44 +627,6 @@ bench-plans: $(BUILD)/bench/bench_plans $(BUILD)/bench/bench_gemm
 	set -- $(BENCH_PLANS_SHAPES); args=; while [ $$# -ge 3 ]; do args="$$args --shape $$1 $$2 $$3 N N"; shift 3; done; \
 	    TGEMM_VERBOSE=2 $(BUILD)/bench/bench_gemm --reps 1 --warmup 0 $$args > $(BENCH_OUT)/plans_picked.log 2>&1
 	python3 bench/plan_regret.py $(BENCH_OUT)/plans.csv $(BENCH_OUT)/plans_picked.log | tee $(BENCH_OUT)/plans_regret.txt
-
-# Two experiments, not part of the library (bench/experiments/): kernels fed
-# by the tensor copy engine (TMA), a 256x128 SGEMM and the skinny stream,
-# each checked against cuBLAS and timed against it (they link cuBLAS
-# directly). Needs a GPU of compute capability 9.0.
-TMA_EXP := $(BUILD)/bench/tma_gemm $(BUILD)/bench/tma_skinny
-TMA_SKINNY_VARIANTS := base: stream:-DNOCOMPUTE=1 nocluster:-DNOCLUSTER=1 compute:-DCOMPUTEONLY=1\ -DNOCLUSTER=1
-$(BUILD)/bench/tma_%: bench/experiments/tma_%.cu bench/experiments/tma_common.cuh src/kernels/tma.cuh
-	@mkdir -p $(@D)
-	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -o $@ $< -L$(CUDA_LIBDIR) -lcublas
-
-bench-tma: $(TMA_EXP)
-	@mkdir -p $(BENCH_OUT)
-	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -DPREFETCH=1 -o $(BUILD)/bench/tma_gemm_prefetch \
-	    bench/experiments/tma_gemm.cu -L$(CUDA_LIBDIR) -lcublas
-	{ for n in 4096 8192; do $(BUILD)/bench/tma_gemm $$n $$n $$n 20; $(BUILD)/bench/tma_gemm_prefetch $$n $$n $$n 20; done; \
-	  for v in $(TMA_SKINNY_VARIANTS); do \
-	    $(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc $${v#*:} -o $(BUILD)/bench/tma_skinny_$${v%%:*} \
-	        bench/experiments/tma_skinny.cu -L$(CUDA_LIBDIR) -lcublas || exit 1; \
-	    for w in 0 1; do for sp in 2 3 4; do $(BUILD)/bench/tma_skinny_$${v%%:*} $$w 4096 16 4096 $$sp 30; done; done; \
-	  done; } 2>&1 | tee $(BENCH_OUT)/tma.txt
-
-# Two more experiments, not part of the library: the K step of 256x128x16
-# taken apart (bench/experiments/kstep.cu: the stage's LDS and FFMAs alone,
-# with the barrier, with the loads; four FFMA orders) and the loop body the
-# instruction cache holds (icache.cu). Each prints FFMAs or instructions
-# issued per cycle per scheduler. Needs a GPU of compute capability 9.0.
-$(BUILD)/bench/kstep: bench/experiments/kstep.cu src/kernels/sgemm_tiled.cuh
-	@mkdir -p $(@D)
-	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude -o $@ $<
-
-$(BUILD)/bench/icache: bench/experiments/icache.cu
-	@mkdir -p $(@D)
-	$(NVCC) -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -o $@ $<
-
-bench-kstep: $(BUILD)/bench/kstep $(BUILD)/bench/icache
-	@mkdir -p $(BENCH_OUT)
-	{ $(BUILD)/bench/kstep && $(BUILD)/bench/icache; } 2>&1 | tee $(BENCH_OUT)/kstep.txt
 
 # Where the time of a call on host operands goes: 8192^3 NN from pageable
 # and pinned memory (bench_gemm --host, 5 timed calls each after the

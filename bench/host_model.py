@@ -12,7 +12,7 @@ one of copies out, each in order, and events between them. Its inputs:
   --stage-ms      host time to stage 16 MiB in (all copy threads together)
   --stage-out-ms  ... out
   --kernel-ms     one 2048^3 kernel (0.403 ms: sq2048 in docs/performance.md)
-  --h2d, --d2h    link speeds in GB/s (55 and 37 pinned, shared/PERF.md)
+  --h2d, --d2h    link speeds in GB/s (55 and 37 pinned: the H100 machine, docs/notes/history-host.md)
   --overhead-ms   per-call time the model does not see (1.0: what makes its
                   pinned 8192^3 time match the measured 28.5 ms)
 
@@ -27,7 +27,7 @@ Each schedule is printed for pageable and for pinned operands:
 
 Calibration (the defaults): staging at 0.5 ms per 16 MiB in (34 GB/s) and
 0.7 ms out (24 GB/s) puts `before` within 8% of the four pageable times
-measured on the H100 machine before the change (docs/performance.md):
+measured on the H100 machine before the change (docs/notes/history-host.md):
 8192^3 37.0 ms (model 37.0), 4096^3 9.9 (9.8), 16384 x 16384 x 1024 51.0
 (51.4), 2048 x 2048 x 32768 20.7 (19.1); pinned 8192^3 28.5 (28.5), but
 the model's fixed overhead is too large for the smaller pinned calls (4096^3

@@ -15,7 +15,7 @@ For each kernel in the file it prints:
     (+i), or before it (-i) or after it (>i), and by its SASS.
 
 tests/gpu-session.sh's profile step runs it on tgemm's large-square kernel
-and on cuBLAS's. docs/performance.md ("Where the large-square kernel loses
+and on cuBLAS's. docs/notes/history-tiled.md ("Where the large-square kernel loses
 its time") reads such a run.
 """
 import argparse

@@ -6,8 +6,8 @@
 RUN_DIR is what `tests/gpu-session.sh bench sweep` leaves (unpacked from
 session.tar.gz): suite.csv, squares.csv, blas_offload.csv, host.csv,
 sweep_*.csv and the PNG plots; whichever are present are reported. The
-tables above the marker line in docs/performance.md are replaced; the
-analysis below it is kept. Plots are copied to docs/performance/.
+tables above the marker line in docs/performance.md are replaced; what
+is below it (a pointer to docs/notes/) is kept. Plots are copied to docs/performance/.
 """
 import argparse
 import csv
@@ -19,6 +19,26 @@ import sys
 DOC = os.path.join(os.path.dirname(__file__), "..", "docs", "performance.md")
 PLOTS = os.path.join(os.path.dirname(__file__), "..", "docs", "performance")
 MARKER = "<!-- end of generated tables: the analysis below is written by hand -->"
+
+# A few lines under each section's heading: what it measures, how to read it.
+EXPLAIN = {
+    "suite": "The issue 4 suite on device pointers (`bench_gemm --suite`). tgemm / cuBLAS is cuBLAS's time over "
+             "tgemm's: above 1, tgemm is faster. The floor is the shape's compute or memory bound on this GPU; "
+             "time / floor says how far a call is from it. `timing` says which clock the row used (above).",
+    "squares": "Square NN products from 32 to 16384 (`bench_gemm --squares`), read as the suite. Below 512 the "
+               "per-call host overhead dominates; from 2048 up both libraries run near the FP32 peak.",
+    "host": "Operands in host memory (`bench_gemm --host`): `tgemm_sgemm` from pageable and pinned memory, the "
+            "naive cuBLAS path (copy in, multiply, copy out) from the same memory, and the multiply alone on "
+            "device pointers. vs_naive is the naive path's time over this one's; x_multiply is this time over "
+            "the multiply alone; the floor is the larger of the link's transfer time and the multiply alone, "
+            "and pct_of_floor how close the call comes to it. resid is the largest |C - R| / bound of the "
+            "output check (at most 1).",
+    "sweep": "Each tiled family forced (`TGEMM_KERNEL`) on the same shapes (`tests/gpu-session.sh sweep`): how "
+             "fast a family runs a shape on its own. The dispatcher's measured factors for the H100 come from "
+             "such runs; the best of a column is what a plan on one family can reach.",
+}
+NOTES = ("\n\n## Past work\n\nHow these figures came about, what was tried and why the code is as it is: "
+         "docs/notes/ (history.md lists the files).\n")
 
 LARGE_SQUARES = {"sq8192", "sq4096_nn", "sq4096_nt", "sq4096_tn", "sq4096_tt"}
 MEMORY_BOUND = {"skinny_m16", "skinny_n16", "gemv_m1", "gemv_n1"}
@@ -39,7 +59,7 @@ def num(x):
 
 def suite_section(path):
     data = rows(path)
-    out = ["## tgemm against cuBLAS, device pointers (the issue 4 suite)", ""]
+    out = ["## tgemm against cuBLAS, device pointers (the issue 4 suite)", "", EXPLAIN["suite"], ""]
     out.append("| shape | M | N | K | op | tgemm TFLOP/s | cuBLAS TFLOP/s | tgemm / cuBLAS | tgemm us | cuBLAS us"
                " | floor us (kind) | tgemm time / floor | timing |")
     out.append("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -83,7 +103,7 @@ def suite_section(path):
 
 def squares_section(path):
     data = rows(path)
-    out = ["## Square sizes, NN", "", "![TFLOP/s against size](performance/squares.png)", "",
+    out = ["## Square sizes, NN", "", EXPLAIN["squares"], "", "![TFLOP/s against size](performance/squares.png)", "",
            "| n | tgemm TFLOP/s | cuBLAS TFLOP/s | tgemm / cuBLAS | tgemm us | cuBLAS us |",
            "|---:|---:|---:|---:|---:|---:|"]
     for r in data:
@@ -122,7 +142,7 @@ def host_section(path):
     if not data:
         return []
     cols = list(data[0].keys())
-    out = ["## Host-memory operands (issue 5)", "", "| " + " | ".join(cols) + " |",
+    out = ["## Host-memory operands (issue 5)", "", EXPLAIN["host"], "", "| " + " | ".join(cols) + " |",
            "|" + "---|" * len(cols)]
     for r in data:
         out.append("| " + " | ".join(r[c] for c in cols) + " |")
@@ -143,7 +163,7 @@ def sweep_section(run):
         by = {r["name"]: r for r in data}
         table.append((f[len("sweep_"):-4], [by.get(s, {}).get("tgemm_tflops", "") for s in shapes]))
     out = ["## Each tiled family forced (TGEMM_KERNEL), TFLOP/s", "",
-           "The dispatcher's efficiencies (src/dispatch/dispatch.cpp) come from this table.", "",
+           EXPLAIN["sweep"], "",
            "| family | " + " | ".join(shapes) + " |", "|---|" + "---:|" * len(shapes)]
     for fam, vals in table:
         out.append(f"| {fam} | " + " | ".join(f"{num(v):.1f}" if num(v) else "" for v in vals) + " |")
@@ -179,9 +199,9 @@ def main():
         if os.path.exists(p):
             shutil.copy(p, os.path.join(PLOTS, png))
     if os.path.exists(os.path.join(run, "suite_ratio.png")):
-        out.insert(out.index("## tgemm against cuBLAS, device pointers (the issue 4 suite)") + 2,
+        out.insert(out.index("## tgemm against cuBLAS, device pointers (the issue 4 suite)") + 4,
                    "![tgemm / cuBLAS per suite shape](performance/suite_ratio.png)\n")
-    kept = ""
+    kept = NOTES
     if os.path.exists(DOC):
         text = open(DOC).read()
         if MARKER in text:

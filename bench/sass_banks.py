@@ -12,7 +12,7 @@ register file has two banks by register parity, so such an FFMA can stall
 at dispatch. This is a proxy, not the hardware's exact rule, but on the H100
 it told the slow kernels apart: 256x128x16's cluster kernels had 0.52-0.57
 of their FFMAs so, the plain ones 0.18-0.19, and ncu measured 0.53 against
-0.10 dispatch stalls per issued instruction (docs/performance.md,
+0.10 dispatch stalls per issued instruction (docs/notes/history-tiled.md,
 "16384^3 and the cluster form's register allocation"). A family's kernels
 should sit close together; one far above its siblings has drawn an unlucky
 register allocation.

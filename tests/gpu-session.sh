@@ -111,9 +111,10 @@ for step in "${steps[@]}"; do
         run_step bench make bench BENCH_OUT="$OUT" ;;
     sweep)
         # Each tiled family forced on the same shapes: the efficiencies in
-        # the dispatcher's cost model (src/dispatch/dispatch.cpp) come from here.
+        # the dispatcher's cost model come from here. The families are the
+        # registry's (src/kernels/families.def) unless SWEEP_FAMILIES names some.
         make -j"$JOBS" build/bench/bench_gemm >/dev/null
-        for f in ${SWEEP_FAMILIES:-256x128x16 256x128x8 128x256x8 128x128x8 128x128x16 128x64x8 64x128x8 64x64x8 64x64x16 32x32x8}; do
+        for f in ${SWEEP_FAMILIES:-$(sed -n 's/^TGEMM_TILED_FAMILY(\(.*\))$/\1/p' src/kernels/families.def)}; do
             run_step "sweep_$f" env TGEMM_KERNEL=$f build/bench/bench_gemm --reps 20 \
                 --shape 4096 4096 4096 N N --shape 4096 4096 4096 N T --shape 4096 4096 4096 T N \
                 --shape 4096 4096 4096 T T --shape 2048 2048 2048 N N --shape 1024 1024 1024 N N \

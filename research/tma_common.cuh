@@ -1,4 +1,4 @@
-// What the two experiments share: the mbarrier ring's PTX and the tensor
+// What the two TMA experiments share: the mbarrier ring's PTX and the tensor
 // copy (TMA) of a 2-D box (the library's), and 2-D tensor maps over column-major matrices
 // (cuTensorMapEncodeTiled, found through the runtime: no -lcuda).
 #pragma once

@@ -4,9 +4,9 @@
 // scheduler on every SM; the program prints warp instructions issued per
 // cycle per scheduler against the body's code size.
 //
-//   make bench-kstep  (or: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a icache.cu)
+//   make -C research icache  (or: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a icache.cu)
 //
-// What it showed on the H100 (docs/performance.md, "Sixteenth session"):
+// What it showed on the H100 (docs/notes/history-tiled.md, "Sixteenth session"):
 // 0.98-0.99 up to 32 KB of body at 2 warps per scheduler, 0.935 at 36 KB,
 // 0.88 from 40 KB (one warp per scheduler: 0.42 from 40 KB).
 #include <cstdio>

@@ -26,7 +26,7 @@
 //                   9 warps at 168 registers, and 224 do not launch)
 //   -DYPRE=1        a stage's Y read into registers before its FFMAs
 //
-// What it showed on the H100 (docs/performance.md, "Two prototypes fed by
+// What it showed on the H100 (docs/notes/history-skinny.md, "Two prototypes fed by
 // the tensor copy engine"): the stream alone reads the 64 MB in 28.2-29.4 us;
 // with the FFMAs 31.4 us (n16) / 35.0 us (m16) before the slices' reduction;
 // with it, in clusters of 3 (clusters of 4 hold only 120 of 128 blocks and

@@ -10,11 +10,11 @@
 // Each output is checked against cuBLAS (every element), then both are timed
 // alternately in the same process (CUDA events, median of reps).
 //
-//   make bench-tma  (or: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a tma_gemm.cu -lcublas)
+//   make -C research tma  (or: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a tma_gemm.cu -lcublas)
 //   tma_gemm M N K [reps]            all four transpose pairs
 //   -DPREFETCH=1: A's next fragment read while the current one is multiplied
 //
-// What it showed on the H100 (docs/performance.md, "Two prototypes fed by
+// What it showed on the H100 (docs/notes/history-skinny.md, "Two prototypes fed by
 // the tensor copy engine"): 4096^3 NN/NT/TN/TT 0.965/0.983/0.931/0.779 of
 // cuBLAS, the same as the library's 256x128x16 where both K-major; issue
 // slots 84% busy, as the library's kernel: feeding the operands without
