@@ -69,6 +69,7 @@ LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUI
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
 .PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
+        plan-dump test-plans plans-baseline \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
@@ -144,10 +145,10 @@ TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/t
                 $(BUILD)/tests/test_host $(BUILD)/tests/test_blas $(BUILD)/tests/test_skinny_plan \
                 $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
                 $(PRELOAD_BINS) $(BUILD)/tests/run_fixture $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/examples/demo \
-                $(BUILD)/tests/test_offload_model $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check
+                $(BUILD)/tests/test_offload_model $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check $(PLAN_DUMP)
 TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host \
              test-kernels test-gpu-probe test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
-             test-tools test-offload-model test-cpu-blas test-numpy test-reference test-bench-check
+             test-tools test-offload-model test-cpu-blas test-numpy test-reference test-bench-check test-plans
 TEST_RESULTS := $(BUILD)/tests/results
 RUN_TEST := sh tests/run.sh $(TEST_RESULTS)
 test:
@@ -228,6 +229,33 @@ $(BUILD)/tests/test_streamk_plan: tests/test_streamk_plan.cpp tests/line_buffere
 
 test-streamk-plan: $(BUILD)/tests/test_streamk_plan
 	$(RUN_TEST) test_streamk_plan -- $(BUILD)/tests/test_streamk_plan
+
+# The dispatcher's plan for 20,000 random problems on a described H100
+# (bench/plan_dump.cpp: CPU only, the plan functions are pure) against the
+# plans kept in tests/data/plans-h100.txt.xz; make plans-baseline rewrites
+# that file when a change means to change plans. plan-dump builds the tool
+# (--device a100|h200 describe other devices).
+PLAN_DUMP := $(BUILD)/bench/plan_dump
+PLANS_H100 := tests/data/plans-h100.txt.xz
+PLANS_H100_ARGS := --device h100 --count 20000 --seed 1
+PLAN_DUMP_OBJ := $(patsubst %,$(BUILD)/obj/dispatch/%.o,factors device_model tiled streaming pack peel plan) \
+                 $(BUILD)/obj/core/status.o $(BUILD)/obj/core/settings.o $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJ))
+$(PLAN_DUMP): bench/plan_dump.cpp bench/plan_dump.hpp $(PLAN_DUMP_OBJ)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< $(PLAN_DUMP_OBJ) \
+	    -L$(CUDA_LIBDIR) -lcudart_static -ldl -lpthread -lrt
+
+plan-dump: $(PLAN_DUMP)
+
+test-plans: $(PLAN_DUMP)
+	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
+	    $(RUN_TEST) plan_dump -- sh tests/plans_diff.sh $(PLAN_DUMP) $(PLANS_H100) $(BUILD)/tests
+	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
+	    $(RUN_TEST) plan_dump -- $(PLAN_DUMP) --check-tables
+
+plans-baseline: $(PLAN_DUMP)
+	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
+	    $(PLAN_DUMP) $(PLANS_H100_ARGS) | xz -9e > $(PLANS_H100)
 
 # The host-operand path's planner, its parallel host copy, the parser of
 # TGEMM_DEVICE_MEMORY_LIMIT and the CSV of TGEMM_HOST_TRACE are plain C++;

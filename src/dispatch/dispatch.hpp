@@ -1,20 +1,52 @@
-// Which kernel runs a problem, and launching it.
+// Which kernels run a problem, and running them, in three steps kept apart:
+// plan (pure), then the workspace the plan asks for, then launch.
+//
+//   const DeviceModel *model;   prepare_device_model(dev, &model);   once per device
+//   CallPlan plan;              plan_call(p, *model, &plan);
+//   size_t bytes = workspace_bytes(plan);      acquire it, or else
+//                               drop_workspace(&plan);
+//   launch(plan, workspace, stream);
+//
+// The table in dispatch/plan.cpp says which kernel runs which problem.
 #pragma once
+
+#include <cstddef>
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/family.hpp"
+#include "dispatch/device_model.hpp"
+#include "dispatch/plan.hpp"
 #include "runtime/device.hpp"
 #include "tgemm.h"
 
 namespace tgemm {
 
-// Prepares every kernel for a device (called once per device).
-tgemm_status prepare_kernels(DeviceInfo *dev);
+// The model of device dev.id: prepares every kernel for it (shared memory
+// limits, cluster capacities; needs the device current) and derives the
+// model, once per device; thread-safe. TGEMM_VERBOSE=2 logs the capacities.
+tgemm_status prepare_device_model(const DeviceInfo &dev, const DeviceModel **model);
 
-// Enqueues C := alpha * op(A) * op(B) + beta * C on s. Pointers must be
-// device-accessible; m, n >= 1. The table at the top of dispatch.cpp says
-// which kernel runs; split-K takes its workspace from the device's pool.
+// Plans C := alpha * op(A) * op(B) + beta * C on a device (m, n >= 1);
+// pure: reads the problem's pointers only for their alignment, calls
+// nothing on the device. Fails where no launch could run the problem:
+// TGEMM_KERNEL not a kernel family, a grid over the device's limit. Also
+// plans the same call without workspace (drop_workspace).
+tgemm_status plan_call(const GemmParams &p, const DeviceModel &model, CallPlan *plan);
+
+// Device memory the plan needs, in one piece (0: none).
+size_t workspace_bytes(const CallPlan &plan);
+
+// Switches to the plan planned for no workspace: op(A) read where it is,
+// split-K slices that would go through the workspace run in the kernel
+// (splits 1, K whole), stream-K's family runs whole tiles.
+tgemm_status drop_workspace(CallPlan *plan);
+
+// Enqueues the plan on s; `workspace` holds workspace_bytes(plan) bytes,
+// aligned to 256 (nullptr where it is 0). TGEMM_VERBOSE=2 logs each launch.
+tgemm_status launch(const CallPlan &plan, float *workspace, cudaStream_t s);
+
+// All of the above for one call, the workspace from the device's pool
+// (dispatch/legacy_launch.cpp): what the driver calls.
 tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s);
 
 }  // namespace tgemm

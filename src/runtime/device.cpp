@@ -1,10 +1,6 @@
 #include "runtime/device.hpp"
 
-#include <cstdio>
-#include <mutex>
-
 #include "core/status.hpp"
-#include "dispatch/dispatch.hpp"
 #include "core/settings.hpp"
 #include "runtime/workspace.hpp"
 
@@ -30,14 +26,7 @@ const DeviceCount &device_count()
     return dc;
 }
 
-struct DeviceSlot {
-    std::once_flag once;
-    DeviceInfo info;
-    tgemm_status status = TGEMM_ERROR_INTERNAL;
-    char detail[256] = {0};
-};
-
-DeviceSlot g_slots[kMaxDevices];
+PerDevice<DeviceInfo> g_devices;
 
 tgemm_status init_device_info(int dev, DeviceInfo *info)
 {
@@ -45,11 +34,13 @@ tgemm_status init_device_info(int dev, DeviceInfo *info)
     if ((e = cudaDeviceGetAttribute(&info->sm_count, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&info->max_grid_x, cudaDevAttrMaxGridDimX, dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&info->cc_major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess ||
-        (e = cudaDeviceGetAttribute(&info->cc_minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess)
+        (e = cudaDeviceGetAttribute(&info->cc_minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&info->clock_khz, cudaDevAttrClockRate, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&info->memory_clock_khz, cudaDevAttrMemoryClockRate, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&info->bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, dev)) != cudaSuccess)
         return fail_cuda(e, "cudaDeviceGetAttribute");
     info->id = dev;
-    const tgemm_status st = create_workspace_pool(dev, &info->pool);
-    return st != TGEMM_SUCCESS ? st : prepare_kernels(info);
+    return create_workspace_pool(dev, &info->pool);
 }
 
 }  // namespace
@@ -75,18 +66,7 @@ tgemm_status choose_device(int *dev)
 
 tgemm_status device_info(int dev, const DeviceInfo **info)
 {
-    if (dev < 0 || dev >= kMaxDevices)
-        return fail(TGEMM_ERROR_UNSUPPORTED, "device %d: tgemm supports devices 0 to %d", dev, kMaxDevices - 1);
-    DeviceSlot &slot = g_slots[dev];
-    std::call_once(slot.once, [&] {
-        slot.status = init_device_info(dev, &slot.info);
-        if (slot.status != TGEMM_SUCCESS)
-            std::snprintf(slot.detail, sizeof slot.detail, "%s", tgemm_last_error_detail());
-    });
-    if (slot.status != TGEMM_SUCCESS)
-        return fail(slot.status, "device %d could not be prepared: %s", dev, slot.detail);
-    *info = &slot.info;
-    return TGEMM_SUCCESS;
+    return g_devices.get(dev, init_device_info, info);
 }
 
 tgemm_status classify_pointer(const void *p, int dev, MemKind *kind)

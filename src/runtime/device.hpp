@@ -2,29 +2,64 @@
 // and where each operand lives.
 #pragma once
 
+#include <cstdio>
+#include <mutex>
+
 #include <cuda_runtime_api.h>
 
+#include "core/status.hpp"
 #include "tgemm.h"
 
 namespace tgemm {
 
+// A device's properties, read once (device_info), and its workspace pool.
 struct DeviceInfo {
     int id = -1;
     int sm_count = 0;
     int max_grid_x = 0;
     int cc_major = 0, cc_minor = 0;
-    // Blocks of the streaming kernels resident at once in clusters of n
-    // (kernels/family.hpp, prepare_skinny); all 0 below sm_90.
-    int skinny_cluster_blocks[9] = {};
-    bool skinny_tma = false;  // the streaming kernel fed by the tensor copy engine runs here
-
-    // The same for each tiled family, in the dispatcher's table order.
-    int tiled_cluster_blocks[16][9] = {};
+    int clock_khz = 0;         // peak SM clock
+    int memory_clock_khz = 0;  // peak memory clock
+    int bus_width_bits = 0;    // global memory bus width
     cudaMemPool_t pool = nullptr;  // workspace pool (runtime/workspace.hpp)
 };
 
 // Device numbers device_info() accepts are 0 to kMaxDevices - 1.
 constexpr int kMaxDevices = 64;
+
+// A value made once per device, thread-safe (device_info, the
+// dispatcher's device models). A failure is kept and reported again on
+// every later use: "device N could not be prepared: why".
+template <class T>
+class PerDevice {
+public:
+    // *out = device dev's value, made by init(dev, T *) on first use.
+    template <class Init>
+    tgemm_status get(int dev, Init &&init, const T **out)
+    {
+        if (dev < 0 || dev >= kMaxDevices)
+            return fail(TGEMM_ERROR_UNSUPPORTED, "device %d: tgemm supports devices 0 to %d", dev, kMaxDevices - 1);
+        Slot &slot = slots_[dev];
+        std::call_once(slot.once, [&] {
+            slot.status = init(dev, &slot.value);
+            if (slot.status != TGEMM_SUCCESS)
+                std::snprintf(slot.detail, sizeof slot.detail, "%s", tgemm_last_error_detail());
+        });
+        if (slot.status != TGEMM_SUCCESS)
+            return fail(slot.status, "device %d could not be prepared: %s", dev, slot.detail);
+        *out = &slot.value;
+        return TGEMM_SUCCESS;
+    }
+
+private:
+    struct Slot {
+        std::once_flag once;
+        T value;
+        tgemm_status status = TGEMM_ERROR_INTERNAL;
+        char detail[256] = {0};
+    };
+    Slot slots_[kMaxDevices];
+};
 
 // Where a pointer's memory lives, as far as tgemm must care.
 enum class MemKind { Unused, Pageable, Pinned, Device, Managed };
@@ -35,8 +70,7 @@ inline bool is_host(MemKind k) { return k == MemKind::Pageable || k == MemKind::
 // current device. Fails with NO_DEVICE when CUDA sees no device at all.
 tgemm_status choose_device(int *dev);
 
-// Cached properties of a device; the first use on a device also prepares the
-// kernels for it (shared-memory limits).
+// Cached properties of a device (and its workspace pool, created on first use).
 tgemm_status device_info(int dev, const DeviceInfo **info);
 
 // Classifies p; a device pointer on a device other than `dev` is an error.

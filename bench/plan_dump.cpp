@@ -1,0 +1,154 @@
+// The plan of every problem of a random set, one canonical line each
+// (bench/plan_dump.hpp): what the dispatcher would run on a described
+// device, without the device. `make test-plans` diffs the H100's lines
+// against tests/data/plans-h100.txt.xz; `make plans-baseline` rewrites
+// that file when a change means to change plans.
+//
+//   plan_dump [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]
+//   plan_dump --check-tables
+//
+// --no-workspace prints the plans used when the workspace cannot be had.
+// The settings (TGEMM_STREAMK, TGEMM_PACK, TGEMM_TMA, TGEMM_CLUSTERS,
+// TGEMM_KERNEL) apply as in the library. --check-tables checks that the
+// dispatcher's factors cover the kernel registry.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/math.hpp"
+#include "core/status.hpp"
+#include "dispatch/dispatch.hpp"
+#include "dispatch/planners.hpp"
+#include "plan_dump.hpp"
+
+namespace {
+
+using namespace tgemm;
+
+plan_dump::Piece dump_piece(const PiecePlan &x)
+{
+    plan_dump::Piece d;
+    d.kind = kernel_kind_name(x.kind);
+    d.m = x.p.m;
+    d.n = x.p.n;
+    d.k = x.p.k;
+    d.splits = x.splits;
+    d.cluster = x.cluster;
+    d.k_chunk = x.k_chunk;
+    switch (x.kind) {
+    case KernelKind::Tiled:
+    case KernelKind::StreamK:
+        d.family = x.family->name;
+        d.grid_x = tiles(*x.family, x.p);
+        d.dp = x.sk.dp_tiles;
+        d.sk = x.sk.sk_tiles;
+        d.iters = x.sk.iters;
+        d.ctas = x.sk.ctas;
+        break;
+    case KernelKind::Streaming:
+    case KernelKind::StreamingTma:
+        d.s = x.skinny.s;
+        d.groups = x.skinny.groups;
+        d.rows = x.skinny.x_r == 1;
+        d.vec = x.skinny.vec;
+        d.y_vec = x.skinny.y_vec;
+        d.grid_x = ceil_div(x.skinny.r, x.kind == KernelKind::StreamingTma ? kernels::kSkinnyTmaRows
+                                                                          : kernels::skinny_rows_per_block(x.skinny));
+        break;
+    case KernelKind::Scale:
+        break;
+    }
+    return d;
+}
+
+int check_tables()
+{
+    char why[128];
+    if (!factors_cover_registry(why, sizeof why)) {
+        std::printf("[  FAILED  ] factors cover the kernel registry: %s\n", why);
+        return 1;
+    }
+    std::printf("[       OK ] factors cover the kernel registry\n");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    std::string device = "h100";
+    long long count = 20000;
+    unsigned long long seed = 1;
+    bool no_workspace = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--device" && i + 1 < argc)
+            device = argv[++i];
+        else if (a == "--count" && i + 1 < argc)
+            count = std::atoll(argv[++i]);
+        else if (a == "--seed" && i + 1 < argc)
+            seed = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--no-workspace")
+            no_workspace = true;
+        else if (a == "--check-tables")
+            return check_tables();
+        else {
+            std::fprintf(stderr, "usage: %s [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]\n"
+                                 "       %s --check-tables\n", argv[0], argv[0]);
+            return 2;
+        }
+    }
+    const plan_dump::Device *dev = plan_dump::find_device(device);
+    if (dev == nullptr) {
+        std::fprintf(stderr, "plan_dump: unknown device %s\n", device.c_str());
+        return 2;
+    }
+    DeviceDescription desc;
+    desc.id = 0;
+    desc.cc_major = dev->cc_major;
+    desc.cc_minor = dev->cc_minor;
+    desc.sm_count = dev->sm_count;
+    desc.max_grid_x = dev->max_grid_x;
+    desc.clock_khz = dev->clock_khz;
+    desc.memory_clock_khz = dev->memory_clock_khz;
+    desc.bus_width_bits = dev->bus_width_bits;
+    desc.skinny_tma = dev->skinny_tma;
+    static_assert(sizeof desc.skinny_cluster_blocks == sizeof dev->skinny, "one count per cluster size");
+    static_assert(sizeof desc.tiled_cluster_blocks == sizeof dev->tiled, "a row per registered family");
+    std::memcpy(desc.skinny_cluster_blocks, dev->skinny, sizeof dev->skinny);
+    std::memcpy(desc.tiled_cluster_blocks, dev->tiled, sizeof dev->tiled);
+    static DeviceModel model;
+    if (derive_device_model(desc, &model) != TGEMM_SUCCESS) {
+        std::fprintf(stderr, "plan_dump: %s\n", tgemm_last_error_detail());
+        return 1;
+    }
+
+    std::printf("# plan_dump --device %s --count %lld --seed %llu%s\n", device.c_str(), count, seed,
+                no_workspace ? " --no-workspace" : "");
+    plan_dump::Rng rng{seed};
+    for (long long i = 0; i < count; ++i) {
+        const plan_dump::Problem pr = plan_dump::draw_problem(rng);
+        const GemmParams p = {reinterpret_cast<const float *>(plan_dump::kBaseA) + pr.a_off,
+                              reinterpret_cast<const float *>(plan_dump::kBaseB) + pr.b_off,
+                              reinterpret_cast<float *>(plan_dump::kBaseC) + pr.c_off,
+                              pr.lda, pr.ldb, pr.ldc, pr.m, pr.n, pr.k, pr.alpha, pr.beta, pr.ta, pr.tb};
+        CallPlan plan;
+        plan_dump::Call call;
+        tgemm_status st = plan_call(p, model, &plan);
+        if (st == TGEMM_SUCCESS && no_workspace)
+            st = drop_workspace(&plan);
+        if (st != TGEMM_SUCCESS) {
+            call.error = tgemm_last_error_detail();
+        } else {
+            call.pack_ld = plan.steps.pack_ld;
+            call.peel_m = plan.steps.peel_m;
+            call.peel_n = plan.steps.peel_n;
+            call.pieces = plan.steps.pieces;
+            for (int j = 0; j < plan.steps.pieces; ++j)
+                call.piece[j] = dump_piece(plan.steps.piece[j]);
+        }
+        std::printf("%s\n", plan_dump::format_line(pr, call).c_str());
+    }
+    return 0;
+}

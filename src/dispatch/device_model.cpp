@@ -1,0 +1,57 @@
+// Deriving the planners' device model from a device description.
+#include "dispatch/device_model.hpp"
+
+#include <cstring>
+
+#include "core/status.hpp"
+
+namespace tgemm {
+
+int fp32_lanes_per_sm(int cc_major, int cc_minor)
+{
+    // Compute capability 8.0 has 64 FP32 lanes per SM; 8.6, 8.9 and every
+    // later one 128 (7.x, not supported by the build, has 64).
+    return cc_major > 8 || (cc_major == 8 && cc_minor > 0) ? 128 : 64;
+}
+
+tgemm_status derive_device_model(const DeviceDescription &desc, DeviceModel *model)
+{
+    char why[128];
+    if (!factors_cover_registry(why, sizeof why))
+        return fail(TGEMM_ERROR_INTERNAL, "the dispatcher's factors do not match the kernel registry: %s", why);
+    model->desc = desc;
+    const ArchFactors &f = arch_factors(desc.cc_major, desc.cc_minor);
+    model->factors = &f;
+    const double clock_hz = desc.clock_khz * 1e3;
+    model->sm_flops = 2.0 * fp32_lanes_per_sm(desc.cc_major, desc.cc_minor) * clock_hz;
+    model->warp_flops = 0.5 * 2.0 * 32 * clock_hz;
+    // Theoretical bandwidth: two transfers a memory clock over the bus. The
+    // scale is exactly 1 on the device the factors were measured on.
+    const auto theoretical = [](int memory_clock_khz, int bus_width_bits) {
+        return 2.0 * (memory_clock_khz * 1e3) * bus_width_bits / 8.0;
+    };
+    model->memory_bandwidth = f.measured_bandwidth * (theoretical(desc.memory_clock_khz, desc.bus_width_bits) /
+                                                      theoretical(f.measured_memory_clock_khz,
+                                                                  f.measured_bus_width_bits));
+    for (int i = 0; i < kernels::kTiledFamilyCount; ++i) {
+        const KernelFamily *family = kernels::kTiledFamilies[i];
+        const TiledFactors *row = nullptr;
+        for (const TiledFactors &t : f.tiled)
+            if (t.family != nullptr && std::strcmp(t.family, family->name) == 0)
+                row = &t;
+        if (row == nullptr)
+            return fail(TGEMM_ERROR_INTERNAL, "no factors for the tiled family named %s", family->name);
+        TiledModel &m = model->tiled[i];
+        m.family = family;
+        std::memcpy(m.efficiency, row->efficiency, sizeof m.efficiency);
+        m.blocks_per_sm = row->blocks_per_sm;
+        m.unaligned = row->unaligned;
+        m.step_floor = row->step_floor > 0.0 ? row->step_floor : f.step_seconds;
+        m.alone = row->alone > 0.0 ? row->alone : f.alone_factor;
+        m.max_cluster = row->max_cluster;
+        m.cluster_blocks = model->desc.tiled_cluster_blocks[i];
+    }
+    return TGEMM_SUCCESS;
+}
+
+}  // namespace tgemm

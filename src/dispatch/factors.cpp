@@ -1,0 +1,116 @@
+// The table of measured factors, one row per architecture, and the check
+// that it covers the kernel registry (kernels/families.def) exactly.
+#include "dispatch/factors.hpp"
+
+#include <cstdio>
+
+namespace tgemm {
+namespace {
+
+// sm_90, measured on the H100 SXM (HBM3, 80 GB); docs/notes/dispatch.md
+// says how each figure was obtained.
+//
+// Tiled efficiencies: the 4096^3 product's rate over the peak, each family
+// forced, for each transpose pair; unaligned factors: the 4095^3 NN rate
+// over the 4096^3 NN one. The one-block-per-SM families lose most unaligned,
+// their aligned whole tiles loading without any per-group test. 64x64x16
+// (the async ring) is fitted to its own plans at the small sizes where it
+// wins instead: no lone-block loss, a lower step floor, every pair as NN,
+// and clusters of at most 6 (larger ones lost to the workspace form).
+constexpr ArchFactors kSm90 = {
+    9, 0,
+    2619000, 5120, 2.88e12,
+    0.8e-6,   // step_seconds
+    0.75,     // alone_factor
+    0.75e-6,  // block_seconds
+    3e-6,     // launch_seconds
+    0.5e-6,   // cluster_sync_seconds
+    0.1e-6,   // dsmem_round_seconds
+    50e9,     // streamk_part_bandwidth
+    1.09,     // streamk_step_factor
+    0.9,      // pack_efficiency
+    0.8,      // stream_efficiency
+    {
+        {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, 0.897},
+        {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, 0.939},
+        {"128x256x8", {0.692, 0.681, 0.644, 0.711}, 1, 0.855},
+        {"128x128x8", {0.649, 0.662, 0.589, 0.647}, 2},
+        {"128x128x16", {0.661, 0.739, 0.654, 0.670}, 1, 0.916},
+        {"128x64x8", {0.584, 0.622, 0.550, 0.556}, 4},
+        {"64x128x8", {0.565, 0.617, 0.549, 0.596}, 4},
+        {"64x64x8", {0.483, 0.546, 0.438, 0.469}, 4},
+        {"64x64x16", {0.50, 0.50, 0.50, 0.50}, 4, 0.923, 0.3e-6, 1.0, 6},
+        {"32x32x8", {0.430, 0.489, 0.372, 0.429}, 16},
+    },
+};
+
+constexpr ArchFactors kArchFactors[] = {kSm90};
+
+#define TGEMM_TILED_FAMILY(name) #name,
+constexpr const char *kRegistryNames[] = {
+#include "kernels/families.def"
+};
+#undef TGEMM_TILED_FAMILY
+
+constexpr bool same(const char *a, const char *b)
+{
+    while (*a != '\0' && *a == *b) {
+        ++a;
+        ++b;
+    }
+    return *a == *b;
+}
+
+// The registry name `name`'s rows in `row`.
+constexpr int rows_of(const ArchFactors &row, const char *name)
+{
+    int count = 0;
+    for (const TiledFactors &t : row.tiled)
+        count += t.family != nullptr && same(t.family, name) ? 1 : 0;
+    return count;
+}
+
+// The first registry family without exactly one row in `row`, or -1.
+constexpr int uncovered(const ArchFactors &row)
+{
+    for (int i = 0; i < kernels::kTiledFamilyCount; ++i)
+        if (rows_of(row, kRegistryNames[i]) != 1)
+            return i;
+    return -1;
+}
+
+constexpr bool all_covered()
+{
+    for (const ArchFactors &row : kArchFactors)
+        if (uncovered(row) >= 0)
+            return false;
+    return true;
+}
+
+static_assert(sizeof(kRegistryNames) / sizeof(kRegistryNames[0]) == kernels::kTiledFamilyCount, "one name a family");
+static_assert(all_covered(), "every family of kernels/families.def needs exactly one row in each ArchFactors");
+
+}  // namespace
+
+const ArchFactors &arch_factors(int cc_major, int cc_minor)
+{
+    for (const ArchFactors &row : kArchFactors)
+        if (row.cc_major == cc_major && row.cc_minor == cc_minor)
+            return row;
+    return kSm90;
+}
+
+bool factors_cover_registry(char *why, int size)
+{
+    for (const ArchFactors &row : kArchFactors) {
+        const int i = uncovered(row);
+        if (i >= 0) {
+            std::snprintf(why, static_cast<size_t>(size), "sm_%d%d: family %s has %d rows", row.cc_major,
+                          row.cc_minor, kRegistryNames[i], rows_of(row, kRegistryNames[i]));
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace tgemm

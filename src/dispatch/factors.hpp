@@ -1,0 +1,67 @@
+// The dispatcher's measured factors: what its cost model cannot derive from
+// a device's properties (kernel efficiencies, latencies, fixed costs), one
+// row per architecture where they were measured. docs/notes/dispatch.md
+// keeps the measurements behind them.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/family.hpp"
+
+namespace tgemm {
+
+// One tiled family's factors, keyed by its registry name (kernels/families.def).
+struct TiledFactors {
+    const char *family;
+    // Fraction of the FP32 FFMA peak per SM with the SM full, for each
+    // transpose pair: [NN, NT, TN, TT].
+    double efficiency[4];
+    int blocks_per_sm;  // resident blocks per SM (registers, shared memory)
+    // Its speed with unaligned operands (scalar loads) over its aligned speed.
+    double unaligned = 1.0;
+    // A K step's latency floor and a lone block's share of the efficiency;
+    // 0: the architecture's step_seconds and alone_factor.
+    double step_floor = 0.0;
+    double alone = 0.0;
+    int max_cluster = kTiledMaxCluster;  // the largest cluster of its split-K cluster form
+};
+
+// An architecture's factors, and the device they were measured on (its
+// theoretical memory bandwidth scales the measured one to other devices).
+struct ArchFactors {
+    int cc_major, cc_minor;
+    int measured_memory_clock_khz;
+    int measured_bus_width_bits;
+    double measured_bandwidth;  // bytes/s, read and written by a streaming copy
+    // A K step's latency floor: global load, barrier, FFMA chain.
+    double step_seconds;
+    // A family measured with several blocks per SM runs a lone block (fewer
+    // than 16 warps on the SM) at this fraction of its efficiency.
+    double alone_factor;
+    // What every block costs an SM beside its K steps (its launch, the
+    // first loads' latency, the epilogue), times the blocks on the busiest SM.
+    double block_seconds;
+    double launch_seconds;        // one more kernel on the stream
+    double cluster_sync_seconds;  // split-K cluster form: its two cluster barriers
+    double dsmem_round_seconds;   // cluster form: one round of reads of the other blocks' shared memory
+    // Stream-K's reduction: the rate at which a block leaves or reads back a
+    // part of a tile (one block's share of L2 and memory).
+    double streamk_part_bandwidth;
+    // The shared-out tiles' K steps take this much longer than whole tiles'.
+    double streamk_step_factor;
+    double pack_efficiency;    // the pack kernel's share of the memory bandwidth
+    double stream_efficiency;  // the streaming kernels' share of it, about (peeled strips)
+    TiledFactors tiled[kernels::kTiledFamilyCount];
+};
+
+// The row for compute capability major.minor: its own where measured,
+// else the sm_90 row (the only one measured so far).
+const ArchFactors &arch_factors(int cc_major, int cc_minor);
+
+// Whether every registered tiled family has exactly one row in every
+// architecture's table; else false and `why` (at most `size` bytes) says
+// which family is missing or repeated. Also a static check where the
+// tables are defined.
+bool factors_cover_registry(char *why, int size);
+
+}  // namespace tgemm

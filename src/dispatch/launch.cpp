@@ -1,0 +1,100 @@
+// Enqueuing a call's plan: the pack, then each piece's kernel and its
+// split-K reduction, with the workspace carved as the plan laid it out.
+#include <cstdint>
+
+#include "core/settings.hpp"
+#include "core/status.hpp"
+#include "dispatch/dispatch.hpp"
+#include "dispatch/planners.hpp"
+
+namespace tgemm {
+namespace {
+
+// A pointer planned into the packed copy of op(A) (at kPackStandIn), moved
+// to the copy in the workspace; others unchanged.
+template <class T>
+T *place(T *q, const CallSteps &steps, float *work)
+{
+    const uintptr_t at = reinterpret_cast<uintptr_t>(q), base = reinterpret_cast<uintptr_t>(kPackStandIn);
+    if (steps.pack_ld == 0 || at < base || at >= base + steps.pack_bytes)
+        return q;
+    return reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(work) + (at - base));
+}
+
+tgemm_status launch_piece(PiecePlan piece, const CallSteps &steps, float *work, cudaStream_t s)
+{
+    piece.p.a = place(piece.p.a, steps, work);
+    piece.skinny.x = place(piece.skinny.x, steps, work);
+    piece.skinny.y = place(piece.skinny.y, steps, work);
+    const GemmParams &p = piece.p;
+    SplitK sk;
+    sk.splits = piece.splits;
+    sk.k_chunk = piece.k_chunk;
+    sk.work = piece.splits > 1 && !piece.cluster ? work + piece.work_offset / sizeof(float) : nullptr;
+    sk.cluster = piece.cluster;
+    cudaError_t e;
+    switch (piece.kind) {
+    case KernelKind::Tiled:
+    case KernelKind::StreamK: {
+        sk.ring_k = ring_fits_k(p.k, piece.splits, piece.k_chunk, piece.family->bk);
+        // The kernel's stores: C's, or in workspace form the slices' (ld = m).
+        const bool out_aligned = piece.splits > 1 && !piece.cluster ? p.m % 4 == 0 : c_aligned(p);
+        const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) | (operands_aligned(p) && out_aligned ? 1 : 0);
+        if (piece.kind == KernelKind::Tiled) {
+            e = piece.family->launch[idx](p, sk, s);
+            break;
+        }
+        StreamK streamk = piece.sk;
+        const size_t parts = 2 * static_cast<size_t>(streamk.ctas) * piece.family->bm * piece.family->bn;
+        streamk.work = work + piece.work_offset / sizeof(float);
+        streamk.arrivals = reinterpret_cast<int *>(streamk.work + parts);
+        if ((e = cudaMemsetAsync(streamk.arrivals, 0, sizeof(int) * streamk.sk_tiles, s)) != cudaSuccess)
+            return fail_cuda(e, "stream-K counters reset");
+        e = piece.family->launch_streamk[idx](p, streamk, s);
+        break;
+    }
+    case KernelKind::StreamingTma:
+        e = kernels::launch_skinny_tma(piece.skinny, s);
+        break;
+    case KernelKind::Streaming:
+        e = kernels::launch_skinny(piece.skinny, sk, s);
+        break;
+    case KernelKind::Scale:
+    default:
+        e = kernels::launch_scale(p.c, p.m, p.n, p.ldc, p.beta, s);
+        return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, "scale kernel launch");
+    }
+    if (e != cudaSuccess)
+        return fail_cuda(e, "sgemm kernel launch");
+    if (piece.splits > 1 && !piece.cluster && (e = kernels::launch_splitk_reduce(p, sk, s)) != cudaSuccess)
+        return fail_cuda(e, "split-K reduction launch");
+    return TGEMM_SUCCESS;
+}
+
+}  // namespace
+
+tgemm_status launch(const CallPlan &plan, float *work, cudaStream_t s)
+{
+    const CallSteps &steps = plan.steps;
+    const GemmParams &p = plan.problem;
+    const bool verbose = settings().verbose >= 2;
+    if (steps.pack_ld > 0) {
+        const cudaError_t e = kernels::launch_pack_transposed(p.a, p.lda, p.m, p.k, work, steps.pack_ld, s);
+        if (e != cudaSuccess)
+            return fail_cuda(e, "pack launch");
+        if (verbose)
+            log_pack(p, steps.pack_ld);
+    }
+    if (verbose && (steps.peel_m > 0 || steps.peel_n > 0))
+        log_peel(p, steps.peel_m, steps.peel_n);
+    for (int i = 0; i < steps.pieces; ++i) {
+        if (verbose && steps.piece[i].kind != KernelKind::Scale)
+            log_piece(steps.piece[i]);
+        const tgemm_status st = launch_piece(steps.piece[i], steps, work, s);
+        if (st != TGEMM_SUCCESS)
+            return st;
+    }
+    return TGEMM_SUCCESS;
+}
+
+}  // namespace tgemm

@@ -1,0 +1,26 @@
+// launch_gemm: plan, then workspace, then launch, for the driver's callers
+// (driver/execute.cpp, driver/host_pipeline.cpp) until the driver runs
+// these steps itself.
+#include "dispatch/dispatch.hpp"
+#include "runtime/workspace.hpp"
+
+namespace tgemm {
+
+tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s)
+{
+    const DeviceModel *model = nullptr;
+    tgemm_status st = prepare_device_model(dev, &model);
+    if (st != TGEMM_SUCCESS)
+        return st;
+    CallPlan plan;
+    if ((st = plan_call(p, *model, &plan)) != TGEMM_SUCCESS)
+        return st;
+    // The workspace goes back to the pool after the plan's kernels on s.
+    Workspace ws;
+    const size_t bytes = workspace_bytes(plan);
+    if (bytes > 0 && !ws.acquire(dev, bytes, s) && (st = drop_workspace(&plan)) != TGEMM_SUCCESS)
+        return st;
+    return launch(plan, ws.get(), s);
+}
+
+}  // namespace tgemm

@@ -1,0 +1,218 @@
+// The dispatcher's table: which kernels run a problem, planned once.
+//
+//   1. alpha == 0 or k == 0: the scaling kernel (C := beta * C).
+//   2. min(m, n) <= kSkinnyMax: a streaming kernel (dispatch/streaming.cpp);
+//      these shapes are memory-bound and gain nothing from tiles.
+//   3. otherwise the tiled family and split-K factor with the lowest
+//      modelled time (dispatch/tiled.cpp), or stream-K where the last wave
+//      of tiles is partly empty.
+//   4. where A is stored transposed, op(A) packed by columns first when the
+//      model finds it cheaper (dispatch/pack.cpp).
+//   5. where m or n is a few rows or columns past a multiple of 128, those
+//      peeled off as streaming products when the model finds it cheaper
+//      (dispatch/peel.cpp).
+// TGEMM_KERNEL=<family> sends every problem to that tiled family instead
+// (no peeling; packed only under TGEMM_PACK=always). TGEMM_CLUSTERS=0 keeps
+// the plan and sends its cluster-form slices through the workspace: the
+// same sums in the same order.
+//
+// The workspace of a call is one allocation: the packed op(A), then each
+// piece's split-K slices or stream-K parts, each at a 256-byte offset.
+#include <cstring>
+#include <string>
+
+#include "core/math.hpp"
+#include "core/settings.hpp"
+#include "core/status.hpp"
+#include "dispatch/dispatch.hpp"
+#include "dispatch/planners.hpp"
+
+namespace tgemm {
+namespace {
+
+constexpr size_t kWorkspaceAlign = 256;
+
+const KernelFamily *forced_family(const DeviceModel &m, const std::string &name)
+{
+    for (const TiledModel &e : m.tiled)
+        if (name == e.family->name)
+            return e.family;
+    return nullptr;
+}
+
+// What a piece needs beside its kernel: TGEMM_CLUSTERS, and split-K slices
+// in the workspace only where they fit.
+void settle(PiecePlan *piece)
+{
+    if (piece->cluster && !settings().clusters)
+        piece->cluster = false;
+    if (piece->splits > 1 && !piece->cluster && !split_fits(piece->p, piece->splits)) {
+        piece->splits = 1;
+        piece->k_chunk = piece->p.k;
+    }
+}
+
+// Its workspace: stream-K's two parts' slots per block, then the tiles'
+// arrival counters; or the split-K slices.
+size_t piece_work_bytes(const PiecePlan &piece)
+{
+    if (piece.kind == KernelKind::StreamK)
+        return 2 * static_cast<size_t>(piece.sk.ctas) * piece.family->bm * piece.family->bn * sizeof(float) +
+               sizeof(int) * piece.sk.sk_tiles;
+    if (piece.splits > 1 && !piece.cluster)
+        return static_cast<size_t>(piece.splits) * piece.p.m * piece.p.n * sizeof(float);
+    return 0;
+}
+
+size_t align_up(size_t bytes)
+{
+    return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+}
+
+void lay_out(CallSteps *steps)
+{
+    size_t offset = align_up(steps->pack_bytes);
+    for (int i = 0; i < steps->pieces; ++i) {
+        PiecePlan &piece = steps->piece[i];
+        piece.work_bytes = piece_work_bytes(piece);
+        piece.work_offset = piece.work_bytes > 0 ? offset : 0;
+        offset += align_up(piece.work_bytes);
+    }
+    steps->workspace_bytes = offset;
+}
+
+// The same steps without workspace.
+CallSteps without_workspace(CallSteps steps)
+{
+    steps.pack_ld = 0;
+    steps.pack_bytes = 0;
+    for (int i = 0; i < steps.pieces; ++i) {
+        PiecePlan &piece = steps.piece[i];
+        if (piece.kind == KernelKind::StreamK)
+            piece.kind = KernelKind::Tiled;  // splits 1, K whole: as planned
+        if (piece.splits > 1 && !piece.cluster) {
+            piece.splits = 1;
+            piece.k_chunk = piece.p.k;
+        }
+    }
+    lay_out(&steps);
+    return steps;
+}
+
+tgemm_status check_grid(const CallSteps &steps, int max_grid_x)
+{
+    for (int i = 0; i < steps.pieces; ++i) {
+        const PiecePlan &piece = steps.piece[i];
+        if ((piece.kind == KernelKind::Tiled || piece.kind == KernelKind::StreamK) &&
+            tiles(*piece.family, piece.p) > max_grid_x)
+            return fail(TGEMM_ERROR_UNSUPPORTED, "%lld blocks of %dx%d exceed the grid limit %d",
+                        static_cast<long long>(tiles(*piece.family, piece.p)), piece.family->bm, piece.family->bn,
+                        max_grid_x);
+        if (piece.kind == KernelKind::Streaming || piece.kind == KernelKind::StreamingTma) {
+            const int64_t rows = piece.kind == KernelKind::StreamingTma ? kernels::kSkinnyTmaRows
+                                                                        : kernels::skinny_rows_per_block(piece.skinny);
+            if (ceil_div(piece.skinny.r, rows) > max_grid_x)
+                return fail(TGEMM_ERROR_UNSUPPORTED, "%lld rows exceed the grid limit",
+                            static_cast<long long>(piece.skinny.r));
+        }
+    }
+    return TGEMM_SUCCESS;
+}
+
+// Steps 3 to 5 of the table on a tiled plan already made for p.
+CallSteps tiled_steps(const GemmParams &p, const DeviceModel &m, const KernelFamily *only, const PiecePlan &plan)
+{
+    CallSteps steps;
+    const PeelPlan peel = only == nullptr ? plan_peel(p, m, plan.seconds) : PeelPlan{};
+    if (peel.pm == 0 && peel.pn == 0) {
+        steps.pieces = 1;
+        steps.piece[0] = plan;
+        return steps;
+    }
+    steps.peel_m = peel.pm;
+    steps.peel_n = peel.pn;
+    steps.piece[steps.pieces++] = peel.main_plan;
+    if (peel.pn > 0)
+        steps.piece[steps.pieces++] = plan_streaming(peel.right, m);
+    if (peel.pm > 0)
+        steps.piece[steps.pieces++] = plan_streaming(peel.bottom, m);
+    return steps;
+}
+
+}  // namespace
+
+const char *kernel_kind_name(KernelKind kind)
+{
+    switch (kind) {
+    case KernelKind::Scale: return "scale";
+    case KernelKind::Streaming: return "streaming";
+    case KernelKind::StreamingTma: return "streaming-tma";
+    case KernelKind::Tiled: return "tiled";
+    case KernelKind::StreamK: return "stream-k";
+    }
+    return "?";
+}
+
+tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan)
+{
+    *plan = CallPlan{};
+    plan->problem = p;
+    plan->max_grid_x = m.desc.max_grid_x;
+    CallSteps &steps = plan->steps;
+    if (p.k == 0 || p.alpha == 0.0f) {
+        steps.pieces = 1;
+        steps.piece[0].kind = KernelKind::Scale;
+        steps.piece[0].p = p;
+        plan->bare = steps;
+        return TGEMM_SUCCESS;
+    }
+    const std::string &forced = settings().kernel;
+    const KernelFamily *only = nullptr;
+    if (!forced.empty() && (only = forced_family(m, forced)) == nullptr) {
+        std::string names;
+        for (const TiledModel &e : m.tiled)
+            names += std::string(names.empty() ? "" : ", ") + e.family->name;
+        return fail(TGEMM_ERROR_INVALID_SETTING, "TGEMM_KERNEL='%s' is not a kernel family; known: %s",
+                    forced.c_str(), names.c_str());
+    }
+    bool packed = false;
+    PiecePlan plain;
+    if (only == nullptr && (p.m <= kSkinnyMax || p.n <= kSkinnyMax)) {
+        steps.pieces = 1;
+        steps.piece[0] = plan_streaming(p, m);
+    } else {
+        plain = plan_tiled(p, m, only);
+        const PackPlan pk = plan_pack(p, m, only, plain.seconds);
+        packed = pk.use;
+        steps = packed ? tiled_steps(pk.p, m, only, pk.plan) : tiled_steps(p, m, only, plain);
+        if (packed) {
+            steps.pack_ld = pk.p.lda;
+            steps.pack_bytes = pk.bytes;
+        }
+    }
+    for (int i = 0; i < steps.pieces; ++i)
+        settle(&steps.piece[i]);
+    lay_out(&steps);
+    if (packed) {  // without the pack, the product is planned on op(A) where it is
+        plan->bare = tiled_steps(p, m, only, plain);
+        for (int i = 0; i < plan->bare.pieces; ++i)
+            settle(&plan->bare.piece[i]);
+        plan->bare = without_workspace(plan->bare);
+    } else {
+        plan->bare = without_workspace(steps);
+    }
+    return check_grid(steps, plan->max_grid_x);
+}
+
+size_t workspace_bytes(const CallPlan &plan)
+{
+    return plan.steps.workspace_bytes;
+}
+
+tgemm_status drop_workspace(CallPlan *plan)
+{
+    plan->steps = plan->bare;
+    return check_grid(plan->steps, plan->max_grid_x);
+}
+
+}  // namespace tgemm

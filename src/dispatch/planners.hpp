@@ -1,0 +1,60 @@
+// The planners behind plan_call (dispatch/plan.cpp), each in its own file:
+// tiled (with split-K and stream-K), streaming, pack and peel. Pure: they
+// read the problem (pointers only for their alignment), the device model
+// and the settings, and call nothing on the device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dispatch/device_model.hpp"
+#include "dispatch/plan.hpp"
+
+namespace tgemm {
+
+// C with at most this many rows or columns goes to the streaming kernels.
+constexpr int64_t kSkinnyMax = 16;
+// The most a split-K plan's slices (or the packed operand) may take.
+constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
+
+int64_t tiles(const KernelFamily &f, const GemmParams &p);
+// Whether the tiled kernels can move A and B, or C, as 16-byte vectors.
+bool operands_aligned(const GemmParams &p);
+bool c_aligned(const GemmParams &p);
+// Whether `splits` slices of C fit in kMaxWorkspaceBytes.
+bool split_fits(const GemmParams &p, int splits);
+
+// The tiled plan with the lowest modelled time (dispatch/tiled.cpp); only
+// `only`'s family where it is not null (TGEMM_KERNEL).
+PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFamily *only);
+
+// The streaming plan for C with at most kSkinnyMax rows or columns
+// (dispatch/streaming.cpp).
+PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m);
+
+// The product restated on op(A) packed by columns (dispatch/pack.cpp):
+// p with trans_a false, lda the packed columns', a = kPackStandIn.
+struct PackPlan {
+    bool use = false;
+    GemmParams p = {};
+    PiecePlan plan;  // its tiled plan
+    size_t bytes = 0;
+};
+PackPlan plan_pack(const GemmParams &p, const DeviceModel &m, const KernelFamily *only, double plain_seconds);
+
+// C cut into the main block (m - pm) x (n - pn), the right strip m x pn and
+// the bottom strip pm x (n - pn) (dispatch/peel.cpp); pm == pn == 0: none.
+struct PeelPlan {
+    int64_t pm = 0, pn = 0;
+    GemmParams main = {}, right = {}, bottom = {};
+    PiecePlan main_plan;  // the main block's tiled plan
+};
+PeelPlan plan_peel(const GemmParams &p, const DeviceModel &m, double whole_seconds);
+
+// TGEMM_VERBOSE=2's lines (dispatch/describe.cpp).
+void log_piece(const PiecePlan &piece);
+void log_pack(const GemmParams &p, int64_t ld);
+void log_peel(const GemmParams &p, int64_t pm, int64_t pn);
+void log_device_model(const DeviceModel &m);
+
+}  // namespace tgemm

@@ -1,0 +1,213 @@
+// The tiled planner: for each family of the registry and each split of K
+// (none, through the workspace, or finished in a thread-block cluster), and
+// for stream-K where the last wave is partly empty, the modelled time; the
+// cheapest plan wins, a split or stream-K only by a margin.
+#include <algorithm>
+#include <cmath>
+
+#include "core/math.hpp"
+#include "core/settings.hpp"
+#include "dispatch/planners.hpp"
+
+namespace tgemm {
+namespace {
+
+const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+constexpr int64_t kMinSplitSteps = 2;  // K steps per slice, at least
+// A split-K plan is taken only when the model finds it this much faster
+// than the best plan without: its slices of K, running at once, share less
+// of A and B in L2 than the model sees (large transposed products lost
+// against cuBLAS split where the model found them a little faster).
+constexpr double kSplitMargin = 0.03;
+// A stream-K plan is taken only when the model finds it this much faster
+// than the plan without.
+constexpr double kStreamKMargin = 0.01;
+
+// K per slice for `splits` slices, a multiple of `step`.
+int64_t chunk_for(int64_t k, int splits, int64_t step)
+{
+    return ceil_div(ceil_div(k, splits), step) * step;
+}
+
+// The split-K reduction's cost: the slices' traffic through the workspace and
+// the second launch, or in cluster form the barriers and each thread's
+// rounds of reads (one 4-row piece of every slice per round) for its block's
+// 1 / splits of the tile.
+double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily &f, int splits, bool cluster)
+{
+    const ArchFactors &a = *m.factors;
+    if (splits == 1)
+        return 0.0;
+    if (cluster)
+        return a.cluster_sync_seconds +
+               a.dsmem_round_seconds * static_cast<double>(ceil_div(f.bm * f.bn / 4, int64_t{splits} * f.threads));
+    const double slices = static_cast<double>(splits) * p.m * p.n * 4.0;
+    const double c = (p.beta != 0.0f ? 2.0 : 1.0) * p.m * p.n * 4.0;
+    return (2.0 * slices + c) / m.memory_bandwidth + a.launch_seconds;
+}
+
+// The family's measured share of the FFMA peak for these transposes and
+// operand alignment.
+double family_efficiency(const TiledModel &e, const GemmParams &p)
+{
+    return e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] * (operands_aligned(p) ? 1.0 : e.unaligned);
+}
+
+// Modelled seconds for a tiled family with a split-K factor: whole waves of
+// blocks (in cluster form, of the blocks that fit in clusters of `splits`);
+// each block walks its K steps (plus the prologue's) at the slower of the
+// step latency and its share of the SM's FFMA rate, a share that grows when
+// fewer blocks than the SM could hold are resident, up to what its own warps
+// can issue (and, for a lone block of a many-block family, its `alone`
+// share of the efficiency); plus block_seconds for each block the busiest
+// SM runs. cluster_blocks: 0 for the workspace form.
+double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m, int splits, int64_t chunk,
+                  int cluster_blocks)
+{
+    const KernelFamily &f = *e.family;
+    const int sm_count = m.desc.sm_count;
+    const int64_t blocks = tiles(f, p) * splits;
+    const int64_t slots = cluster_blocks > 0 ? cluster_blocks : static_cast<int64_t>(sm_count) * e.blocks_per_sm;
+    const double waves = static_cast<double>(ceil_div(blocks, slots));
+    const int64_t busiest = ceil_div(blocks, sm_count);  // blocks on the busiest SM
+    const int64_t resident = std::min<int64_t>(e.blocks_per_sm, busiest);
+    const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
+    const double efficiency = family_efficiency(e, p) * (alone ? e.alone : 1.0);
+    const double rate =
+        std::min(efficiency * m.sm_flops / static_cast<double>(resident), f.threads / 32 * m.warp_flops);
+    const double step_seconds = std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
+    const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
+    return waves * steps * step_seconds + static_cast<double>(busiest) * m.factors->block_seconds +
+           split_cost(p, m, f, splits, cluster_blocks > 0);
+}
+
+// Stream-K for a family: the tiles of the last wave, when it is partly
+// empty, are shared out over one wave of blocks; the rest run whole. With
+// `always` (TGEMM_STREAMK=always, for tests) a whole last wave is shared
+// out too. False when there is nothing to share out. A full last wave is
+// not shared out by default: its blocks' runs would spread over all of K
+// and lose the whole tiles' L2 reuse.
+bool streamk_shape(const TiledModel &e, const GemmParams &p, const DeviceModel &m, bool always, StreamK *sk)
+{
+    const KernelFamily &f = *e.family;
+    const int64_t t = tiles(f, p), wave = static_cast<int64_t>(m.desc.sm_count) * e.blocks_per_sm;
+    if (t % wave == 0 && !always)
+        return false;
+    sk->sk_tiles = t % wave != 0 ? t % wave : wave;
+    sk->dp_tiles = t - sk->sk_tiles;
+    sk->iters = ceil_div(p.k, f.bk);
+    sk->ctas = static_cast<int>(std::min(wave, sk->sk_tiles * sk->iters));
+    return true;
+}
+
+// Modelled seconds for a stream-K plan: the whole tiles' waves, each block's
+// run of K steps over the shared-out tiles, plus a prologue step for each
+// part of a tile it walks, the reduction of the parts, and two more
+// launches (the arrival counters' reset, the plain kernel) or one.
+double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m, const StreamK &sk)
+{
+    const ArchFactors &a = *m.factors;
+    const KernelFamily &f = *e.family;
+    const double efficiency = family_efficiency(e, p);
+    const double step_seconds =
+        std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / (efficiency * m.sm_flops / e.blocks_per_sm));
+    const double wave = static_cast<double>(m.desc.sm_count) * e.blocks_per_sm;
+    const double iters = static_cast<double>(sk.iters);
+    const double whole_steps = static_cast<double>(sk.dp_tiles) / wave * (iters + 1);
+    const double run = static_cast<double>(sk.sk_tiles) * iters / sk.ctas;  // K steps per block
+    const double parts = std::ceil(run / iters) + 1;                        // parts of tiles per block, at most
+    const double part_bytes = 4.0 * f.bm * f.bn;
+    const double readers = 1.0 + std::ceil(iters / run);  // parts a tile is cut into, at most
+    const double reduce = (1.0 + readers + (p.beta != 0.0f ? 2.0 : 1.0)) * part_bytes / a.streamk_part_bandwidth;
+    return (whole_steps + a.streamk_step_factor * (run + parts)) * step_seconds + reduce +
+           (sk.dp_tiles > 0 ? 2 : 1) * a.launch_seconds;
+}
+
+}  // namespace
+
+int64_t tiles(const KernelFamily &f, const GemmParams &p)
+{
+    return ceil_div(p.m, f.bm) * ceil_div(p.n, f.bn);
+}
+
+bool operands_aligned(const GemmParams &p)
+{
+    const auto aligned16 = [](const void *ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; };
+    return aligned16(p.a) && aligned16(p.b) && p.lda % 4 == 0 && p.ldb % 4 == 0;
+}
+
+bool c_aligned(const GemmParams &p)
+{
+    return (reinterpret_cast<uintptr_t>(p.c) & 15u) == 0 && p.ldc % 4 == 0;
+}
+
+bool split_fits(const GemmParams &p, int splits)
+{
+    return static_cast<double>(splits) * p.m * p.n * 4.0 <= static_cast<double>(kMaxWorkspaceBytes);
+}
+
+PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFamily *only)
+{
+    PiecePlan best, unsplit;  // the cheapest plan, and the cheapest without split-K
+    best.p = unsplit.p = p;
+    best.seconds = unsplit.seconds = INFINITY;
+    const auto consider = [&](const TiledModel &e, int splits, int64_t chunk, bool cluster, int cluster_blocks) {
+        const double cost = tiled_cost(e, p, m, splits, chunk, cluster_blocks);
+        for (PiecePlan *to : {&best, &unsplit}) {
+            if (cost >= to->seconds || (to == &unsplit && splits != 1))
+                continue;
+            to->seconds = cost;
+            to->family = e.family;
+            to->splits = splits;
+            to->k_chunk = chunk;
+            to->cluster = cluster;
+        }
+    };
+    const StreamKMode streamk = settings().streamk;
+    PiecePlan shared;  // the cheapest stream-K plan
+    shared.p = p;
+    shared.seconds = INFINITY;
+    // The cluster kernels exist for aligned operands and C only. Plans are
+    // made as if clusters were allowed whatever TGEMM_CLUSTERS says (plan_call
+    // applies it afterwards), so that the setting never changes the plan,
+    // and with it the bits of the result.
+    const bool cluster_ok = operands_aligned(p) && c_aligned(p);
+    for (const TiledModel &e : m.tiled) {
+        if (only != nullptr && e.family != only)
+            continue;
+        StreamK sk;
+        if (streamk != StreamKMode::Never && e.family->has_streamk &&
+            streamk_shape(e, p, m, streamk == StreamKMode::Always, &sk)) {
+            const double cost = streamk_cost(e, p, m, sk);
+            if (cost < shared.seconds) {
+                shared.seconds = cost;
+                shared.family = e.family;
+                shared.k_chunk = p.k;
+                shared.kind = KernelKind::StreamK;
+                shared.sk = sk;
+            }
+        }
+        if (streamk == StreamKMode::Always && e.family->has_streamk)
+            continue;  // TGEMM_STREAMK=always: families with a stream-K form are planned only in it
+        for (int splits : kSplits) {
+            const int64_t chunk = chunk_for(p.k, splits, e.family->bk);
+            if (splits == 1) {
+                consider(e, 1, chunk, false, 0);
+                continue;
+            }
+            if (chunk < kMinSplitSteps * e.family->bk || ceil_div(p.k, chunk) != splits)
+                continue;
+            if (split_fits(p, splits))
+                consider(e, splits, chunk, false, 0);
+            const int cluster_blocks = splits <= e.max_cluster ? e.cluster_blocks[splits] : 0;
+            if (cluster_ok && cluster_blocks > 0)
+                consider(e, splits, chunk, true, cluster_blocks);
+        }
+    }
+    if (streamk == StreamKMode::Always && shared.family != nullptr)
+        return shared;  // else TGEMM_KERNEL names a family without a stream-K form
+    const PiecePlan &chosen = best.seconds < (1.0 - kSplitMargin) * unsplit.seconds ? best : unsplit;
+    return shared.seconds < (1.0 - kStreamKMargin) * chosen.seconds ? shared : chosen;
+}
+
+}  // namespace tgemm
