@@ -3,7 +3,7 @@
 // test-host-mock).
 //
 // The mock implements the runtime calls the executor makes, with streams as
-// queues of deferred operations: a copy or a "kernel" (launch_gemm, here a
+// queues of deferred operations: a copy or a "kernel" (run_device_operands, here a
 // CPU loop) runs only when the host synchronises on something that needs
 // it, or now and then at random; among the streams that could run, a random
 // one goes first, and an operation waits only for the events its stream was
@@ -67,7 +67,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/status.hpp"
-#include "dispatch/dispatch.hpp"
+#include "driver/device_call.hpp"
 #include "driver/execute.hpp"
 #include "driver/host_pipeline.hpp"
 #include "driver/host_trace.hpp"
@@ -143,7 +143,7 @@ std::vector<const float *> launched_c;      // the C of each launch since the la
 // broken context, as a kernel that faults on a GPU).
 enum Call {
     Copy,        // cudaMemcpy2DAsync, cudaMemcpyAsync
-    Launch,      // launch_gemm
+    Launch,      // run_device_operands
     Record,      // cudaEventRecord
     Wait,        // cudaStreamWaitEvent
     EventSync,   // cudaEventSynchronize
@@ -701,7 +701,7 @@ tgemm_status classify_pointer(const void *p, int, MemKind *kind)
 // launch that fails (not from a broken context) has enqueued the first half
 // of the columns first, as a failure after the first of several launches
 // (split-K, peeled strips) would.
-tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &, cudaStream_t s)
+tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
     const bool failed = mock::fails(mock::Launch);
@@ -966,7 +966,7 @@ void test_random_calls(void **)
     cudaStreamDestroy(stream);
     set_budget(uint64_t{80} << 30);
     if (mock::contract_violations != 0)
-        fail_msg("%d kernel launches broke launch_gemm's contract", mock::contract_violations);
+        fail_msg("%d kernel launches broke run_device_operands' contract", mock::contract_violations);
     std::printf("    %d calls ran, %d refused for lack of memory\n", ran, refused);
     assert_true(ran > 400 && refused > 10);
 }

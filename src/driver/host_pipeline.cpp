@@ -14,7 +14,7 @@
 
 #include "core/check.hpp"
 #include "core/status.hpp"
-#include "dispatch/dispatch.hpp"
+#include "driver/device_call.hpp"
 #include "runtime/host_copy.hpp"
 #include "driver/host_plan.hpp"
 #include "driver/host_trace.hpp"
@@ -934,7 +934,7 @@ private:
         d.beta = x.first ? p_.beta : 1.0f;
         if (tracing_)
             gpu_begin(pl_.comp, task_row(TraceEvent::Kernel, '-', 0, 0, 0));
-        st = launch_gemm(d, dev_, pl_.comp);
+        st = run_device_operands(d, dev_, pl_.comp);
         if (tracing_)
             gpu_end(pl_.comp);
         if (st != TGEMM_SUCCESS)
