@@ -250,7 +250,9 @@ test-host-plan: $(BUILD)/tests/test_host_plan
 # missing waits and misplaced copies show up as wrong results without a
 # GPU (tests/test_host_mock.cpp); with AddressSanitizer for copies past a
 # buffer's end.
-HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/driver/host_pipeline.o $(BUILD)/obj/runtime/workspace.o \
+HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/driver/host_pipeline.o $(BUILD)/obj/driver/host_pool.o \
+                 $(BUILD)/obj/driver/host_executor.o $(BUILD)/obj/driver/host_transfers.o \
+                 $(BUILD)/obj/driver/host_tracer.o $(BUILD)/obj/runtime/workspace.o \
                  $(BUILD)/obj/core/status.o $(BUILD)/obj/driver/execute.o
 $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/line_buffered.c $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)
