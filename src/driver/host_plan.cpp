@@ -2,13 +2,10 @@
 
 #include <algorithm>
 
+#include "core/math.hpp"
+
 namespace tgemm {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
 
 int64_t round_up(int64_t a, int64_t q)
 {

@@ -56,9 +56,6 @@ namespace tgemm {
 // crosses the link in 0.3 ms at 55 GB/s, so once a panel is cached the
 // copies hide behind the kernels.
 constexpr int64_t kTileSide = 2048;
-// A tile keeps about this many elements when m or n is smaller than a side
-// (the other side grows), so skinny products still launch full waves.
-constexpr int64_t kTileElems = kTileSide * kTileSide;
 // Preferred K chunk: the first kernel waits for one chunk of A and of B
 // (2 x 16 MiB, 0.6 ms from pinned memory), not for whole panels.
 constexpr int64_t kChunkDepth = 2048;
