@@ -1,7 +1,7 @@
 // How a product with host operands is cut into pieces that stream over the
 // link: the sizes of the C tiles and K chunks, the loop order, which operand
 // stays on the device while it is reused, and the device buffers all of this
-// takes. Pure arithmetic, no CUDA: host_pipeline.cpp runs a plan, and
+// takes. Pure arithmetic, no CUDA: host_executor.cpp runs a plan, and
 // tests/test_host_plan.cpp checks every plan it can think of.
 //
 // The schedule. C is cut into tiles of mt x nt, K into chunks of kt. Tiles are
