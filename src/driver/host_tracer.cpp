@@ -32,17 +32,8 @@ std::atomic<uint64_t> g_trace_calls{0};
 
 TraceRow make_row(TraceEvent e, const TaskPlace &at, char operand, uint64_t bytes, double start_us, double end_us)
 {
-    TraceRow r;
-    r.event = e;
-    r.task = at.task;
-    r.tile_row = at.tile_row;
-    r.tile_col = at.tile_col;
-    r.chunk = at.chunk;
-    r.operand = operand;
-    r.bytes = bytes;
-    r.start_us = start_us;
-    r.end_us = end_us;
-    return r;
+    // TraceRow's fields in order; thread -1, no detail.
+    return TraceRow{e, at.task, at.tile_row, at.tile_col, at.chunk, operand, -1, bytes, start_us, end_us, {}};
 }
 
 }  // namespace
