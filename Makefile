@@ -272,16 +272,20 @@ test-host-plan: $(BUILD)/tests/test_host_plan
 	TGEMM_HOST_COPY_THREADS=3 $(RUN_TEST) test_host_plan -- $(BUILD)/tests/test_host_plan test_host_copy_parts
 
 # The host-operand executor (and execute(), which leads to it) on a mock
-# CUDA runtime that runs copies and kernels late and in random order, so
-# missing waits and misplaced copies show up as wrong results without a
-# GPU (tests/test_host_mock.cpp); with AddressSanitizer for copies past a
-# buffer's end.
-HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/driver/host_pipeline.o $(BUILD)/obj/runtime/workspace.o \
+# CUDA runtime (tests/mock_cuda.cpp) that runs copies and kernels late and
+# in random order, so missing waits and misplaced copies show up as wrong
+# results without a GPU (tests/test_host_mock.cpp); with AddressSanitizer
+# for copies past a buffer's end.
+HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/driver/host_pipeline.o $(BUILD)/obj/driver/host_pool.o \
+                 $(BUILD)/obj/driver/host_executor.o $(BUILD)/obj/driver/host_transfers.o \
+                 $(BUILD)/obj/driver/host_tracer.o $(BUILD)/obj/runtime/workspace.o \
                  $(BUILD)/obj/core/status.o $(BUILD)/obj/driver/execute.o
-$(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/line_buffered.c $(HOST_MOCK_OBJ)
+$(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/mock_cuda.cpp tests/mock_cuda.hpp tests/line_buffered.c \
+                               $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARN) -Werror -Iinclude -Isrc \
-	    -isystem $(CUDA_HOME)/include -o $@ $< tests/line_buffered.c $(HOST_MOCK_OBJ) -lcmocka -lpthread
+	    -isystem $(CUDA_HOME)/include -o $@ $< tests/mock_cuda.cpp tests/line_buffered.c $(HOST_MOCK_OBJ) \
+	    -lcmocka -lpthread
 
 # Then failures injected at every call of every kind, one-off and sticky;
 # then TGEMM_HOST_TRACE: a trace written and read back, and a file that

@@ -38,6 +38,16 @@ bool gpu_available(void);
             skip();                \
     } while (0)
 
+/* Fails the running test, naming the call and its error, when a CUDA
+ * runtime call does not return cudaSuccess. For programs that include
+ * cuda_runtime_api.h. */
+#define CK(call)                                                                      \
+    do {                                                                              \
+        cudaError_t e_ = (call);                                                      \
+        if (e_ != cudaSuccess)                                                        \
+            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                 \
+    } while (0)
+
 /* ---- OpenBLAS, loaded by soname so the reference is always OpenBLAS's,
  * whatever else the process has loaded (libtgemm exports cblas_sgemm too). */
 enum { REF_ROW_MAJOR = 101, REF_COL_MAJOR = 102, REF_N = 111, REF_T = 112 };

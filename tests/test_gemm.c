@@ -29,13 +29,6 @@
 
 #include <cuda_runtime_api.h>
 
-#define CK(call)                                                                      \
-    do {                                                                              \
-        cudaError_t e_ = (call);                                                      \
-        if (e_ != cudaSuccess)                                                        \
-            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                 \
-    } while (0)
-
 /* ---------------------------------------------------------------- one case */
 
 typedef struct {
@@ -689,7 +682,7 @@ static void test_out_of_memory(void **state)
     CK(cudaMemGetInfo(&free0, &total));
     /* First with no device memory left at all, then with 18 MiB: less than
      * the 256 MiB the host-operand path leaves to others
-     * (src/driver/host_pipeline.cpp), so it must refuse before it
+     * (src/driver/host_executor.cpp), so it must refuse before it
      * allocates anything. */
     const size_t room[] = {0, 9 * (size_t)kSmallBlock};
     for (size_t r = 0; r < 2; ++r) {

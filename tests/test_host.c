@@ -45,13 +45,6 @@
 
 #include <cuda_runtime_api.h>
 
-#define CK(call)                                                                      \
-    do {                                                                              \
-        cudaError_t e_ = (call);                                                      \
-        if (e_ != cudaSuccess)                                                        \
-            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                 \
-    } while (0)
-
 static bool g_out_of_core;  /* the out-of-core scenario */
 static uint64_t g_limit;    /* its TGEMM_DEVICE_MEMORY_LIMIT */
 

@@ -11,13 +11,6 @@
 
 #include <cuda_runtime_api.h>
 
-#define CK(call)                                                                      \
-    do {                                                                              \
-        cudaError_t e_ = (call);                                                      \
-        if (e_ != cudaSuccess)                                                        \
-            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                 \
-    } while (0)
-
 typedef struct {
     const char *name;
     bool ta, tb;

@@ -21,7 +21,7 @@ OffloadRates rates()
 {
     OffloadRates r;
     r.cpu_flops = 1e12;
-    r.cpu_overhead = 3e-6;
+    r.cpu_call_seconds = 3e-6;
     r.gpu_overhead = 50e-6;
     r.link = 30e9;
     r.link_small = 8e9;

@@ -27,36 +27,15 @@ tgemm_status sgemm_any(tgemm_layout layout, tgemm_operation transa, tgemm_operat
     // same storage read with A and B, m and n swapped. Checks then run in the
     // order reference CBLAS runs them for row-major calls.
     const bool row = layout == TGEMM_LAYOUT_ROW_MAJOR;
-    GemmParams p;
-    p.trans_a = (row ? op_b : op_a) == Op::T;
-    p.trans_b = (row ? op_a : op_b) == Op::T;
-    p.m = row ? n : m;
-    p.n = row ? m : n;
-    p.k = k;
-    p.a = row ? B : A;
-    p.lda = row ? ldb : lda;
-    p.b = row ? A : B;
-    p.ldb = row ? lda : ldb;
-    p.c = C;
-    p.ldc = ldc;
-    p.alpha = alpha;
-    p.beta = beta;
+    const GemmParams p = sgemm_problem(row, op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 
     const auto user_arg = [row](int arg) { return row ? sgemm_row_major_argument(arg) : arg; };
-    const int bad = check_sgemm(p.trans_a ? Op::T : Op::N, p.trans_b ? Op::T : Op::N,
-                                p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
-    if (bad != 0)
+    if (const int bad = check_sgemm(p); bad != 0)
         return invalid_argument(user_arg(bad));
     if (sgemm_is_noop(p.m, p.n, p.k, alpha, beta))
         return TGEMM_SUCCESS;
-    if (sgemm_reads_ab(p.k, alpha)) {
-        if (p.a == nullptr)
-            return invalid_argument(user_arg(7));
-        if (p.b == nullptr)
-            return invalid_argument(user_arg(9));
-    }
-    if (p.c == nullptr)
-        return invalid_argument(12);
+    if (const int null_arg = null_operand(p); null_arg != 0)
+        return invalid_argument(user_arg(null_arg));
     return execute(p, stream, wait);
 }
 

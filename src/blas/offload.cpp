@@ -93,18 +93,8 @@ double time_cpu_blas(SgemmFn sgemm, int m, int n, int k, int reps)
         a[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
     for (size_t i = 0; i < b.size(); ++i)
         b[i] = static_cast<float>(i % 5) * 0.5f - 1.0f;
-    GemmParams p{};
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.a = a.data();
-    p.lda = m;
-    p.b = b.data();
-    p.ldb = k;
-    p.c = c.data();
-    p.ldc = m;
-    p.alpha = 1.0f;
-    p.beta = 0.0f;
+    const GemmParams p =
+        sgemm_problem(false, Op::N, Op::N, m, n, k, 1.0f, a.data(), m, b.data(), k, 0.0f, c.data(), m);
     double best = 0.0;
     for (int rep = 0; rep <= reps; ++rep) {
         const Clock::time_point t0 = Clock::now();
@@ -169,17 +159,6 @@ void each_part(const GemmParams &p, const std::vector<Rect> *left, Fn fn)
 }
 
 }  // namespace
-
-int null_operand(const GemmParams &p)
-{
-    if (sgemm_reads_ab(p.k, p.alpha)) {
-        if (p.a == nullptr)
-            return 7;
-        if (p.b == nullptr)
-            return 9;
-    }
-    return p.c == nullptr ? 12 : 0;
-}
 
 void run_sgemm(const GemmParams &p, CallTrace &trace)
 {

@@ -25,11 +25,6 @@
 
 namespace tgemm::blas {
 
-// 0 when every operand the call reads or writes is non-null, else the SGEMM
-// number of the first null one (7 A, 9 B, 12 C). Only meaningful after the
-// quick return.
-int null_operand(const GemmParams &p);
-
 void run_sgemm(const GemmParams &p, CallTrace &trace);
 
 }  // namespace tgemm::blas

@@ -26,7 +26,7 @@ OffloadEstimate model_seconds(const OffloadRates &r, int64_t m, int64_t n, int64
     const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
     const double flops = 2.0 * dm * dn * dk;
     OffloadEstimate e;
-    e.cpu = r.cpu_overhead + flops / r.cpu_flops;
+    e.cpu = r.cpu_call_seconds + flops / r.cpu_flops;
 
     const double a = 4.0 * dm * dk, b = 4.0 * dk * dn, c = 4.0 * dm * dn;
     double staging = staged_seconds(r, a) + staged_seconds(r, b) + staged_seconds(r, c);

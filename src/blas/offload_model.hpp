@@ -4,7 +4,7 @@
 //
 // Each side has a model of its time:
 //
-//   CPU  flops / cpu_flops + cpu_overhead, where cpu_flops is the CPU BLAS's
+//   CPU  flops / cpu_flops + cpu_call_seconds, where cpu_flops is the CPU BLAS's
 //        rate in this process (measured once by offload.cpp, or
 //        TGEMM_OFFLOAD_CPU_GFLOPS);
 //   GPU  gpu_overhead + max(staging, fill + kernel): every operand crosses
@@ -39,7 +39,10 @@ namespace tgemm::blas {
 // measured yet, and are meant to be right within a factor of two.
 struct OffloadRates {
     double cpu_flops = 0.0;           // flop/s of the CPU BLAS
-    double cpu_overhead = 3e-6;       // seconds per forwarded call
+    // The fixed cost of one call forwarded to the CPU BLAS (its argument
+    // checks, waking its threads): a property of the CPU library, not the
+    // GPU's kernel launch cost that the dispatcher models.
+    double cpu_call_seconds = 3e-6;
     double gpu_overhead = 70e-6;      // seconds per GPU call on host operands
     double link = 25e9;               // bytes/s of one operand staged and sent
     double link_small = 5e9;          // the same below kSmallOperand

@@ -17,26 +17,6 @@ namespace {
 
 constexpr int kRowMajor = 101, kColMajor = 102;
 
-GemmParams column_major(Op ta, Op tb, int m, int n, int k, float alpha, const float *A, int lda, const float *B,
-                        int ldb, float beta, float *C, int ldc)
-{
-    GemmParams p;
-    p.trans_a = ta == Op::T;
-    p.trans_b = tb == Op::T;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.a = A;
-    p.lda = lda;
-    p.b = B;
-    p.ldb = ldb;
-    p.c = C;
-    p.ldc = ldc;
-    p.alpha = alpha;
-    p.beta = beta;
-    return p;
-}
-
 }  // namespace
 }  // namespace tgemm::blas
 
@@ -63,9 +43,7 @@ TGEMM_API void sgemm_(const char *transa, const char *transb, const int *m, cons
         trace.path("quick-return");
         return;
     }
-    const GemmParams p = column_major(ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
-    // Reference BLAS would crash on a null operand it must use; tgemm
-    // reports it as an illegal argument instead.
+    const GemmParams p = sgemm_problem(false, ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
     if (const int info = null_operand(p); info != 0) {
         trace.error(info);
         report_sgemm_error(info);
@@ -102,16 +80,13 @@ TGEMM_API void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int
         report_cblas_error(3, 3, "Illegal TransB setting, %d\n", TransB);
         return;
     }
-    const GemmParams p = row ? column_major(tb, ta, N, M, K, alpha, B, ldb, A, lda, beta, C, ldc)
-                             : column_major(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const GemmParams p = sgemm_problem(row, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     // SGEMM argument i of the column-major call is reported as i + 1 (the
     // layout comes first), as reference CBLAS reports it: for a row-major
     // call that numbers the swapped call's arguments (M 5, N 4, lda 11, ldb
     // 9), which a handler maps back under RowMajorStrg. The trace and the
     // default message name the caller's argument.
-    const int info = check_sgemm(p.trans_a ? Op::T : Op::N, p.trans_b ? Op::T : Op::N, p.m, p.n, p.k, p.lda,
-                                 p.ldb, p.ldc);
-    if (info != 0) {
+    if (const int info = check_sgemm(p); info != 0) {
         const int caller = (row ? sgemm_row_major_argument(info) : info) + 1;
         trace.error(caller);
         report_cblas_error(info + 1, caller, "", 0);

@@ -1,8 +1,11 @@
 // Argument checking and the quick-return rules of reference BLAS SGEMM,
-// shared by the native API (src/api) and the BLAS ABI (src/blas).
+// and the problem an SGEMM call describes, shared by the native API
+// (src/api) and the BLAS ABI (src/blas).
 #pragma once
 
 #include <cstdint>
+
+#include "core/problem.hpp"
 
 namespace tgemm {
 
@@ -42,6 +45,12 @@ inline int check_sgemm(Op ta, Op tb, int64_t m, int64_t n, int64_t k,
     return 0;
 }
 
+// check_sgemm on the column-major problem p.
+inline int check_sgemm(const GemmParams &p)
+{
+    return check_sgemm(p.trans_a ? Op::T : Op::N, p.trans_b ? Op::T : Op::N, p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
+}
+
 // Reference SGEMM returns without touching anything in these cases.
 inline bool sgemm_is_noop(int64_t m, int64_t n, int64_t k, float alpha, float beta)
 {
@@ -52,6 +61,46 @@ inline bool sgemm_is_noop(int64_t m, int64_t n, int64_t k, float alpha, float be
 inline bool sgemm_reads_ab(int64_t k, float alpha)
 {
     return k > 0 && alpha != 0.0f;
+}
+
+// The column-major problem of an SGEMM call whose arguments are in the
+// caller's order. A row-major call (row_major) is the column-major call
+// C^T = op(B)^T op(A)^T on the same storage: A and B, m and n, lda and ldb,
+// transa and transb swapped. ta and tb are valid.
+inline GemmParams sgemm_problem(bool row_major, Op ta, Op tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                                int64_t ldc)
+{
+    GemmParams p;
+    p.trans_a = (row_major ? tb : ta) == Op::T;
+    p.trans_b = (row_major ? ta : tb) == Op::T;
+    p.m = row_major ? n : m;
+    p.n = row_major ? m : n;
+    p.k = k;
+    p.a = row_major ? B : A;
+    p.lda = row_major ? ldb : lda;
+    p.b = row_major ? A : B;
+    p.ldb = row_major ? lda : ldb;
+    p.c = C;
+    p.ldc = ldc;
+    p.alpha = alpha;
+    p.beta = beta;
+    return p;
+}
+
+// 0 when every operand the column-major problem p reads or writes is
+// non-null, else the SGEMM number of the first null one (7 A, 9 B, 12 C).
+// Reference BLAS would crash on such a call; tgemm reports an illegal
+// argument. Only meaningful after the quick return.
+inline int null_operand(const GemmParams &p)
+{
+    if (sgemm_reads_ab(p.k, p.alpha)) {
+        if (p.a == nullptr)
+            return 7;
+        if (p.b == nullptr)
+            return 9;
+    }
+    return p.c == nullptr ? 12 : 0;
 }
 
 // A row-major call is the column-major call with A and B, m and n, lda and

@@ -19,6 +19,12 @@ tgemm_status fail(tgemm_status s, const char *fmt, ...) __attribute__((format(pr
 // runtime's last-error state for non-sticky errors, and records the detail.
 tgemm_status fail_cuda(cudaError_t e, const char *what);
 
+// TGEMM_SUCCESS for cudaSuccess, else fail_cuda(e, what).
+inline tgemm_status check_cuda(cudaError_t e, const char *what)
+{
+    return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, what);
+}
+
 // The status for an invalid argument given its SGEMM argument number.
 tgemm_status invalid_argument(int arg);
 

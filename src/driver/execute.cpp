@@ -2,7 +2,7 @@
 
 #include "core/check.hpp"
 #include "core/status.hpp"
-#include "dispatch/dispatch.hpp"
+#include "driver/device_call.hpp"
 #include "runtime/device.hpp"
 #include "driver/host_pipeline.hpp"
 #include "core/settings.hpp"
@@ -45,7 +45,7 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
 
     if (is_host(ka) || is_host(kb) || is_host(left != nullptr ? recoverable_c(kc, p.beta) : kc))
         return run_host_operands(p, ka, kb, kc, *dev, s, left);
-    st = launch_gemm(p, *dev, s);
+    st = run_device_operands(p, *dev, s);
     if (!wait)
         return st;
     // A blocking call that fails returns once nothing it enqueued can write

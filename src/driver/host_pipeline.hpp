@@ -1,17 +1,8 @@
 // Products with operands in host memory: C tiles and K chunks stream over
 // the link while kernels run, on three streams (copies in, kernels, copies
-// out) ordered by events. host_plan.hpp says how the work is cut.
-//
-// Resources: per device, up to kPipelinesPerDevice pipelines (streams,
-// events and pinned staging buffers), created on first use and reused by
-// later calls, and one memory pool for the tile buffers. A call leases a
-// whole pipeline for its duration (a mutex and condition variable hand them
-// out; a call that finds all of them leased waits for one). A leased
-// pipeline is used by one call only, and a call never waits for a second
-// pipeline while it holds one, so concurrent calls cannot corrupt each
-// other's staging or deadlock. Nothing is freed at exit: the statically
-// linked CUDA runtime may already be shut down when static destructors
-// run; the operating system reclaims the memory with the process.
+// out) ordered by events. host_plan.hpp says how the work is cut,
+// host_pool.hpp which resources a call holds, host_executor.hpp how it runs
+// them, host_tracer.hpp what TGEMM_HOST_TRACE records of it.
 #pragma once
 
 #include <cstdint>

@@ -2,13 +2,10 @@
 
 #include <algorithm>
 
+#include "core/math.hpp"
+
 namespace tgemm {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
 
 int64_t round_up(int64_t a, int64_t q)
 {
@@ -100,8 +97,7 @@ struct Config {
 // the link (for C alone, interleaving only bunches the copies of C
 // together) and K has at least kLeadMinChunks chunks (with two or three,
 // the lead group's last K step, in which all its tiles finish at once, is
-// too large a part of it: no gain in bench/host_model.py, 5% lost at
-// 10000 x 10000 x 3000).
+// too large a part of it, and the lead group gains nothing or loses).
 constexpr int64_t kLeadMinChunks = 4;
 
 int64_t lead_tiles(const PlanRequest &r, int64_t tiles, int64_t inner_blocks, int64_t kb)

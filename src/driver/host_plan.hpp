@@ -1,7 +1,7 @@
 // How a product with host operands is cut into pieces that stream over the
 // link: the sizes of the C tiles and K chunks, the loop order, which operand
 // stays on the device while it is reused, and the device buffers all of this
-// takes. Pure arithmetic, no CUDA: host_pipeline.cpp runs a plan, and
+// takes. Pure arithmetic, no CUDA: host_executor.cpp runs a plan, and
 // tests/test_host_plan.cpp checks every plan it can think of.
 //
 // The schedule. C is cut into tiles of mt x nt, K into chunks of kt. Tiles are
@@ -29,20 +29,20 @@
 // The lead group. Where A and B both stay whole on the device (memory
 // permitting), the first `lead` tiles of the loop order (two rows of it) run
 // K-outer: every lead tile's first chunk, then every lead tile's second, and
-// so on; the tiles after them run tile by tile as above. Why: host threads
-// stage pageable operands at only ~34 GB/s on the H100 machine (fitted to
-// the measured times by bench/host_model.py), and tile by tile the first
-// row of tiles needs all of B and a panel of A, 5/8 of the input, for 1/4
-// of the multiply: at 8192^3 each of its 16 kernels waits for one or two
-// new 16 MiB chunks (0.5 ms each to stage, 0.4 ms to multiply). In the lead
-// group each K step needs the chunks of two rows of A and of all of B, 6
-// for 8 kernels, so the GPU soon has work queued while the host stages
-// (and the host has copies of C to do while the tiles after the lead group
-// need little input). In the model, pageable 8192^3 goes from 32.8 to
-// 29.9 ms (pinned 28.5 to 27.9); two rows was the best lead of 0 to all
-// rows on every square and rectangular shape tried there. Each lead tile
-// has its own C slot; two more serve the tiles after them. Every device buffer is a column-major copy of a part of the operand
-// as stored (transposed operands stay transposed), with a leading dimension
+// so on; the tiles after them run tile by tile as above. Why: the host
+// threads stage pageable operands more slowly than the link carries them,
+// and tile by tile the first row of tiles needs all of B and a panel of A,
+// most of the input, for a small part of the multiply, so each of its
+// kernels waits for new chunks that take longer to stage than to multiply.
+// In the lead group each K step needs the chunks of two rows of A and of
+// all of B for many kernels, so the GPU soon has work queued while the host
+// stages (and the host has copies of C to do while the tiles after the
+// lead group need little input). Two rows was the best lead in the model
+// of bench/host_model.py (docs/notes/driver.md). Each lead tile has its own
+// C slot; two more serve the tiles after them.
+//
+// Every device buffer is a column-major copy of a part of the operand as
+// stored (transposed operands stay transposed), with a leading dimension
 // rounded up to kLdAlign.
 #pragma once
 
@@ -51,16 +51,12 @@
 namespace tgemm {
 
 // Preferred C tile side: a 2048 x 2048 tile is 256 blocks of 128 x 128,
-// about one full wave of the tiled kernels on a 132-SM H100. Its 2048-deep
-// K step multiplies in about 0.4 ms, and one 2048 x 2048 chunk (16 MiB)
-// crosses the link in 0.3 ms at 55 GB/s, so once a panel is cached the
-// copies hide behind the kernels.
+// about one full wave of the tiled kernels. One 2048-deep K step of it
+// multiplies in longer than a 2048 x 2048 chunk takes to cross the link, so
+// once a panel is cached the copies hide behind the kernels.
 constexpr int64_t kTileSide = 2048;
-// A tile keeps about this many elements when m or n is smaller than a side
-// (the other side grows), so skinny products still launch full waves.
-constexpr int64_t kTileElems = kTileSide * kTileSide;
-// Preferred K chunk: the first kernel waits for one chunk of A and of B
-// (2 x 16 MiB, 0.6 ms from pinned memory), not for whole panels.
+// Preferred K chunk: the first kernel waits for one chunk of A and of B,
+// not for whole panels.
 constexpr int64_t kChunkDepth = 2048;
 // When memory is short, K chunks shrink to this before tiles shrink: a short
 // chunk costs one more kernel per tile, a small tile costs idle SMs.

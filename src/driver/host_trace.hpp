@@ -1,7 +1,7 @@
 // The timeline of calls on host operands, for TGEMM_HOST_TRACE=FILE: what
 // the host threads copied and when, what they waited for, and when each
-// copy over the link and each kernel ran on the GPU. The pipeline
-// (host_pipeline.cpp) collects rows while a call runs, at no cost when the
+// copy over the link and each kernel ran on the GPU. The tracer
+// (host_tracer.hpp) collects rows while a call runs, at no cost when the
 // setting is unset; this file formats them as CSV and appends them to the
 // file after the call, one write per call. Plain C++, no CUDA.
 //

@@ -1,6 +1,6 @@
 // Copies between host buffers on several threads: pageable operands go
-// through pinned staging buffers, and one thread moves only ~11 GB/s
-// (shared/PERF.md) where the link takes 55 GB/s in and 37 GB/s out.
+// through pinned staging buffers, and one thread copies several times more
+// slowly than the link carries data in either direction.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +9,9 @@
 namespace tgemm {
 
 // Threads that share one copy by default, the calling thread included
-// (TGEMM_HOST_COPY_THREADS overrides it). At ~11 GB/s each, five keep up
-// with the link in one direction (55 GB/s) and nine with both at once
-// (98 GB/s); twelve leave some slack for the memory traffic of the DMA
-// engines themselves.
+// (TGEMM_HOST_COPY_THREADS overrides it): enough to keep up with the link
+// in both directions at once, with some slack for the memory traffic of
+// the DMA engines themselves.
 constexpr int kCopyThreads = 12;
 
 // One part of a copy as one thread did it, for TGEMM_HOST_TRACE: `thread`

@@ -1,0 +1,608 @@
+// The mock CUDA runtime of tests/test_host_mock.cpp (mock_cuda.hpp says
+// how it behaves).
+#include "mock_cuda.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/status.hpp"
+#include "driver/device_call.hpp"
+
+namespace mock {
+
+
+// The mock's clock: one tick (a "microsecond" for cudaEventElapsedTime) per
+// operation run.
+uint64_t ticks = 0;
+
+std::mutex mu;
+std::mt19937_64 rng(7);
+std::set<Stream *> streams;
+Stream legacy;           // the NULL stream and cudaStreamPerThread
+std::set<Event *> events;
+int timing_events = 0;   // events made with timing (TGEMM_HOST_TRACE only)
+std::map<void *, size_t> host_allocs;
+// Pinned blocks freed, kept for the next allocations of their size: the
+// failure tests make pipelines (128 MiB of staging each) thousands of times.
+// Never destroyed, so that the blocks stay reachable for LeakSanitizer.
+std::multimap<size_t, void *> &host_spare = *new std::multimap<size_t, void *>();
+std::map<void *, size_t> device_allocs;
+
+uint64_t device_free = uint64_t{80} << 30;  // what cudaMemGetInfo reports
+uint64_t alloc_limit = UINT64_MAX;          // larger device allocations fail
+uint64_t pool_used = 0;
+int max_pitch = 1 << 30;
+int launches = 0;
+std::vector<const float *> launched_c;      // the C of each launch since the last reset (lead groups)
+
+// ---- failures
+
+const char *const kCallNames[kCalls] = {"copy",   "launch", "record", "wait",    "event-sync", "stream-sync", "alloc",
+                                        "free",   "create", "destroy", "query", "run-kernel", "run-copy"};
+
+
+Fault fault;
+int64_t calls[kCalls] = {};  // calls of each kind since the last reset
+int64_t calls_after = 0;     // calls of kind fault.then since the fault struck
+bool dead = false;           // the context is broken
+bool fired = false;          // the fault has struck
+bool then_fired = false;     // and its follower
+
+const cudaError_t kBroken = cudaErrorIllegalAddress;
+
+cudaError_t state() { return dead ? kBroken : cudaSuccess; }
+
+// The context breaks: an operation under way at the head of each stream
+// does part of its work, and nothing queued runs any more (counted as done,
+// so that after revive() nothing waits for it).
+void die()
+{
+    dead = true;
+    std::vector<Stream *> all(streams.begin(), streams.end());
+    all.push_back(&legacy);
+    for (Stream *s : all) {
+        if (!s->queue.empty()) {
+            const Op &op = s->queue.front();
+            if (op.partial && (op.wait_stream == nullptr || op.wait_stream->done >= op.wait_pos))
+                op.partial();
+        }
+        while (!s->queue.empty()) {
+            s->queue.pop_front();
+            ++s->done;
+            s->done_tick.push_back(ticks);
+        }
+    }
+}
+
+// Counts a call of kind c; true when it fails (and breaks the context if
+// the fault is sticky).
+bool fails(Call c)
+{
+    const int64_t i = calls[c]++;
+    if (dead)
+        return true;
+    if (fired && c == fault.then && calls_after++ == fault.then_at) {
+        then_fired = true;
+        return true;
+    }
+    if (fault.kind != c || i != fault.at)
+        return false;
+    fired = true;
+    if (fault.sticky)
+        die();
+    return true;
+}
+
+// The error a failed call of kind c returns.
+cudaError_t failure(Call c)
+{
+    if (dead)
+        return kBroken;
+    return c == Alloc ? cudaErrorMemoryAllocation : cudaErrorInvalidValue;
+}
+
+// ---- streams
+
+Stream *stream_of(cudaStream_t s)
+{
+    if (s == nullptr || s == cudaStreamPerThread || s == cudaStreamLegacy)
+        return &legacy;
+    return reinterpret_cast<Stream *>(s);
+}
+
+bool runnable(const Stream *s)
+{
+    if (s->queue.empty())
+        return false;
+    const Op &op = s->queue.front();
+    return op.wait_stream == nullptr || op.wait_stream->done >= op.wait_pos;
+}
+
+// Runs one runnable operation, of a random stream; false if none can run.
+bool run_one()
+{
+    std::vector<Stream *> ready;
+    if (runnable(&legacy))
+        ready.push_back(&legacy);
+    for (Stream *s : streams)
+        if (runnable(s))
+            ready.push_back(s);
+    if (ready.empty())
+        return false;
+    Stream *s = ready[rng() % ready.size()];
+    Op op = std::move(s->queue.front());
+    s->queue.pop_front();
+    ++s->done;
+    s->done_tick.push_back(++ticks);
+    const Call run = op.kind == OpKind::Kernel ? RunKernel : op.kind == OpKind::Copy ? RunCopy : kCalls;
+    if (run != kCalls && fails(run)) {
+        if (op.partial)
+            op.partial();
+        die();
+        return true;
+    }
+    if (op.fn)
+        op.fn();
+    return true;
+}
+
+template <typename Done>
+void run_until(Done done, const char *what)
+{
+    while (!done())
+        if (!run_one()) {
+            std::fprintf(stderr, "mock: deadlock in %s: nothing can run\n", what);
+            const auto show = [](const Stream *s) {
+                std::fprintf(stderr, "  stream %p: %zu queued, %llu of %llu done", (const void *)s, s->queue.size(),
+                             (unsigned long long)s->done, (unsigned long long)s->enqueued);
+                if (!s->queue.empty() && s->queue.front().wait_stream)
+                    std::fprintf(stderr, ", waits for %p to reach %llu", (const void *)s->queue.front().wait_stream,
+                                 (unsigned long long)s->queue.front().wait_pos);
+                std::fprintf(stderr, "\n");
+            };
+            show(&legacy);
+            for (const Stream *s : streams)
+                show(s);
+            std::abort();
+        }
+}
+
+// Sometimes runs a little of what is queued, so that interleavings vary.
+void maybe_progress()
+{
+    if (rng() % 4 == 0)
+        for (int i = static_cast<int>(rng() % 4); i > 0 && !dead && run_one(); --i) {
+        }
+}
+
+void enqueue(cudaStream_t s, Op op)
+{
+    Stream *st = stream_of(s);
+    st->queue.push_back(std::move(op));
+    ++st->enqueued;
+    maybe_progress();
+}
+
+void enqueue(cudaStream_t s, std::function<void()> fn, Stream *wait_stream = nullptr, uint64_t wait_pos = 0)
+{
+    Op op;
+    op.wait_stream = wait_stream;
+    op.wait_pos = wait_pos;
+    op.fn = std::move(fn);
+    enqueue(s, std::move(op));
+}
+
+// Runs everything still queued (between tests).
+void drain_all()
+{
+    std::lock_guard<std::mutex> lk(mu);
+    while (!dead && run_one()) {
+    }
+}
+
+// The next calls run with fault f (kind -1: none), counted from 0.
+void arm(const Fault &f)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    fault = f;
+    fired = then_fired = false;
+    calls_after = 0;
+    for (int64_t &c : calls)
+        c = 0;
+}
+
+// A fresh context, as a new process would have (the library's own state,
+// pipelines included, stays as it was). Device memory still allocated, tile
+// memory no call will free, goes with the broken one (no call is in flight).
+void revive()
+{
+    std::lock_guard<std::mutex> lk(mu);
+    dead = false;
+    fault = Fault();
+    for (const auto &a : device_allocs)
+        delete[] static_cast<float *>(a.first);
+    device_allocs.clear();
+    pool_used = 0;
+}
+
+}  // namespace mock
+
+using mock::mu;
+
+extern "C" {
+
+cudaError_t cudaGetLastError(void) { return mock::state(); }
+const char *cudaGetErrorName(cudaError_t) { return "mockError"; }
+const char *cudaGetErrorString(cudaError_t) { return "mock error"; }
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
+    *value = attr == cudaDevAttrMaxPitch ? mock::max_pitch : 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Create))
+        return mock::failure(mock::Create);
+    auto *st = new mock::Stream();
+    mock::streams.insert(st);
+    *s = reinterpret_cast<cudaStream_t>(st);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    mock::Stream *st = mock::stream_of(s);
+    // In a broken context the call fails, and the stream is gone anyway.
+    if (mock::fails(mock::Destroy) && !mock::dead)
+        return mock::failure(mock::Destroy);
+    mock::run_until([&] { return st->queue.empty(); }, "cudaStreamDestroy");
+    // All of its work is done: waits for it are met, events on it complete.
+    mock::streams.erase(st);
+    for (mock::Stream *other : mock::streams)
+        for (mock::Op &op : other->queue)
+            if (op.wait_stream == st)
+                op.wait_stream = nullptr;
+    for (mock::Op &op : mock::legacy.queue)
+        if (op.wait_stream == st)
+            op.wait_stream = nullptr;
+    for (mock::Event *e : mock::events)
+        if (e->stream == st)
+            e->stream = nullptr;
+    delete st;
+    return mock::state();
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::StreamSync))
+        return mock::failure(mock::StreamSync);
+    mock::Stream *st = mock::stream_of(s);
+    mock::run_until([&] { return st->queue.empty(); }, "cudaStreamSynchronize");
+    return mock::state();
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Create))
+        return mock::failure(mock::Create);
+    if (!(flags & cudaEventDisableTiming))
+        ++mock::timing_events;
+    auto *e = new mock::Event();
+    mock::events.insert(e);
+    *ev = reinterpret_cast<cudaEvent_t>(e);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t ev)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Destroy) && !mock::dead)
+        return mock::failure(mock::Destroy);
+    mock::events.erase(reinterpret_cast<mock::Event *>(ev));
+    delete reinterpret_cast<mock::Event *>(ev);
+    return mock::state();
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Record))
+        return mock::failure(mock::Record);
+    auto *e = reinterpret_cast<mock::Event *>(ev);
+    e->stream = mock::stream_of(s);
+    e->pos = e->stream->enqueued;
+    e->record_tick = mock::ticks;
+    mock::maybe_progress();
+    return cudaSuccess;
+}
+
+// The clock when each event completed: when its stream ran the operation
+// before it, or when it was recorded on an idle stream.
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
+    const auto when = [](mock::Event *e) {
+        if (e->stream == nullptr)
+            return e->record_tick;
+        mock::run_until([&] { return e->stream->done >= e->pos; }, "cudaEventElapsedTime");
+        return std::max(e->record_tick, e->pos > 0 ? e->stream->done_tick[e->pos - 1] : 0);
+    };
+    const uint64_t a = when(reinterpret_cast<mock::Event *>(start)), b = when(reinterpret_cast<mock::Event *>(end));
+    *ms = static_cast<float>((static_cast<double>(b) - static_cast<double>(a)) / 1000.0);
+    return mock::state();
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Wait))
+        return mock::failure(mock::Wait);
+    const auto *e = reinterpret_cast<mock::Event *>(ev);
+    if (e->stream != nullptr)
+        mock::enqueue(s, nullptr, e->stream, e->pos);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t ev)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::EventSync))
+        return mock::failure(mock::EventSync);
+    const auto *e = reinterpret_cast<mock::Event *>(ev);
+    if (e->stream != nullptr)
+        mock::run_until([&] { return e->stream->done >= e->pos; }, "cudaEventSynchronize");
+    return mock::state();
+}
+
+// Part of a copy of `height` rows of `width` bytes: whole rows, then part
+// of one, in 4-byte steps (an element is written whole or not at all).
+std::function<void()> partial_copy(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                   size_t height)
+{
+    return [=] {
+        const size_t rows = static_cast<size_t>(mock::rng() % height);
+        const size_t bytes = width / 4 == 0 ? 0 : 4 * static_cast<size_t>(mock::rng() % (width / 4 + 1));
+        for (size_t h = 0; h <= rows && h < height; ++h)
+            std::memcpy(static_cast<char *>(dst) + h * dpitch, static_cast<const char *>(src) + h * spitch,
+                        h < rows ? width : bytes);
+    };
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                              cudaMemcpyKind, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Copy))
+        return mock::failure(mock::Copy);
+    if (width > dpitch || width > spitch || dpitch > static_cast<size_t>(mock::max_pitch) ||
+        spitch > static_cast<size_t>(mock::max_pitch))
+        return cudaErrorInvalidPitchValue;
+    mock::Op op;
+    op.kind = mock::OpKind::Copy;
+    op.fn = [=] {
+        for (size_t h = 0; h < height; ++h)
+            std::memcpy(static_cast<char *>(dst) + h * dpitch, static_cast<const char *>(src) + h * spitch, width);
+    };
+    op.partial = partial_copy(dst, dpitch, src, spitch, width, height);
+    mock::enqueue(s, std::move(op));
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Copy))
+        return mock::failure(mock::Copy);
+    mock::Op op;
+    op.kind = mock::OpKind::Copy;
+    op.fn = [=] { std::memcpy(dst, src, bytes); };
+    op.partial = partial_copy(dst, bytes, src, bytes, bytes, 1);
+    mock::enqueue(s, std::move(op));
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const cudaMemPoolProps *)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Create))
+        return mock::failure(mock::Create);
+    *pool = reinterpret_cast<cudaMemPool_t>(new int(0));
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    return mock::fails(mock::Query) ? mock::failure(mock::Query) : cudaSuccess;
+}
+
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    return mock::fails(mock::Query) ? mock::failure(mock::Query) : cudaSuccess;
+}
+
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr attr, void *value)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
+    // Nothing is cached: reserved == used.
+    *static_cast<uint64_t *>(value) =
+        (attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent) ? mock::pool_used : 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMallocFromPoolAsync(void **p, size_t bytes, cudaMemPool_t, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Alloc))
+        return mock::failure(mock::Alloc);
+    if (bytes > mock::alloc_limit)
+        return cudaErrorMemoryAllocation;
+    float *f = new float[bytes / sizeof(float) + 1];
+    mock::device_allocs[f] = bytes;
+    mock::pool_used += bytes;
+    *p = f;
+    // The memory becomes the caller's where stream s reaches this point, and
+    // holds garbage (NaN) then: a copy on another stream that did not wait
+    // for that point is overwritten.
+    mock::enqueue(s, [f, bytes] { std::memset(f, 0xFF, bytes); });
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Free))
+        return mock::failure(mock::Free);
+    mock::enqueue(s, [p] {
+        mock::pool_used -= mock::device_allocs.at(p);
+        mock::device_allocs.erase(p);
+        delete[] static_cast<float *>(p);
+    });
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Alloc))
+        return mock::failure(mock::Alloc);
+    const auto spare = mock::host_spare.find(bytes);
+    if (spare != mock::host_spare.end()) {
+        *p = spare->second;
+        mock::host_spare.erase(spare);
+    } else {
+        *p = std::malloc(bytes);
+    }
+    mock::host_allocs[*p] = bytes;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *p)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Free) && !mock::dead)
+        return mock::failure(mock::Free);
+    mock::host_spare.emplace(mock::host_allocs.at(p), p);
+    mock::host_allocs.erase(p);
+    return mock::state();
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
+    *free_b = mock::device_free;
+    *total_b = mock::device_free;
+    return cudaSuccess;
+}
+
+}  // extern "C"
+
+// ---------------------------------------------------------------- what the library calls besides the runtime
+
+namespace mock {
+int contract_violations = 0;
+
+std::vector<Range> kinds;
+}  // namespace mock
+
+namespace tgemm {
+
+DeviceGuard::~DeviceGuard() = default;
+
+tgemm_status DeviceGuard::enter(int)
+{
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status choose_device(int *dev)
+{
+    *dev = 0;
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status device_info(int, const DeviceInfo **info)
+{
+    static DeviceInfo d = [] {
+        DeviceInfo i;
+        i.id = 0;
+        return i;
+    }();
+    *info = &d;
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status classify_pointer(const void *p, int, MemKind *kind)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return fail_cuda(mock::failure(mock::Query), "cudaPointerGetAttributes");
+    *kind = MemKind::Pageable;
+    for (const mock::Range &r : mock::kinds)
+        if (p >= r.begin && static_cast<const char *>(p) < static_cast<const char *>(r.begin) + r.bytes)
+            *kind = r.kind;
+    return TGEMM_SUCCESS;
+}
+
+// The kernel: the same product on the CPU, when the stream gets to it. A
+// launch that fails (not from a broken context) has enqueued the first half
+// of the columns first, as a failure after the first of several launches
+// (split-K, peeled strips) would.
+tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &, cudaStream_t s)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    const bool failed = mock::fails(mock::Launch);
+    if (failed && mock::dead)
+        return (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure (broken context)");
+    ++mock::launches;
+    mock::launched_c.push_back(p.c);
+    const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
+    if (p.m < 1 || p.n < 1 || p.ldc < p.m ||
+        (reads_ab && (p.lda < (p.trans_a ? p.k : p.m) || p.ldb < (p.trans_b ? p.n : p.k))))
+        ++mock::contract_violations;
+    const GemmParams d = p;
+    // Columns [0, cols) in full, then rows [0, rows) of column `cols`.
+    const auto columns = [d, reads_ab](int64_t cols, int64_t rows) {
+        for (int64_t j = 0; j < d.n && j <= cols; ++j)
+            for (int64_t i = 0; i < (j < cols ? d.m : rows); ++i) {
+                float acc = 0.0f;
+                for (int64_t q = 0; reads_ab && q < d.k; ++q)
+                    acc += (d.trans_a ? d.a[q + i * d.lda] : d.a[i + q * d.lda]) *
+                           (d.trans_b ? d.b[j + q * d.ldb] : d.b[q + j * d.ldb]);
+                float &c = d.c[i + j * d.ldc];
+                const float old = d.beta == 0.0f ? 0.0f : d.beta * c;
+                c = reads_ab ? d.alpha * acc + old : old;
+            }
+    };
+    mock::Op op;
+    op.kind = mock::OpKind::Kernel;
+    if (failed) {
+        op.fn = [columns, d] { columns(d.n / 2, 0); };
+    } else {
+        op.fn = [columns, d] { columns(d.n, 0); };
+        op.partial = [columns, d] {
+            columns(static_cast<int64_t>(mock::rng() % d.n), static_cast<int64_t>(mock::rng() % d.m));
+        };
+    }
+    mock::enqueue(s, std::move(op));
+    return failed ? (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure") : TGEMM_SUCCESS;
+}
+
+}  // namespace tgemm

@@ -1,0 +1,146 @@
+// A mock CUDA runtime for tests/test_host_mock.cpp: the runtime calls the
+// host-operand executor makes, and the library functions it calls besides
+// the runtime (devices, pointer kinds, run_device_operands), no GPU needed.
+//
+// Streams are queues of deferred operations: a copy or a "kernel"
+// (run_device_operands, here a CPU loop) runs only when the host
+// synchronises on something that needs it, or now and then at random;
+// among the streams that could run, a random one goes first, and an
+// operation waits only for the events its stream was told to wait for. So a
+// missing event wait lets a kernel read a buffer before its copy arrived, a
+// missing host wait lets the host overwrite a staging buffer a copy has not
+// read yet, and both show up as wrong results. A wait that can never be
+// satisfied aborts with "deadlock". Device allocations turn NaN where their
+// stream reaches the allocation.
+//
+// Failures: the mock makes the n-th call of a kind fail (each kind of copy,
+// launch, event record, wait and synchronisation, allocation, creation,
+// query), once, or for good as a broken context does: that call and every
+// later one fail, nothing queued runs any more, and the operation under way
+// at the head of each stream (a copy, a kernel) does part of its work
+// first. A copy or a kernel can also fault as it runs (a broken context).
+//
+// Every mock function takes `mu`; a test that reads or changes the mock's
+// state while calls may run takes it too.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "runtime/device.hpp"
+
+namespace mock {
+
+struct Stream;
+
+enum class OpKind { Other, Copy, Kernel };
+
+struct Op {
+    Stream *wait_stream = nullptr;  // an event wait: runs once wait_stream has done wait_pos operations
+    uint64_t wait_pos = 0;
+    std::function<void()> fn;
+    OpKind kind = OpKind::Other;
+    // What the operation may have done when the context broke while it was
+    // under way: part of a copy, part of a kernel's tile.
+    std::function<void()> partial;
+};
+
+struct Stream {
+    std::deque<Op> queue;
+    uint64_t enqueued = 0, done = 0;
+    std::vector<uint64_t> done_tick;  // per operation: the clock when it ran
+};
+
+struct Event {
+    Stream *stream = nullptr;  // nullptr until recorded
+    uint64_t pos = 0;
+    uint64_t record_tick = 0;  // the clock when it was recorded
+};
+
+extern std::mutex mu;
+extern std::mt19937_64 rng;
+extern std::set<Stream *> streams;
+extern std::set<Event *> events;
+extern int timing_events;  // events made with timing (TGEMM_HOST_TRACE only)
+extern std::map<void *, size_t> host_allocs;
+extern std::map<void *, size_t> device_allocs;
+
+extern uint64_t device_free;  // what cudaMemGetInfo reports
+extern uint64_t alloc_limit;  // larger device allocations fail
+extern int max_pitch;
+extern int launches;
+extern std::vector<const float *> launched_c;  // the C of each launch since the last reset (lead groups)
+extern int contract_violations;               // launches whose problem broke run_device_operands' contract
+
+// The kinds of runtime calls a failure can be injected into, and the
+// operations that can fault while they run (RunKernel, RunCopy: always a
+// broken context, as a kernel that faults on a GPU).
+enum Call {
+    Copy,        // cudaMemcpy2DAsync, cudaMemcpyAsync
+    Launch,      // run_device_operands
+    Record,      // cudaEventRecord
+    Wait,        // cudaStreamWaitEvent
+    EventSync,   // cudaEventSynchronize
+    StreamSync,  // cudaStreamSynchronize
+    Alloc,       // cudaMallocFromPoolAsync, cudaHostAlloc
+    Free,        // cudaFreeAsync, cudaFreeHost
+    Create,      // cudaStreamCreateWithFlags, cudaEventCreateWithFlags, cudaMemPoolCreate
+    Destroy,     // cudaStreamDestroy, cudaEventDestroy
+    Query,       // cudaMemGetInfo, cudaMemPool{Get,Set}Attribute, cudaMemPoolTrimTo, cudaDeviceGetAttribute,
+                 // cudaEventElapsedTime
+    RunKernel,   // a kernel faults while it runs
+    RunCopy,     // a copy faults while it runs
+    kCalls
+};
+
+extern const char *const kCallNames[kCalls];
+
+struct Fault {
+    int kind = -1;       // a Call, -1 = none
+    int64_t at = 0;      // the at-th call of that kind (from 0) fails
+    bool sticky = false; // and every later call too, as in a broken context
+    // After a one-off failure: the then_at-th call of kind `then` after it
+    // fails too, once (-1 = none), as the calls that clean up after a
+    // failure can.
+    int then = -1;
+    int64_t then_at = 0;
+};
+
+extern Fault fault;
+extern int64_t calls[kCalls];  // calls of each kind since the last reset
+extern bool dead;              // the context is broken
+extern bool fired;             // the fault has struck
+extern bool then_fired;        // and its follower
+
+// Where the operands of execute() calls live (classify_pointer): ranges of
+// bytes and their kinds; anything else is pageable.
+struct Range {
+    const void *begin = nullptr;
+    size_t bytes = 0;
+    tgemm::MemKind kind = tgemm::MemKind::Pageable;
+};
+extern std::vector<Range> kinds;
+
+Stream *stream_of(cudaStream_t s);
+
+// Runs everything still queued (between tests).
+void drain_all();
+
+// The next calls run with fault f (kind -1: none), counted from 0.
+void arm(const Fault &f);
+
+// A fresh context, as a new process would have (the library's own state,
+// pipelines included, stays as it was). Device memory still allocated, tile
+// memory no call will free, goes with the broken one (no call is in flight).
+void revive();
+
+}  // namespace mock
