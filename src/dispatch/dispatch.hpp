@@ -45,8 +45,4 @@ tgemm_status drop_workspace(CallPlan *plan);
 // aligned to 256 (nullptr where it is 0). TGEMM_VERBOSE=2 logs each launch.
 tgemm_status launch(const CallPlan &plan, float *workspace, cudaStream_t s);
 
-// All of the above for one call, the workspace from the device's pool
-// (dispatch/legacy_launch.cpp): what the driver calls.
-tgemm_status launch_gemm(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s);
-
 }  // namespace tgemm
