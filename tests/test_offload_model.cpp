@@ -193,6 +193,30 @@ void test_gpu_tried_only_when_warm(void **)
                      static_cast<int>(Side::Cpu));
 }
 
+// A class running on the CPU stays there while the GPU's measured time is
+// within kSwitchMargin of the CPU's, and moves once it is clearly faster.
+void test_close_calls_keep_their_side(void **)
+{
+    OffloadLearner l;
+    const OffloadEstimate model{1e-3, 1.5e-3};
+    const auto side = [&] { return static_cast<int>(l.choose(192, 192, 192, true, model, true, true).side); };
+    const int cpu = static_cast<int>(Side::Cpu), gpu = static_cast<int>(Side::Gpu);
+    assert_int_equal(side(), cpu);
+    for (int i = 0; i < 3; ++i) {
+        l.observe(192, 192, 192, true, Side::Cpu, 1e-3, model);
+        l.observe(192, 192, 192, true, Side::Gpu, 0.95e-3, model);  // 5% faster: not enough
+    }
+    for (int i = 0; i < 20; ++i)  // fewer than kReexploreCalls: no try of the GPU either
+        if (side() == gpu)
+            fail_msg("call %d moved to the GPU on a 5%% difference", i);
+    for (int i = 0; i < 3; ++i)
+        l.observe(192, 192, 192, true, Side::Gpu, 0.8e-3, model);  // 20% faster: moves
+    assert_int_equal(side(), gpu);
+    for (int i = 0; i < 3; ++i)
+        l.observe(192, 192, 192, true, Side::Cpu, 0.75e-3, model);  // the CPU 6% faster than the GPU: stays
+    assert_int_equal(side(), gpu);
+}
+
 }  // namespace
 
 int main()
@@ -203,6 +227,7 @@ int main()
         cmocka_unit_test(test_no_learning),          cmocka_unit_test(test_learns_the_faster_side),
         cmocka_unit_test(test_explores_only_close_calls), cmocka_unit_test(test_reexplores),
         cmocka_unit_test(test_median_of_three), cmocka_unit_test(test_gpu_tried_only_when_warm),
+        cmocka_unit_test(test_close_calls_keep_their_side),
     };
     return cmocka_run_group_tests_name("tgemm_offload_model", tests, nullptr, nullptr);
 }

@@ -98,7 +98,17 @@ OffloadChoice OffloadLearner::choose(int64_t m, int64_t n, int64_t k, bool beta,
         c.estimate.gpu = model.gpu * e->factor(1);
     if (e->measured[0] != 0 || e->measured[1] != 0)
         c.reason = Reason::Learned;
-    const Side best = c.estimate.gpu < c.estimate.cpu ? Side::Gpu : Side::Cpu;
+    Side best = c.estimate.gpu < c.estimate.cpu ? Side::Gpu : Side::Cpu;
+    // A close call keeps the side the class has been running on: calls of
+    // one shape vary by more than the gap, and flipping on noise costs the
+    // slower side's time half of the time.
+    if (e->held >= 0 && static_cast<int>(best) != e->held && e->measured[e->held] != 0) {
+        const double held_time = e->held == static_cast<int>(Side::Gpu) ? c.estimate.gpu : c.estimate.cpu;
+        const double best_time = best == Side::Gpu ? c.estimate.gpu : c.estimate.cpu;
+        if (best_time >= kSwitchMargin * held_time)
+            best = static_cast<Side>(e->held);
+    }
+    e->held = static_cast<int8_t>(best);
     const Side other = best == Side::Gpu ? Side::Cpu : Side::Gpu;
     const double t_best = best == Side::Gpu ? c.estimate.gpu : c.estimate.cpu;
     const double t_other = other == Side::Gpu ? c.estimate.gpu : c.estimate.cpu;

@@ -73,6 +73,9 @@ const char *reason_name(Reason r);
 
 constexpr double kExploreFactor = 3.0;
 constexpr uint32_t kReexploreCalls = 32;
+// A class that has been running on one side moves to the other only when
+// the other is estimated faster by this factor.
+constexpr double kSwitchMargin = 0.9;
 
 // The measured corrections, per shape class. Thread-safe.
 class OffloadLearner {
@@ -94,6 +97,7 @@ private:
         double log_factor[2][kKept] = {};    // log(measured / model), the latest kKept per side
         uint32_t measured[2] = {0, 0};       // calls measured per side
         uint32_t calls = 0;                  // choices made for the class
+        int8_t held = -1;                    // the side chosen last, not counting tries (-1: none)
 
         // The median of the kept measurements of a side (measured[side] > 0).
         double factor(int side) const;
