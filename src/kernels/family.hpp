@@ -29,12 +29,12 @@ struct KernelFamily {
 };
 
 namespace kernels {
-#define TGEMM_TILED_FAMILY(name) extern const KernelFamily tiled_##name;
+#define TGEMM_TILED_FAMILY(name, streamk) extern const KernelFamily tiled_##name;
 #include "kernels/families.def"
 #undef TGEMM_TILED_FAMILY
 
 // Every tiled family, in the registry's order (kernels/families.def).
-#define TGEMM_TILED_FAMILY(name) &tiled_##name,
+#define TGEMM_TILED_FAMILY(name, streamk) &tiled_##name,
 inline const KernelFamily *const kTiledFamilies[] = {
 #include "kernels/families.def"
 };
