@@ -223,14 +223,15 @@ test-gpu: $(BUILD)/tests/test_gemm
 	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm deterministic && \
 	TGEMM_TEST_SEED=$$seed TGEMM_CLUSTERS=0 TGEMM_TEST_BITS=$(GEMM_BITS) $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm deterministic
 
-# The streaming kernels' planner (split of K, row groups, cluster form) is
-# host code in the kernels' object; its unit test links that object and
-# needs no GPU.
-$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp tests/line_buffered.c $(BUILD)/obj/kernels/skinny.o \
+# The streaming kernels' planner (split of K, row groups, cluster form;
+# src/dispatch/skinny_split.cpp, plain C++) and the tensor-copy kernel's
+# test of which products it takes (host code in its kernel's object): the
+# unit test links those objects and needs no GPU.
+$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp tests/line_buffered.c $(BUILD)/obj/dispatch/skinny_split.o \
                                  $(BUILD)/obj/kernels/skinny_tma.o
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
-	    tests/line_buffered.c $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o \
+	    tests/line_buffered.c $(BUILD)/obj/dispatch/skinny_split.o $(BUILD)/obj/kernels/skinny_tma.o \
 	    -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
 
 test-skinny-plan: $(BUILD)/tests/test_skinny_plan

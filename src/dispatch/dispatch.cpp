@@ -8,6 +8,7 @@
 
 #include "core/status.hpp"
 #include "core/settings.hpp"
+#include "dispatch/skinny_split.hpp"
 #include "runtime/workspace.hpp"
 
 namespace tgemm {
@@ -434,7 +435,8 @@ Plan plan_skinny(const GemmParams &p, const DeviceInfo &dev)
     const bool y16 = (reinterpret_cast<uintptr_t>(s.y) & 15u) == 0;
     plan.skinny.y_vec = y16 && (s.y_k == 1 ? (s.s == 1 || s.y_j % 4 == 0)
                                            : (s.y_j == 1 && s.s % 4 == 0 && s.y_k % 4 == 0));
-    const SplitK sk = skinny_split(&plan.skinny, dev.sm_count, dev.skinny_cluster_blocks);  // as plan_tiled
+    const SkinnyDevice sd = {dev.sm_count, dev.skinny_cluster_blocks, kMemoryBandwidth, kLaunchSeconds};
+    const SplitK sk = skinny_split(&plan.skinny, sd);  // as plan_tiled
     if (sk.splits > 1 && (sk.cluster || split_fits(p, sk.splits))) {
         plan.splits = sk.splits;
         plan.k_chunk = sk.k_chunk;
