@@ -109,16 +109,14 @@ $(TILED_OBJ): $(BUILD)/obj/kernels/tiled_%.o: $(BUILD)/gen/kernels/tiled_%.cu
 
 # A tiled family's .cu: kernels::tiled_<name> defined from its configuration
 # (TGEMM_DEFINE_TILED_FAMILY, src/kernels/tiled/family.cuh) with the
-# registry's stream-K flag. Rewritten only when its text changes, so that an
-# edit of families.def rebuilds only the families whose line changed.
+# registry's stream-K flag.
 $(TILED_GEN): $(BUILD)/gen/kernels/tiled_%.cu: src/kernels/families.def
 	@mkdir -p $(@D)
 	@flag=$$(sed -n 's/^TGEMM_TILED_FAMILY($*, *\([01]\))$$/\1/p' $<); \
 	test -n "$$flag" || { echo "$*: not a family of $<"; exit 1; }; \
 	printf '%s\n' '// Generated from src/kernels/families.def by the Makefile: the tiled family $*.' \
 	    '#include "kernels/tiled/family.cuh"' '' 'namespace tgemm {' 'namespace kernels {' \
-	    "TGEMM_DEFINE_TILED_FAMILY($*, $$flag)" '}  // namespace kernels' '}  // namespace tgemm' > $@.tmp; \
-	if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+	    "TGEMM_DEFINE_TILED_FAMILY($*, $$flag)" '}  // namespace kernels' '}  // namespace tgemm' > $@
 
 $(LIB): $(LIB_OBJ) src/tgemm.map
 	@mkdir -p $(@D)

@@ -1,5 +1,8 @@
-// Host-side view of the kernels: a family is one tile shape of the tiled
-// kernel template, instantiated for every transpose pair and alignment.
+// The kernels' interface to the layers above (dispatch): the tiled families
+// of the registry (kernels/families.def), each one tile shape of the tiled
+// kernel template instantiated for every transpose pair and alignment, and
+// the launchers of the other kernels (scaling, packing, split-K reduction,
+// the streaming kernels). Launchers return the CUDA error of the launch.
 #pragma once
 
 #include <cstddef>

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
+#include <initializer_list>
 #include <type_traits>
 
 #include "kernels/cluster_launch.hpp"
@@ -169,6 +170,25 @@ inline cudaError_t launch_k(void (*kernel)(SkinnyParams, SplitK), dim3 grid, siz
     const cudaLaunchConfig_t cfg = cluster_launch_config(grid, kThreads, sk.cluster && smem < kClusterSmem ? kClusterSmem : smem,
                                                          st, sk.cluster ? sk.splits : 1, &attr);
     return cudaLaunchKernelEx(&cfg, kernel, p, sk);
+}
+
+// skinny_rows' and skinny_rows_ring's grid: 128 r per block along x, one
+// slice of K per y.
+inline dim3 rows_grid(const SkinnyParams &p, const SplitK &sk)
+{
+    return dim3(static_cast<unsigned>((p.r + kRowsPerBlock - 1) / kRowsPerBlock), static_cast<unsigned>(sk.splits));
+}
+
+// Lets each of the kernels use max_bytes of dynamic shared memory; the
+// first failure, or cudaSuccess.
+inline cudaError_t allow_smem(int max_bytes, std::initializer_list<void (*)(SkinnyParams, SplitK)> kernels)
+{
+    for (void (*kernel)(SkinnyParams, SplitK) : kernels) {
+        const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
 }
 
 // f(std::integral_constant<int, S>{}) for the bucket of s (short_bucket).

@@ -271,10 +271,7 @@ cudaError_t skinny::prepare_dots(int max_bytes)
 {
     return each_bucket([max_bytes](auto s) {
         constexpr int S = decltype(s)::value;
-        cudaError_t e = cudaFuncSetAttribute(skinny_dots<S, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(skinny_dots<S, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes);
-        return e;
+        return allow_smem(max_bytes, {skinny_dots<S, false>, skinny_dots<S, true>});
     });
 }
 

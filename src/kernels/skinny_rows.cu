@@ -206,10 +206,7 @@ cudaError_t skinny::prepare_rows(int max_bytes)
 {
     return each_bucket([max_bytes](auto s) {
         constexpr int S = decltype(s)::value;
-        cudaError_t e = cudaFuncSetAttribute(skinny_rows<S, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(skinny_rows<S, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes);
-        return e;
+        return allow_smem(max_bytes, {skinny_rows<S, false>, skinny_rows<S, true>});
     });
 }
 
@@ -217,9 +214,8 @@ cudaError_t skinny::launch_rows(const SkinnyParams &p, const SplitK &sk, cudaStr
 {
     return with_bucket(p.s, [&](auto s) {
         constexpr int S = decltype(s)::value;
-        const dim3 grid(static_cast<unsigned>((p.r + kRowsPerBlock - 1) / kRowsPerBlock),
-                        static_cast<unsigned>(sk.splits));
-        return launch_k(p.vec ? skinny_rows<S, true> : skinny_rows<S, false>, grid, rows_smem<S>(p, sk), st, p, sk);
+        return launch_k(p.vec ? skinny_rows<S, true> : skinny_rows<S, false>, rows_grid(p, sk), rows_smem<S>(p, sk),
+                        st, p, sk);
     });
 }
 

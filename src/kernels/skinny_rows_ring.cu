@@ -39,7 +39,7 @@ __device__ __forceinline__ void wait_async()
 // Y(j, k..k+3) of every j (kYk: [j], 16 bytes of K per j; else
 // [step][j / 4], 16 bytes of j per piece). With kRingDepth - 1 groups in
 // flight per warp while it multiplies one, an SM of two blocks has 128 KB
-// of X requested (H100: a pure read of 64 MB reaches ~2.3 TB/s only with
+// of X requested (a pure read of a large X reaches the memory's rate only with
 // about that much in flight per SM), without the registers that loads into
 // registers would hold.
 constexpr int kRingDepth = 5;
@@ -220,13 +220,9 @@ cudaError_t skinny::prepare_rows_ring(int max_bytes)
 {
     return each_bucket([max_bytes](auto s) {
         constexpr int S = decltype(s)::value;
-        cudaError_t e =
-            cudaFuncSetAttribute(skinny_rows_ring<S, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes);
         if constexpr (S >= 4)
-            if (e == cudaSuccess)
-                e = cudaFuncSetAttribute(skinny_rows_ring<S, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         max_bytes);
-        return e;
+            return allow_smem(max_bytes, {skinny_rows_ring<S, true>, skinny_rows_ring<S, false>});
+        return allow_smem(max_bytes, {skinny_rows_ring<S, true>});
     });
 }
 
@@ -241,13 +237,11 @@ cudaError_t skinny::launch_rows_ring(const SkinnyParams &p, const SplitK &sk, cu
 {
     return with_bucket(p.s, [&](auto s) {
         constexpr int S = decltype(s)::value;
-        const dim3 grid(static_cast<unsigned>((p.r + kRowsPerBlock - 1) / kRowsPerBlock),
-                        static_cast<unsigned>(sk.splits));
         void (*kernel)(SkinnyParams, SplitK) = skinny_rows_ring<S, true>;
         if constexpr (S >= 4)
             if (p.y_k != 1)
                 kernel = skinny_rows_ring<S, false>;
-        return launch_k(kernel, grid, ring_smem_bytes<S>(sk.cluster), st, p, sk);
+        return launch_k(kernel, rows_grid(p, sk), ring_smem_bytes<S>(sk.cluster), st, p, sk);
     });
 }
 
