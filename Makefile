@@ -65,7 +65,14 @@ NVCCFLAGS := -std=c++17 -O3 -lineinfo $(CUDA_ARCHS) -Xcompiler -fPIC,-fvisibilit
 
 LIB_CXX_SRC := $(wildcard src/*/*.cpp)
 LIB_CU_SRC := $(wildcard src/kernels/*.cu)
-LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o)
+# The registry of tiled kernel families (src/kernels/families.def): one
+# generated .cu and one object per family; STREAMK_FAMILIES, those whose
+# line says they have the stream-K form.
+KERNEL_FAMILIES := ${shell sed -n 's/^TGEMM_TILED_FAMILY(\([^,]*\),.*/\1/p' src/kernels/families.def}
+STREAMK_FAMILIES := ${shell sed -n 's/^TGEMM_TILED_FAMILY(\([^,]*\), *1)$$/\1/p' src/kernels/families.def}
+TILED_GEN := $(KERNEL_FAMILIES:%=$(BUILD)/gen/kernels/tiled_%.cu)
+TILED_OBJ := $(KERNEL_FAMILIES:%=$(BUILD)/obj/kernels/tiled_%.o)
+LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o) $(TILED_OBJ)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
 .PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
@@ -83,13 +90,32 @@ $(BUILD)/obj/%.o: src/%.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS_LIB) $(CXXFLAGS_LIB) -MMD -MP -c $< -o $@
 
-# ptxas's register/spill report for each kernel lands next to the object.
-$(BUILD)/obj/%.o: src/%.cu
+# ptxas's register/spill report for each kernel lands next to the object;
+# a kernel that spills fails the build.
+define nvcc_object
 	@mkdir -p $(@D)
 	$(NVCC) $(CPPFLAGS_LIB) $(NVCCFLAGS) -MMD -MP -c $< -o $@ 2> $(@:.o=.ptxas.log) \
 	    || { cat $(@:.o=.ptxas.log); exit 1; }
 	@! grep -i 'bytes spill' $(@:.o=.ptxas.log) | grep -v ' 0 bytes spill stores, 0 bytes spill loads' \
 	    || { echo "register spills in $<"; exit 1; }
+endef
+
+$(BUILD)/obj/%.o: src/%.cu
+	$(nvcc_object)
+
+$(TILED_OBJ): $(BUILD)/obj/kernels/tiled_%.o: $(BUILD)/gen/kernels/tiled_%.cu
+	$(nvcc_object)
+
+# A tiled family's .cu: kernels::tiled_<name> defined from its configuration
+# (TGEMM_DEFINE_TILED_FAMILY, src/kernels/tiled/family.cuh) with the
+# registry's stream-K flag.
+$(TILED_GEN): $(BUILD)/gen/kernels/tiled_%.cu: src/kernels/families.def
+	@mkdir -p $(@D)
+	@flag=$$(sed -n 's/^TGEMM_TILED_FAMILY($*, *\([01]\))$$/\1/p' $<); \
+	test -n "$$flag" || { echo "$*: not a family of $<"; exit 1; }; \
+	printf '%s\n' '// Generated from src/kernels/families.def by the Makefile: the tiled family $*.' \
+	    '#include "kernels/tiled/family.cuh"' '' 'namespace tgemm {' 'namespace kernels {' \
+	    "TGEMM_DEFINE_TILED_FAMILY($*, $$flag)" '}  // namespace kernels' '}  // namespace tgemm' > $@
 
 $(LIB): $(LIB_OBJ) src/tgemm.map
 	@mkdir -p $(@D)
@@ -116,10 +142,6 @@ TEST_BINS := $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/tes
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h tests/gpu_probe.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_COMMON) $(TEST_LIBS)
-
-# Kernel families the dispatcher can choose; each runs the small-size rows
-# of the table on its own, so every family's edges are tested directly.
-KERNEL_FAMILIES := $(shell sed -n 's/^TGEMM_TILED_FAMILY(\(.*\))/\1/p' src/kernels/families.def)
 
 # make test builds everything its runs need (TEST_PROGRAMS) in parallel,
 # then makes the run targets (TEST_RUNS) one at a time in a sub-make: they
@@ -198,14 +220,15 @@ test-gpu: $(BUILD)/tests/test_gemm
 	TGEMM_TEST_SEED=$$seed TGEMM_TEST_BITS=$(GEMM_BITS) $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm deterministic && \
 	TGEMM_TEST_SEED=$$seed TGEMM_CLUSTERS=0 TGEMM_TEST_BITS=$(GEMM_BITS) $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm deterministic
 
-# The streaming kernels' planner (split of K, row groups, cluster form) is
-# host code in the kernels' object; its unit test links that object and
-# needs no GPU.
-$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp tests/line_buffered.c $(BUILD)/obj/kernels/skinny.o \
+# The streaming kernels' planner (split of K, row groups, cluster form;
+# src/dispatch/skinny_split.cpp, plain C++) and the tensor-copy kernel's
+# test of which products it takes (host code in its kernel's object): the
+# unit test links those objects and needs no GPU.
+$(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp tests/line_buffered.c $(BUILD)/obj/dispatch/skinny_split.o \
                                  $(BUILD)/obj/kernels/skinny_tma.o
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
-	    tests/line_buffered.c $(BUILD)/obj/kernels/skinny.o $(BUILD)/obj/kernels/skinny_tma.o \
+	    tests/line_buffered.c $(BUILD)/obj/dispatch/skinny_split.o $(BUILD)/obj/kernels/skinny_tma.o \
 	    -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
 
 test-skinny-plan: $(BUILD)/tests/test_skinny_plan
@@ -318,7 +341,6 @@ test-host: $(BUILD)/tests/test_host
 # With each family, the NaN and Inf rows too (special-values). Then the
 # families that have a stream-K form, each in that form, and one without it
 # under TGEMM_STREAMK=always (planned as without the setting).
-STREAMK_FAMILIES := 128x128x16 128x256x8 256x128x8 256x128x16
 test-kernels: $(BUILD)/tests/test_gemm
 	@rc=0; for f in $(KERNEL_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f"; \

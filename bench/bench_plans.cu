@@ -80,11 +80,8 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "usage: bench_plans M N K [M N K ...]\n");
         return 2;
     }
-    const KernelFamily *fams[] = {&tiled_256x128x16, &tiled_256x128x8, &tiled_128x256x8,
-                                  &tiled_128x128x8,  &tiled_128x128x16, &tiled_128x64x8,
-                                  &tiled_64x128x8,   &tiled_64x64x8,    &tiled_64x64x16,
-                                  &tiled_32x32x8};
-    constexpr int kFams = sizeof(fams) / sizeof(fams[0]);
+    const KernelFamily *const *fams = kTiledFamilies;  // the registry's, in its order
+    constexpr int kFams = kTiledFamilyCount;
     int dev = 0, cc_major = 0;
     CHECK(cudaGetDevice(&dev));
     CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));

@@ -20,6 +20,7 @@
 #include "core/status.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/planners.hpp"
+#include "dispatch/skinny_split.hpp"
 #include "plan_dump.hpp"
 
 namespace {
@@ -54,7 +55,7 @@ plan_dump::Piece dump_piece(const PiecePlan &x)
         d.vec = x.skinny.vec;
         d.y_vec = x.skinny.y_vec;
         d.grid_x = ceil_div(x.skinny.r, x.kind == KernelKind::StreamingTma ? kernels::kSkinnyTmaRows
-                                                                          : kernels::skinny_rows_per_block(x.skinny));
+                                                                          : skinny_rows_per_block(x.skinny));
         break;
     case KernelKind::Scale:
         break;

@@ -1,8 +1,8 @@
-// The streaming kernels' planner (skinny_split in src/kernels/skinny.cu),
+// The streaming kernels' planner (skinny_split in src/dispatch/skinny_split.cpp),
 // no GPU needed (make test-skinny-plan): for products whose C has at most 16
 // rows or columns it chooses the split of K, the row groups per block and
 // whether the split is finished inside a thread-block cluster. Linked from
-// the library's own object; nothing here touches a device.
+// the library's own objects; nothing here touches a device.
 //
 // Also skinny_tma_fits (src/kernels/skinny_tma.cu): which products go to
 // the kernel fed by the tensor copy engine instead.
@@ -26,6 +26,7 @@ extern "C" {
 #include <cstdio>
 #include <initializer_list>
 
+#include "dispatch/skinny_split.hpp"
 #include "kernels/family.hpp"
 
 using tgemm::SplitK;
@@ -37,6 +38,12 @@ constexpr int kSms = 132;
 // H100 80GB HBM3: blocks resident at once in clusters of n (TGEMM_VERBOSE=2).
 const int kH100Clusters[tgemm::kernels::kSkinnyMaxCluster + 1] = {0, 0, 264, 237, 248, 235, 234, 224, 240};
 const int kNoClusters[tgemm::kernels::kSkinnyMaxCluster + 1] = {};
+
+// The H100's bandwidth and launch cost, as the dispatcher's device model has them.
+tgemm::SplitK split(SkinnyParams *p, const int *clusters)
+{
+    return tgemm::skinny_split(p, tgemm::SkinnyDevice{kSms, clusters, 2.88e12, 3e-6});
+}
 
 SkinnyParams params(int64_t r, int s, int64_t k, bool rows)
 {
@@ -52,14 +59,14 @@ SkinnyParams params(int64_t r, int s, int64_t k, bool rows)
 
 int64_t blocks_of(const SkinnyParams &p, const SplitK &sk)
 {
-    const int64_t per = tgemm::kernels::skinny_rows_per_block(p);
+    const int64_t per = tgemm::skinny_rows_per_block(p);
     return (p.r + per - 1) / per * sk.splits;
 }
 
 void check_plan(int64_t r, int s, int64_t k, bool rows, const int *clusters)
 {
     SkinnyParams p = params(r, s, k, rows);
-    const SplitK sk = tgemm::kernels::skinny_split(&p, kSms, clusters);
+    const SplitK sk = split(&p, clusters);
     char what[160];
     std::snprintf(what, sizeof what, "%s r=%lld s=%d k=%lld: splits=%d chunk=%lld groups=%d cluster=%d",
                   rows ? "rows" : "dots", static_cast<long long>(r), s, static_cast<long long>(k), sk.splits,
@@ -81,7 +88,7 @@ void check_plan(int64_t r, int s, int64_t k, bool rows, const int *clusters)
             fail_msg("%s: %lld blocks, but clusters of %d hold %d", what, static_cast<long long>(blocks_of(p, sk)),
                      sk.splits, clusters[sk.splits]);
         const int bucket = s <= 1 ? 1 : s <= 2 ? 2 : s <= 4 ? 4 : s <= 8 ? 8 : 16;
-        if (tgemm::kernels::skinny_rows_per_block(p) * bucket * 4 > 16 * 1024)
+        if (tgemm::skinny_rows_per_block(p) * bucket * 4 > 16 * 1024)
             fail_msg("%s: the block's sums exceed 16 KiB", what);
     }
 }
@@ -109,7 +116,7 @@ void test_no_clusters(void **)
     for (bool rows : {false, true})
         for (int64_t k : {int64_t{1000}, int64_t{4096}, int64_t{100000}}) {
             SkinnyParams p = params(4096, 16, k, rows);
-            const SplitK sk = tgemm::kernels::skinny_split(&p, kSms, kNoClusters);
+            const SplitK sk = split(&p, kNoClusters);
             assert_false(sk.cluster);
         }
 }
@@ -119,7 +126,7 @@ void test_h100_suite_plans(void **)
 {
     {  // skinny_m16: C is 16 x 4096, X = B^T contiguous along K
         SkinnyParams p = params(4096, 16, 4096, false);
-        const SplitK sk = tgemm::kernels::skinny_split(&p, kSms, kH100Clusters);
+        const SplitK sk = split(&p, kH100Clusters);
         assert_int_equal(sk.splits, 8);
         assert_int_equal(sk.k_chunk, 512);
         assert_int_equal(p.groups, 4);
@@ -127,13 +134,13 @@ void test_h100_suite_plans(void **)
     }
     {  // gemv_m1: one pass over K, no split
         SkinnyParams p = params(4096, 1, 4096, false);
-        const SplitK sk = tgemm::kernels::skinny_split(&p, kSms, kH100Clusters);
+        const SplitK sk = split(&p, kH100Clusters);
         assert_int_equal(sk.splits, 1);
         assert_int_equal(p.groups, 1);
     }
     for (int s : {1, 16}) {  // gemv_n1, skinny_n16: 32 blocks x 7 slices in clusters of 7 (224 of 224)
         SkinnyParams p = params(4096, s, 4096, true);
-        const SplitK sk = tgemm::kernels::skinny_split(&p, kSms, kH100Clusters);
+        const SplitK sk = split(&p, kH100Clusters);
         assert_int_equal(sk.splits, 7);
         assert_true(sk.cluster);
     }

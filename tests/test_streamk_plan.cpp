@@ -1,6 +1,6 @@
 // Stream-K's division of work (src/kernels/gemm_params.hpp), no GPU needed
 // (make test-streamk-plan). The tiled stream-K kernel (sgemm_streamk in
-// src/kernels/sgemm_tiled.cuh) gives block c the K steps
+// src/kernels/tiled/streamk.cuh) gives block c the K steps
 // [streamk_begin(c), streamk_begin(c + 1)) of the shared-out tiles, cuts its
 // run at tile boundaries into parts (walked from the run's end), leaves each part that is not a whole
 // tile in workspace slot 2c (its run's first part) or 2c + 1, and the last

@@ -46,7 +46,7 @@ constexpr ArchFactors kSm90 = {
 
 constexpr ArchFactors kArchFactors[] = {kSm90};
 
-#define TGEMM_TILED_FAMILY(name) #name,
+#define TGEMM_TILED_FAMILY(name, streamk) #name,
 constexpr const char *kRegistryNames[] = {
 #include "kernels/families.def"
 };

@@ -26,6 +26,7 @@
 #include "core/status.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/planners.hpp"
+#include "dispatch/skinny_split.hpp"
 
 namespace tgemm {
 namespace {
@@ -110,7 +111,7 @@ tgemm_status check_grid(const CallSteps &steps, int max_grid_x)
                         max_grid_x);
         if (piece.kind == KernelKind::Streaming || piece.kind == KernelKind::StreamingTma) {
             const int64_t rows = piece.kind == KernelKind::StreamingTma ? kernels::kSkinnyTmaRows
-                                                                        : kernels::skinny_rows_per_block(piece.skinny);
+                                                                        : skinny_rows_per_block(piece.skinny);
             if (ceil_div(piece.skinny.r, rows) > max_grid_x)
                 return fail(TGEMM_ERROR_UNSUPPORTED, "%lld rows exceed the grid limit",
                             static_cast<long long>(piece.skinny.r));

@@ -5,6 +5,7 @@
 
 #include "core/settings.hpp"
 #include "dispatch/planners.hpp"
+#include "dispatch/skinny_split.hpp"
 
 namespace tgemm {
 namespace {
@@ -75,7 +76,9 @@ PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m)
     const bool y16 = (reinterpret_cast<uintptr_t>(s.y) & 15u) == 0;
     plan.skinny.y_vec = y16 && (s.y_k == 1 ? (s.s == 1 || s.y_j % 4 == 0)
                                            : (s.y_j == 1 && s.s % 4 == 0 && s.y_k % 4 == 0));
-    const SplitK sk = kernels::skinny_split(&plan.skinny, m.desc.sm_count, m.desc.skinny_cluster_blocks);
+    const SkinnyDevice sd = {m.desc.sm_count, m.desc.skinny_cluster_blocks, m.memory_bandwidth,
+                             m.factors->launch_seconds};
+    const SplitK sk = skinny_split(&plan.skinny, sd);
     if (sk.splits > 1 && (sk.cluster || split_fits(p, sk.splits))) {
         plan.splits = sk.splits;
         plan.k_chunk = sk.k_chunk;

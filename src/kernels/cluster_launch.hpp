@@ -1,6 +1,7 @@
 // Launch configuration shared by the kernels that can finish split-K inside
 // thread-block clusters (SplitK::cluster): the tiled family and the
-// streaming kernels.
+// streaming kernels. Host code: the launch attributes, whether the code in
+// use has the cluster form, and how many blocks run at once in clusters.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,5 +1,8 @@
-// Host-side view of the kernels: a family is one tile shape of the tiled
-// kernel template, instantiated for every transpose pair and alignment.
+// The kernels' interface to the layers above (dispatch): the tiled families
+// of the registry (kernels/families.def), each one tile shape of the tiled
+// kernel template instantiated for every transpose pair and alignment, and
+// the launchers of the other kernels (scaling, packing, split-K reduction,
+// the streaming kernels). Launchers return the CUDA error of the launch.
 #pragma once
 
 #include <cstddef>
@@ -29,12 +32,12 @@ struct KernelFamily {
 };
 
 namespace kernels {
-#define TGEMM_TILED_FAMILY(name) extern const KernelFamily tiled_##name;
+#define TGEMM_TILED_FAMILY(name, streamk) extern const KernelFamily tiled_##name;
 #include "kernels/families.def"
 #undef TGEMM_TILED_FAMILY
 
 // Every tiled family, in the registry's order (kernels/families.def).
-#define TGEMM_TILED_FAMILY(name) &tiled_##name,
+#define TGEMM_TILED_FAMILY(name, streamk) &tiled_##name,
 inline const KernelFamily *const kTiledFamilies[] = {
 #include "kernels/families.def"
 };
@@ -50,7 +53,7 @@ cudaError_t launch_pack_transposed(const float *a, int64_t lda, int64_t m, int64
                                    cudaStream_t s);
 
 // A product whose C has at most 16 rows or columns, restated for the
-// streaming kernels (skinny.cu) as C(r, j) = alpha * sum_k X(r, k) Y(j, k)
+// streaming kernels (skinny*.cu) as C(r, j) = alpha * sum_k X(r, k) Y(j, k)
 // + beta * C(r, j), r < r_len (long), j < s (short, 1..16).
 struct SkinnyParams {
     const float *x;
@@ -67,7 +70,7 @@ struct SkinnyParams {
     bool vec;          // x is 16-byte aligned and its non-unit stride is a multiple of 4
     bool y_vec;        // y is 16-byte aligned and groups of 4 along its unit stride can move as one
                        // (y_k == 1: s == 1 or y_j % 4 == 0; y_j == 1: s % 4 == 0 and y_k % 4 == 0)
-    int groups;        // skinny_dots: groups of r per warp in a block (set by skinny_split)
+    int groups;        // skinny_dots: groups of r per warp in a block (set by dispatch's skinny_split)
 };
 
 cudaError_t launch_skinny(const SkinnyParams &p, const SplitK &sk, cudaStream_t s);
@@ -78,18 +81,12 @@ constexpr int kSkinnyMaxCluster = 8;
 // cluster form is not available); a cluster launch is planned only when all
 // its blocks fit, so none waits for a second wave.
 cudaError_t prepare_skinny(int cc_major, int *cluster_blocks);
-// The split of K (work unset) for a skinny product; also sets p->groups.
-SplitK skinny_split(SkinnyParams *p, int sm_count, const int *cluster_blocks);
-int64_t skinny_rows_per_block(const SkinnyParams &p);   // values of r per block
-
 // The streaming kernel fed by the tensor copy engine (skinny_tma.cu, sm_90
 // only): 32 r and the whole of K per block, any of X's and Y's layouts.
-// s <= 8 runs the 8-wide kernel. Every s from 1 where Y is contiguous along
-// k (H100: 4096 x 1 x 4096 NN 24.8-25.0 us per call against skinny_rows'
-// 27.3-27.4; a 16-wide experiment at s = 1 had been slower, 33.9 us), but
-// from 5 where Y is contiguous along j: its box of S values a row of k then
-// hangs past the matrix's edge, and 4 x 4096 x 4096 NN took 32.2 us
-// against skinny_dots' 28.0.
+// s <= 8 runs the 8-wide kernel. It takes every s from 1 where Y is
+// contiguous along k, but only from 5 where Y is contiguous along j: there
+// its box of S values a row of k hangs past the matrix's edge, and
+// skinny_dots is faster at small s.
 constexpr int kSkinnyTmaMinS = 5;       // Y contiguous along j
 constexpr int kSkinnyTmaMinSYk = 1;     // Y contiguous along k
 constexpr int kSkinnyTmaRows = 32;  // values of r per block

@@ -1,4 +1,6 @@
-// What the kernels take beside the problem: split-K, stream-K and their rules.
+// What the kernels take beside the problem (GemmParams, core/problem.hpp):
+// split-K, stream-K and the rules that both the kernels and the planners
+// apply to them (plain C++, host and device).
 #pragma once
 
 #include <cstdint>
@@ -76,23 +78,18 @@ struct SplitK {
 };
 
 // The fewest K steps a block takes the whole-tile ring for
-// (multiply_tile_whole_ring in sgemm_tiled.cuh): below it blocks were
-// slower on it (H100, 256x128x16 forced, 4096 x 4096 x K NN: K = 128, 8
-// steps, 38.7 -> 35.5 TFLOP/s; K = 512 47.1 -> 47.0; K = 1024 48.5 -> 49.7;
-// 256 x 256 x 8192 in 32 slices of 16 steps on 128x128x16, 28.0 -> 29.6).
+// (multiply_tile_whole_ring, kernels/tiled/mainloop.cuh): the ring pays
+// only past about 16 steps; below, its start costs more than it gains.
 constexpr int64_t kWholeRingMinSteps = 16;
 
 // Whether a launch's blocks of whole tiles may take the whole-tile ring as
 // far as K goes: every slice of K (the last is the shortest) a multiple of
 // the family's K step bk, and kWholeRingMinSteps steps of it or more.
 // In cluster form it is decided for the launch, not for each slice, so
-// that the blocks of one tile's slices run the same loop. With the ring
-// taken by one slice and not the other (K = 512 + 488, the second not a
-// multiple of 16; H100, 128x128x16 split 2 in clusters), 1024 x 1024 x
-// 1000 NN ran at 29.4 TFLOP/s against 37.1 with neither slice on it, and
-// 1000^3 at 28.2 against 31.4; 1024^3, both slices on it, 39.3 against
-// 37.9. Through the workspace the mix cost nothing (1000^3 28.1 against
-// 28.5).
+// that the blocks of one tile's slices run the same loop: a cluster whose
+// slices ran different loops waited for the slowest, and was slower than
+// with neither slice on the ring. Through the workspace the mix costs
+// nothing.
 TGEMM_HOST_DEVICE inline bool ring_fits_k(int64_t k, int splits, int64_t k_chunk, int64_t bk)
 {
     const int64_t shortest = splits > 1 ? k - (splits - 1) * k_chunk : k;

@@ -1,5 +1,10 @@
-// C := beta * C, for alpha == 0 or k == 0. With beta == 0 it writes zeros
+// The scaling kernel: C := beta * C, for alpha == 0 or k == 0.
+//
+// Contract: c is device-accessible, m x n column-major with ldc >= m; every
+// element of the m x n region is written once (grid-stride loops cover any
+// size), rows m .. ldc - 1 are not touched. With beta == 0 it writes zeros
 // without reading C, so NaN in C does not survive (reference BLAS semantics).
+// Reads nothing else.
 #include "family.hpp"
 
 namespace tgemm {

@@ -1,5 +1,5 @@
 // The streaming kernel fed by the tensor copy engine (TMA, sm_90) for
-// skinny products, in the restatement of skinny.cu:
+// skinny products, in the restatement of SkinnyParams (family.hpp):
 // C(r, j) = alpha * sum_k X(r, k) Y(j, k) + beta * C(r, j), j < s <= 16.
 // Both operands either way round: X contiguous along r (XK false: C = A B
 // with n <= 16, A not transposed) or along k (XK: C = A B with m <= 16, B
@@ -22,17 +22,14 @@
 // Rows past r and K past k are read as zeros by the copy engine (the boxes
 // hang over the matrix's edge), so no step is partial in the kernel.
 //
-// H100 (docs/performance.md), against skinny.cu's kernels (TGEMM_TMA=0) in
-// one run: 4096 x 16 x 4096 NN 38.2 -> 30.0 us (1.28x the memory floor),
-// 16 x 4096 x 4096 NN 39.9 -> 33.3 us, the other pairs 38-41 -> 32-34 us;
-// then with 4 stages instead of 8, Y in one bulk copy where it can be and
-// the cheaper exchange at the end: 27.8 and 31.7 us, the others 29.8-32.3.
-// Fewer stages is faster (timelines of every block, %globaltimer: with 8
-// the blocks' ends spread over 6 us, with 4 or 5 over 2 to 4 us), but 3 and 2
-// are slower again.
-// Why 32 r and no split: the experiment bench/experiments/tma_skinny.cu
-// with 128 r per block and K split 3 in clusters took 33.4 us at 4096 x
-// 16 x 4096, 64 r split 2 33.7 us.
+// Contract: launch_skinny_tma runs products skinny_tma_fits accepts (sm_90,
+// operands laid out and aligned for the copy engine); it reads X and Y,
+// reads C only where beta != 0, and writes C's r x s values, nothing else.
+//
+// The ring has kStages stages: fewer let the blocks end closer together,
+// but too few leave the copy engine idle. 32 r per block and no split of K
+// were faster than larger blocks with K split in clusters
+// (docs/notes/kernels.md).
 #include "family.hpp"
 #include "tma.cuh"
 
@@ -91,18 +88,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
     if (warp == kConsumers) {  // the producer
         // Y along j with rows of exactly S: a stage's Y lies in one piece,
-        // copied in one bulk copy (through the tensor map, a box of 128 rows
-        // of S * 4 bytes, 16 x 4096 x 4096 NN took 1 us more). The last,
-        // partial stage still goes through the tensor map, for its zeros.
+        // copied in one bulk copy, cheaper than a box of 128 rows of S * 4
+        // bytes through the tensor map. The last, partial stage still goes
+        // through the tensor map, for its zeros.
         const bool y_whole = !YK && p.s == S && p.y_k == S;
         // X is read once: its lines go first when L2 needs room, so the
         // stream neither pushes out what other work keeps in L2 nor forces
-        // the write-back of lines that work left dirty. H100: the cuBLAS
-        // call before each of bench_gemm's calls leaves ~6 MB of split-K
-        // sums dirty in L2 (ncu); with the normal policy writing them back
-        // cost 16 x 4096 x 4096 NN 2.3 us (31.5 -> 29.4 us); with the
-        // calls back to back the policy gains 0.1-0.9 us at s = 16 and
-        // 1.0-1.4 us at s = 8 (docs/performance.md, "What L2 holds").
+        // the write-back of lines that work left dirty.
         if (lane == 0) {
             const uint64_t x_policy = evict_first_policy();
             for (int t = 0; t < steps; ++t) {
@@ -134,9 +126,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const auto row_of = [rl](int q) { return XK ? rl + 8 * q : rl * 4 + q; };
     // Y along j: the 4 lane groups of a warp read K rows 4 apart (S * 16
     // bytes), on the same banks: 4 wavefronts a read. Reading each group's
-    // j rotated (distinct banks, 1 wavefront) was slower, twice: 16 x 4096 x
-    // 4096 NN 33.3 -> 33.8 us with 8 stages, 31.7 -> 32.0 with 4 (the sums
-    // put back in place by selects after the loop).
+    // j rotated (distinct banks, 1 wavefront) was slower: the sums must be
+    // put back in place by selects after the loop.
     float acc[4][S];
 #pragma unroll
     for (int q = 0; q < 4; ++q)

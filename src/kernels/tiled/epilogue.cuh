@@ -1,0 +1,185 @@
+// The tiled kernels' epilogues: a lane's accumulators to C.
+//   - store_tile: C := alpha * acc + beta * C for the lane's elements inside
+//     the matrix (beta == 0 never reads C), 128-bit stores where kVec;
+//   - cluster_store_tile: the cluster form of split-K, the slices of one
+//     tile added in order through distributed shared memory, then C;
+//   - load_c4 / put_c4: store_c4's arithmetic in two steps (stream-K).
+// Edges: rows from rem_m and columns from rem_n on do not exist and are
+// neither read nor written.
+#pragma once
+
+#include <cstdint>
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include "kernels/gemm_params.hpp"
+
+namespace tgemm {
+namespace kernels {
+
+// Writes r[0..3] (already times alpha) to rows lm to lm + 3 of one column of
+// C at p, adding beta times the old values when beta != 0 (never reading C
+// when beta == 0); rows from rem_m on do not exist.
+template <bool kVec>
+__device__ __forceinline__ void store_c4(float *p, const float (&r)[4], int lm, int rem_m, float beta)
+{
+    if (kVec && lm + 3 < rem_m) {
+        float4 out = make_float4(r[0], r[1], r[2], r[3]);
+        if (beta != 0.0f) {
+            const float4 old = *reinterpret_cast<const float4 *>(p);
+            out.x = fmaf(beta, old.x, out.x);
+            out.y = fmaf(beta, old.y, out.y);
+            out.z = fmaf(beta, old.z, out.z);
+            out.w = fmaf(beta, old.w, out.w);
+        }
+        *reinterpret_cast<float4 *>(p) = out;
+    } else {
+#pragma unroll
+        for (int ii = 0; ii < 4; ++ii) {
+            if (lm + ii < rem_m)
+                p[ii] = beta != 0.0f ? fmaf(beta, p[ii], r[ii]) : r[ii];
+        }
+    }
+}
+
+// The old values of rows lm to lm + 3 of one column of C at p (rows from
+// rem_m on do not exist and read as 0), for put_c4.
+template <bool kVec>
+__device__ __forceinline__ float4 load_c4(const float *p, int lm, int rem_m)
+{
+    if (kVec && lm + 3 < rem_m)
+        return *reinterpret_cast<const float4 *>(p);
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    v.x = lm + 0 < rem_m ? p[0] : 0.0f;
+    v.y = lm + 1 < rem_m ? p[1] : 0.0f;
+    v.z = lm + 2 < rem_m ? p[2] : 0.0f;
+    v.w = lm + 3 < rem_m ? p[3] : 0.0f;
+    return v;
+}
+
+// store_c4 with the old values of C already loaded (load_c4; not read when
+// beta == 0): the same arithmetic. A copy, kept so that store_c4, in every
+// tiled kernel's epilogue, stays as it is: store_c4 written as load_c4 plus
+// put_c4 changed the machine code of all of them (cubins compared).
+template <bool kVec>
+__device__ __forceinline__ void put_c4(float *p, const float (&r)[4], const float (&old)[4], int lm, int rem_m,
+                                       float beta)
+{
+    float out[4];
+#pragma unroll
+    for (int ii = 0; ii < 4; ++ii)
+        out[ii] = beta != 0.0f ? fmaf(beta, old[ii], r[ii]) : r[ii];
+    if (kVec && lm + 3 < rem_m) {
+        *reinterpret_cast<float4 *>(p) = make_float4(out[0], out[1], out[2], out[3]);
+    } else {
+#pragma unroll
+        for (int ii = 0; ii < 4; ++ii)
+            if (lm + ii < rem_m)
+                p[ii] = out[ii];
+    }
+}
+
+// C := alpha * acc + beta * C for the lane's elements that lie inside the
+// matrix. c points at the lane's first element (row lm0, column ln0 of the
+// block); rem_m x rem_n elements of the block's tile exist.
+template <class T, bool kVec>
+__device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int ln0,
+                                           int rem_m, int rem_n, float alpha, float beta,
+                                           const float (&acc)[T::TM][T::TN])
+{
+#pragma unroll
+    for (int j = 0; j < T::kSubN; ++j) {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+            const int ln = ln0 + j * T::kStrideN + jj;
+            if (ln >= rem_n)
+                continue;
+            float *col = c + (int64_t)(j * T::kStrideN + jj) * ldc;
+#pragma unroll
+            for (int i = 0; i < T::kSubM; ++i) {
+                const int lm = lm0 + i * T::kStrideM;
+                float r[4];
+#pragma unroll
+                for (int ii = 0; ii < 4; ++ii)
+                    r[ii] = alpha * acc[4 * i + ii][4 * j + jj];
+                store_c4<kVec>(col + i * T::kStrideM, r, lm, rem_m, beta);
+            }
+        }
+    }
+}
+
+// Cluster form of split-K (SplitK::cluster): the sk.splits blocks of one
+// tile, one per K slice, form a cluster along y. Each block leaves its raw
+// sums in its own shared memory (part: the BM x BN tile, column-major, ld
+// BM); after a cluster barrier, each finishes a share of the tile's 4-row
+// pieces by adding all blocks' sums in slice (cluster rank) order, as
+// splitk_reduce adds the workspace slices, so either form gives the same
+// bits, and writes C. The second barrier keeps every block's shared memory
+// alive until the others have read it.
+template <class T, bool kVec>
+__device__ __forceinline__ void cluster_store_tile(const GemmParams &p, const SplitK &sk, float *part, int lm0,
+                                                   int ln0, const float (&acc)[T::TM][T::TN])
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    // The tile's origin and a 1.0f, left in shared memory by the kernel's
+    // start rather than kept in registers through the main loop.
+    const int64_t *const origin = reinterpret_cast<const int64_t *>(part + T::kClusterStash / sizeof(float));
+    // The raw sums leave through store_tile as unit * acc, with unit a 1.0f
+    // the compiler cannot see (read from shared memory): exact, and the
+    // products are fresh registers. Storing acc itself as float4 would make
+    // ptxas keep each 4-row group of accumulators in 4 consecutive
+    // registers, and the main loop would suffer register-bank conflicts
+    // among its FFMA operands.
+    const float unit = reinterpret_cast<const float *>(origin + 2)[0];
+    store_tile<T, true>(part + ln0 * T::BM + lm0, T::BM, lm0, ln0, T::BM, T::BN, unit, 0.0f, acc);
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();
+    const int64_t m0 = origin[0], n0 = origin[1];
+    const int rem_m = p.m - m0 < T::BM ? (int)(p.m - m0) : T::BM;
+    const int rem_n = p.n - n0 < T::BN ? (int)(p.n - n0) : T::BN;
+    float *const c = p.c + n0 * p.ldc + m0;
+    constexpr int kQuadsM = T::BM / 4, kQuads = kQuadsM * T::BN;
+    const int n = sk.splits, rank = static_cast<int>(cluster.block_rank());
+    const int per = (kQuads + n - 1) / n;
+    const int end = (rank + 1) * per < kQuads ? (rank + 1) * per : kQuads;
+    const float4 *src[kTiledMaxCluster];
+#pragma unroll
+    for (int s = 0; s < kTiledMaxCluster; ++s)
+        src[s] = cluster.map_shared_rank(reinterpret_cast<const float4 *>(part), s < n ? s : 0);
+    for (int q = rank * per + static_cast<int>(threadIdx.x); q < end; q += T::kThreads) {
+        const int col = q / kQuadsM, row = (q % kQuadsM) * 4;
+        if (col >= rem_n || row >= rem_m)
+            continue;
+        // Every slice's piece is requested before the first is added: the
+        // remote reads' latencies overlap instead of adding up.
+        float4 v[kTiledMaxCluster];
+#pragma unroll
+        for (int s = 0; s < kTiledMaxCluster; ++s)
+            if (s < n)
+                v[s] = src[s][q];
+        float4 sum = v[0];
+#pragma unroll
+        for (int s = 1; s < kTiledMaxCluster; ++s) {
+            if (s < n) {
+                sum.x += v[s].x;
+                sum.y += v[s].y;
+                sum.z += v[s].z;
+                sum.w += v[s].w;
+            }
+        }
+        const float r[4] = {p.alpha * sum.x, p.alpha * sum.y, p.alpha * sum.z, p.alpha * sum.w};
+        store_c4<kVec>(c + col * p.ldc + row, r, row, rem_m, p.beta);
+    }
+    cluster.sync();
+#else
+    // Code without clusters (compute_80 PTX) is never sent a cluster launch
+    // (prepare_tiled checks); were it, stop rather than leave C unwritten.
+    (void)p, (void)part, (void)lm0, (void)ln0, (void)acc;
+    if (sk.cluster)
+        __trap();
+#endif
+}
+
+}  // namespace kernels
+}  // namespace tgemm
