@@ -84,7 +84,11 @@ def split_sass(text):
     starts = list(SASS_FUNC.finditer(text))
     for i, m in enumerate(starts):
         end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
-        funcs[m.group(1)] = text[m.end():end]
+        body = text[m.end():end]
+        # A function's listing ends at a line of dots; what follows belongs
+        # to the next cubin's header.
+        dots = re.search(r'^\s*\.{4,}\s*$', body, re.M)
+        funcs[m.group(1)] = body[:dots.start()] if dots else body
     return funcs
 
 
