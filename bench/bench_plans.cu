@@ -3,7 +3,7 @@
 // as the library launches it, after checking its output element by element
 // against a double-precision reference (bench/gemm_check.hpp, bench_gemm's
 // check; max_err is the largest error over its bound). For tuning the
-// dispatcher's cost model (src/dispatch/dispatch.cpp); bench/plan_regret.py
+// dispatcher's cost model (src/dispatch/tiled.cpp, src/dispatch/factors.cpp); bench/plan_regret.py
 // compares the plan the library picks with the fastest one measured.
 //
 //   bench_plans M N K [M N K ...]    CSV on standard output

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A model of the host-operand pipeline (src/driver/host_pipeline.cpp): predicted call times.
+"""A model of the host-operand pipeline (src/driver/host_executor.cpp, host_pool.cpp): predicted call times.
 
     python3 bench/host_model.py [--shape M N K] [--stage-ms MS] [--stage-out-ms MS] [--kernel-ms MS] ...
 

@@ -46,7 +46,8 @@ def short_name(mangled):
     after "streamk"); others: the function's
     own name (the last of the mangled nested names) and its template arguments
     as mangled, shortened."""
-    m = re.search(r'TileShapeILi(\d+)ELi(\d+)ELi(\d+)E.*?EEE((?:Lb[01]E)+)', mangled)
+    # TileShape<TileBMxBNxBK> (the named shapes of src/kernels/tiled/shapes.cuh).
+    m = re.search(r'TileShapeINS0_\d+Tile(\d+)x(\d+)x(\d+)EEE((?:Lb[01]E)+)', mangled)
     if not m:
         pos, name = 3, mangled
         while mangled.startswith('_ZN') and pos < len(mangled) and mangled[pos].isdigit():

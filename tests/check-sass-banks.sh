@@ -7,7 +7,7 @@
 set -eu
 here=$(dirname "$0")
 out=$(python3 "$here/../bench/sass_banks.py" <<'SASS'
-        Function : _ZN5tgemm7kernels11sgemm_tiledINS0_9TileShapeILi64ELi64ELi8ELi32ELi32ELi4ELb1ELi8EEELb0ELb0ELb1ELb0EEEvNS_10GemmParamsENS_6SplitKE
+        Function : _ZN5tgemm7kernels11sgemm_tiledINS0_9TileShapeINS0_11Tile64x64x8EEELb0ELb0ELb1ELb0EEEvNS_10GemmParamsENS_6SplitKE
         /*0000*/                   MOV R1, c[0x0][0x28] ;                 /* 0x00000a0000017a02 */
         /*0010*/                   FFMA R4, R8.reuse, R12, R4 ;           /* 0x0000000c08047223 */
         /*0020*/                   FFMA R5, R8, R13, R5 ;                 /* 0x0000000d08057223 */
@@ -15,7 +15,7 @@ out=$(python3 "$here/../bench/sass_banks.py" <<'SASS'
         /*0040*/               @P0 BRA 0x10 ;                             /* 0xfffffffc00000947 */
         /*0050*/                   FFMA R4, R2, R4, R6 ;                  /* 0x0000000402047223 */
         /*0060*/                   EXIT ;                                 /* 0x000000000000794d */
-        Function : _ZN5tgemm7kernels13sgemm_streamkINS0_9TileShapeILi64ELi64ELi8ELi32ELi32ELi4ELb1ELi8EEELb0ELb0ELb1EEEvNS_10GemmParamsENS_7StreamKE
+        Function : _ZN5tgemm7kernels13sgemm_streamkINS0_9TileShapeINS0_11Tile64x64x8EEELb0ELb0ELb1EEEvNS_10GemmParamsENS_7StreamKE
         /*0000*/                   MOV R1, c[0x0][0x28] ;                 /* 0x00000a0000017a02 */
         /*0010*/                   FFMA R4, R8, R10, R4 ;                 /* 0x0000000a08047223 */
         /*0020*/                   FFMA R4, R8.reuse, R12, R4 ;           /* 0x0000000c08047223 */

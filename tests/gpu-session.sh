@@ -129,7 +129,7 @@ for step in "${steps[@]}"; do
         make -j"$JOBS" build/bench/bench_gemm >/dev/null
         # ncu prints template arguments as (int)256.
         for who in tgemm cublas; do
-            if [ $who = tgemm ]; then pick='regex:TileShape<\(int\)256, \(int\)128, \(int\)16,'; else pick='regex:xmma_gemm_f32f32.*tilesize256x128x8'; fi
+            if [ $who = tgemm ]; then pick='regex:TileShape<tgemm::kernels::Tile256x128x16>'; else pick='regex:xmma_gemm_f32f32.*tilesize256x128x8'; fi
             run_step "profile_$who" ncu --clock-control none --set full --import-source no \
                 --kernel-name-base demangled -k "$pick" -s 3 -c 1 -f -o "$OUT/profile_$who" \
                 build/bench/bench_gemm --reps 20 --warmup 3 --shape 4096 4096 4096 N N

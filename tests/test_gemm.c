@@ -221,7 +221,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
             add_row(rows, cap, &n, &t);
         }
     }
-    /* Where the dispatcher switches paths (src/dispatch/dispatch.cpp): the
+    /* Where the dispatcher switches paths (src/dispatch/plan.cpp): the
      * streaming kernels for min(m, n) <= 16 in both of their access patterns
      * (every transpose pair decides which), the tiled kernels just above,
      * split-K for few tiles and long K, and k not a multiple of any step. */
@@ -335,7 +335,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {4096, 16, 4096, false, false, 0, 2, 0, 0, false},   /* ldb = 4098: skinny_rows */
         {4096, 16, 4096, false, false, 0, 0, 0, 1, false},   /* operands one float past 16-byte alignment */
         /* The branch-free K step of 256x128x16's TN kernel
-         * (kBranchFreeStep in src/kernels/sgemm_tiled.cuh): blocks of whole
+         * (kBranchFreePairs in src/kernels/tiled/shapes.cuh): blocks of whole
          * tiles, aligned operands, K a multiple of 16 and at least 32. The
          * small rows reach it when the family is forced (make test runs
          * each family so); the last, the dispatcher's own plan on the H100
@@ -346,7 +346,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {512, 256, 40, true, false, 0, 0, 0, 0, false},     /* K not a multiple of 16: the loop with tests */
         {512, 256, 64, true, false, 0, 0, 0, 1, false},     /* unaligned operands: the loop with tests */
         {2048, 2048, 2048, true, false, 0, 0, 0, 0, false}, /* 128 whole tiles, 128 steps */
-        /* The whole-tile ring (kWholeRingStep in src/kernels/sgemm_tiled.cuh)
+        /* The whole-tile ring (kWholeRingStep in src/kernels/tiled/mainloop.cuh)
          * of 256x128x16, 256x128x8, 128x256x8 and 128x128x16, for the pairs
          * with an operand contiguous along M or N: blocks of whole tiles,
          * aligned, K a multiple of the family's step and at least
@@ -365,7 +365,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {1024, 1024, 1000, false, false, 0, 0, 0, 0, false}, /* split in slices of 512 and 488 (H100:
                                                               * 128x128x16 in clusters): neither on the ring */
         /* op(A) packed by columns (step 4 of the table in
-         * src/dispatch/dispatch.cpp) where the H100's plan packs it; every
+         * src/dispatch/plan.cpp) where the H100's plan packs it; every
          * small row with op(A) transposed runs packed under TGEMM_PACK=always
          * (make test-gpu). */
         {4096, 4096, 4096, true, false, 0, 0, 0, 0, false}, /* the suite's sq4096_tn */
@@ -714,7 +714,7 @@ static void test_out_of_memory(void **state)
 
 /* `test_gemm special-values`: NaN, +Inf and -Inf in A, B and C
  * (put_special_values in tests/common.c) on each path of the dispatcher
- * (src/dispatch/dispatch.cpp), checked against special_reference: NaN
+ * (src/dispatch/plan.cpp), checked against special_reference: NaN
  * exactly where IEEE arithmetic puts it (a NaN operand, Inf * 0 inside a
  * sum, +Inf meeting -Inf, NaN in C with beta != 0), the same signed Inf
  * where it puts one, finite values elsewhere exact or within the usual
@@ -766,7 +766,7 @@ typedef struct {
 } special_case_t;
 
 /* The H100 plans quoted are bench_plans' and the dispatcher's of this
- * writing (docs/performance.md, "Choosing among plans"); the families and
+ * writing (docs/notes/history-tiled.md, "Choosing among plans"); the families and
  * split factors may move with the cost model, the paths asserted may not
  * without a new shape here. */
 static const special_case_t kSpecial[] = {

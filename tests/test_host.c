@@ -2,7 +2,7 @@
  * every case skips without a GPU).
  *
  * Calls with an operand in host memory run in tiles of C and chunks of K
- * that stream over the link (src/driver/host_pipeline.cpp, planned by
+ * that stream over the link (src/driver/host_executor.cpp, planned by
  * src/driver/host_plan.cpp). The table crosses the tile and chunk edges of
  * the default plan (2048 x 2048 tiles, 2048-deep chunks) on both sides,
  * with pageable, pinned, device and managed operands mixed, padding on

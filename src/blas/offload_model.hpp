@@ -35,7 +35,7 @@
 namespace tgemm::blas {
 
 // The defaults were fitted to pageable calls on the H100 machine
-// (docs/performance.md): they set the model's ranking where nothing has been
+// (docs/notes/history-host.md): they set the model's ranking where nothing has been
 // measured yet, and are meant to be right within a factor of two.
 struct OffloadRates {
     double cpu_flops = 0.0;           // flop/s of the CPU BLAS

@@ -1,5 +1,5 @@
 // op(A) packed by columns for the dispatcher's packed plans (TGEMM_PACK,
-// src/dispatch/dispatch.cpp): where A is stored transposed (op(A) = A^T),
+// src/dispatch/pack.cpp): where A is stored transposed (op(A) = A^T),
 // op(A) is copied into an m x k matrix stored by columns, so that the
 // product runs on the tiled kernels' untransposed form, their fastest.
 //

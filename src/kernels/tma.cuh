@@ -1,6 +1,6 @@
 // The PTX of the tensor copy engine (TMA, sm_90) and of the mbarriers that
-// signal its copies: what skinny_tma.cu (and the TMA experiments under
-// bench/) use. Device code for compute capability 9.0 and up only; each
+// signal its copies: what skinny_tma.cu (and the TMA experiments in
+// research/) use. Device code for compute capability 9.0 and up only; each
 // wrapper is one instruction, with the preconditions the PTX ISA states
 // (16-byte aligned shared addresses, 128-byte for swizzled boxes).
 #pragma once
