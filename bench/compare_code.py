@@ -107,8 +107,10 @@ def normalize(body, keys):
     for line in body.splitlines():
         if DROP_LINE.match(line):
             continue
-        line = FUNC_INDEX.sub(r'\1', SASS_ADDR.sub('', COMMENT.sub('', line))).rstrip()
-        if not line.strip():
+        # Runs of blanks collapse: cuobjdump pads its columns to the widest
+        # line of the file, which moves with the file's other functions.
+        line = ' '.join(FUNC_INDEX.sub(r'\1', SASS_ADDR.sub('', COMMENT.sub('', line))).split())
+        if not line:
             continue
 
         def name(m):

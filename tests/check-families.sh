@@ -8,7 +8,7 @@
 # per place.
 set -eu
 root=$(dirname "$0")/..
-registry=$(sed -n 's/^TGEMM_TILED_FAMILY(\(.*\))$/\1/p' "$root/src/kernels/families.def")
+registry=$(sed -n 's/^TGEMM_TILED_FAMILY(\([0-9x]*\),.*/\1/p' "$root/src/kernels/families.def")
 sorted() { tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' '; }
 want=$(echo $registry | sorted)
 [ -n "$want" ] || { echo "[  FAILED  ] no family in src/kernels/families.def"; exit 1; }

@@ -114,7 +114,7 @@ for step in "${steps[@]}"; do
         # the dispatcher's cost model come from here. The families are the
         # registry's (src/kernels/families.def) unless SWEEP_FAMILIES names some.
         make -j"$JOBS" build/bench/bench_gemm >/dev/null
-        for f in ${SWEEP_FAMILIES:-$(sed -n 's/^TGEMM_TILED_FAMILY(\(.*\))$/\1/p' src/kernels/families.def)}; do
+        for f in ${SWEEP_FAMILIES:-$(sed -n 's/^TGEMM_TILED_FAMILY(\([0-9x]*\),.*/\1/p' src/kernels/families.def)}; do
             run_step "sweep_$f" env TGEMM_KERNEL=$f build/bench/bench_gemm --reps 20 \
                 --shape 4096 4096 4096 N N --shape 4096 4096 4096 N T --shape 4096 4096 4096 T N \
                 --shape 4096 4096 4096 T T --shape 2048 2048 2048 N N --shape 1024 1024 1024 N N \
