@@ -108,14 +108,16 @@ $(TILED_OBJ): $(BUILD)/obj/kernels/tiled_%.o: $(BUILD)/gen/kernels/tiled_%.cu
 
 # A tiled family's .cu: kernels::tiled_<name> defined from its configuration
 # (TGEMM_DEFINE_TILED_FAMILY, src/kernels/tiled/family.cuh) with the
-# registry's stream-K flag.
-$(TILED_GEN): $(BUILD)/gen/kernels/tiled_%.cu: src/kernels/families.def
+# registry's stream-K flag. Written only when its text changes, so that
+# editing one registry line (or this Makefile) rebuilds only what it changed.
+$(TILED_GEN): $(BUILD)/gen/kernels/tiled_%.cu: src/kernels/families.def Makefile
 	@mkdir -p $(@D)
 	@flag=$$(sed -n 's/^TGEMM_TILED_FAMILY($*, *\([01]\))$$/\1/p' $<); \
 	test -n "$$flag" || { echo "$*: not a family of $<"; exit 1; }; \
 	printf '%s\n' '// Generated from src/kernels/families.def by the Makefile: the tiled family $*.' \
 	    '#include "kernels/tiled/family.cuh"' '' 'namespace tgemm {' 'namespace kernels {' \
-	    "TGEMM_DEFINE_TILED_FAMILY($*, $$flag)" '}  // namespace kernels' '}  // namespace tgemm' > $@
+	    "TGEMM_DEFINE_TILED_FAMILY($*, $$flag)" '}  // namespace kernels' '}  // namespace tgemm' > $@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 
 $(LIB): $(LIB_OBJ) src/tgemm.map
 	@mkdir -p $(@D)
@@ -275,6 +277,8 @@ test-plans: $(PLAN_DUMP)
 	    $(RUN_TEST) plan_dump -- sh tests/plans_diff.sh $(PLAN_DUMP) $(PLANS_H100) $(BUILD)/tests
 	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
 	    $(RUN_TEST) plan_dump -- $(PLAN_DUMP) --check-tables
+	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
+	    $(RUN_TEST) plan_dump -- sh tests/plans_unreported.sh $(PLAN_DUMP)
 
 plans-baseline: $(PLAN_DUMP)
 	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \

@@ -5,6 +5,7 @@
 // that file when a change means to change plans.
 //
 //   plan_dump [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]
+//             [--unreported-clocks]   (clocks and memory bus reported as 0)
 //   plan_dump --check-tables
 //
 // --no-workspace prints the plans used when the workspace cannot be had.
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
     long long count = 20000;
     unsigned long long seed = 1;
     bool no_workspace = false;
+    bool unreported = false;  // the device reports no clocks (a driver that cannot say)
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--device" && i + 1 < argc)
@@ -92,10 +94,13 @@ int main(int argc, char **argv)
             seed = std::strtoull(argv[++i], nullptr, 10);
         else if (a == "--no-workspace")
             no_workspace = true;
+        else if (a == "--unreported-clocks")
+            unreported = true;
         else if (a == "--check-tables")
             return check_tables();
         else {
-            std::fprintf(stderr, "usage: %s [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]\n"
+            std::fprintf(stderr, "usage: %s [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]"
+                                 " [--unreported-clocks]\n"
                                  "       %s --check-tables\n", argv[0], argv[0]);
             return 2;
         }
@@ -114,6 +119,8 @@ int main(int argc, char **argv)
     desc.clock_khz = dev->clock_khz;
     desc.memory_clock_khz = dev->memory_clock_khz;
     desc.bus_width_bits = dev->bus_width_bits;
+    if (unreported)
+        desc.clock_khz = desc.memory_clock_khz = desc.bus_width_bits = 0;
     desc.skinny_tma = dev->skinny_tma;
     static_assert(sizeof desc.skinny_cluster_blocks == sizeof dev->skinny, "one count per cluster size");
     static_assert(sizeof desc.tiled_cluster_blocks == sizeof dev->tiled, "a row per registered family");

@@ -5,13 +5,13 @@
 #include <chrono>
 #include <vector>
 
-#include "core/check.hpp"
 #include "blas/cpu_blas.hpp"
 #include "blas/offload_model.hpp"
 #include "blas/output.hpp"
 #include "blas/reference.hpp"
-#include "driver/execute.hpp"
+#include "core/check.hpp"
 #include "core/settings.hpp"
+#include "driver/execute.hpp"
 
 namespace tgemm::blas {
 namespace {

@@ -13,7 +13,7 @@
 //        or `link_small` below kSmallOperand bytes (copied by one thread);
 //        the kernels overlap that traffic except for the first task's
 //        operands and the last tile of C (the host pipeline's tiles, see
-//        runtime/host_plan.hpp).
+//        driver/host_plan.hpp).
 //
 // Neither side's time is smooth in the shape (a CPU BLAS runs skinny and
 // small products at a fraction of its rate; the GPU path's tiles and

@@ -21,16 +21,26 @@ tgemm_status derive_device_model(const DeviceDescription &desc, DeviceModel *mod
         return fail(TGEMM_ERROR_INTERNAL, "the dispatcher's factors do not match the kernel registry: %s", why);
     model->desc = desc;
     const ArchFactors &f = arch_factors(desc.cc_major, desc.cc_minor);
+    // A device that reports no clock or memory bus (a driver that cannot
+    // say) is planned with the clocks of the device the factors were
+    // measured on, rather than with zero or infinite rates.
+    if (desc.clock_khz <= 0)
+        model->desc.clock_khz = f.measured_clock_khz;
+    if (desc.memory_clock_khz <= 0 || desc.bus_width_bits <= 0) {
+        model->desc.memory_clock_khz = f.measured_memory_clock_khz;
+        model->desc.bus_width_bits = f.measured_bus_width_bits;
+    }
+    const DeviceDescription &d = model->desc;
     model->factors = &f;
-    const double clock_hz = desc.clock_khz * 1e3;
-    model->sm_flops = 2.0 * fp32_lanes_per_sm(desc.cc_major, desc.cc_minor) * clock_hz;
+    const double clock_hz = d.clock_khz * 1e3;
+    model->sm_flops = 2.0 * fp32_lanes_per_sm(d.cc_major, d.cc_minor) * clock_hz;
     model->warp_flops = 0.5 * 2.0 * 32 * clock_hz;
     // Theoretical bandwidth: two transfers a memory clock over the bus. The
     // scale is exactly 1 on the device the factors were measured on.
     const auto theoretical = [](int memory_clock_khz, int bus_width_bits) {
         return 2.0 * (memory_clock_khz * 1e3) * bus_width_bits / 8.0;
     };
-    model->memory_bandwidth = f.measured_bandwidth * (theoretical(desc.memory_clock_khz, desc.bus_width_bits) /
+    model->memory_bandwidth = f.measured_bandwidth * (theoretical(d.memory_clock_khz, d.bus_width_bits) /
                                                       theoretical(f.measured_memory_clock_khz,
                                                                   f.measured_bus_width_bits));
     for (int i = 0; i < kernels::kTiledFamilyCount; ++i) {

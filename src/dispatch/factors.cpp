@@ -19,7 +19,7 @@ namespace {
 // and clusters of at most 6 (larger ones lost to the workspace form).
 constexpr ArchFactors kSm90 = {
     9, 0,
-    2619000, 5120, 2.88e12,
+    1980000, 2619000, 5120, 2.88e12,
     0.8e-6,   // step_seconds
     0.75,     // alone_factor
     0.75e-6,  // block_seconds

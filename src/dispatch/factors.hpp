@@ -30,6 +30,7 @@ struct TiledFactors {
 // theoretical memory bandwidth scales the measured one to other devices).
 struct ArchFactors {
     int cc_major, cc_minor;
+    int measured_clock_khz;  // the SM clock of the device the row was measured on
     int measured_memory_clock_khz;
     int measured_bus_width_bits;
     double measured_bandwidth;  // bytes/s, read and written by a streaming copy

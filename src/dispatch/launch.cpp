@@ -10,22 +10,23 @@
 namespace tgemm {
 namespace {
 
-// A pointer planned into the packed copy of op(A) (at kPackStandIn), moved
-// to the copy in the workspace; others unchanged.
-template <class T>
-T *place(T *q, const CallSteps &steps, float *work)
+// A pointer into the packed copy of op(A) as planned (at kPackStandIn),
+// moved to the same place in the copy at the start of the workspace.
+const float *place(const float *q, float *work)
 {
-    const uintptr_t at = reinterpret_cast<uintptr_t>(q), base = reinterpret_cast<uintptr_t>(kPackStandIn);
-    if (steps.pack_ld == 0 || at < base || at >= base + steps.pack_bytes)
-        return q;
-    return reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(work) + (at - base));
+    return work + (q - kPackStandIn);
 }
 
-tgemm_status launch_piece(PiecePlan piece, const CallSteps &steps, float *work, cudaStream_t s)
+tgemm_status launch_piece(PiecePlan piece, float *work, cudaStream_t s)
 {
-    piece.p.a = place(piece.p.a, steps, work);
-    piece.skinny.x = place(piece.skinny.x, steps, work);
-    piece.skinny.y = place(piece.skinny.y, steps, work);
+    if (piece.packed_a) {  // marked by the planner: never inferred from an address
+        const bool streaming = piece.kind == KernelKind::Streaming || piece.kind == KernelKind::StreamingTma;
+        if (streaming && streaming_x_is_a(piece.p))
+            piece.skinny.x = place(piece.skinny.x, work);
+        else if (streaming)
+            piece.skinny.y = place(piece.skinny.y, work);
+        piece.p.a = place(piece.p.a, work);
+    }
     const GemmParams &p = piece.p;
     SplitK sk;
     sk.splits = piece.splits;
@@ -90,7 +91,7 @@ tgemm_status launch(const CallPlan &plan, float *work, cudaStream_t s)
     for (int i = 0; i < steps.pieces; ++i) {
         if (verbose && steps.piece[i].kind != KernelKind::Scale)
             log_piece(steps.piece[i]);
-        const tgemm_status st = launch_piece(steps.piece[i], steps, work, s);
+        const tgemm_status st = launch_piece(steps.piece[i], work, s);
         if (st != TGEMM_SUCCESS)
             return st;
     }

@@ -189,6 +189,8 @@ tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan
         if (packed) {
             steps.pack_ld = pk.p.lda;
             steps.pack_bytes = pk.bytes;
+            for (int i = 0; i < steps.pieces; ++i)  // every piece reads rows of the packed op(A)
+                steps.piece[i].packed_a = true;
         }
     }
     for (int i = 0; i < steps.pieces; ++i)

@@ -35,6 +35,9 @@ struct PiecePlan {
     double seconds = 0.0;  // Tiled, StreamK: the modelled time
     // Its share of the call's workspace: split-K slices or stream-K parts.
     size_t work_offset = 0, work_bytes = 0;
+    // Its op(A) is the packed copy (planned at kPackStandIn): launch moves
+    // p.a, and the streaming operand that is op(A), into the workspace.
+    bool packed_a = false;
 };
 
 // What runs, in order: op(A) packed by columns into the workspace (where

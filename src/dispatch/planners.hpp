@@ -14,6 +14,13 @@ namespace tgemm {
 
 // C with at most this many rows or columns goes to the streaming kernels.
 constexpr int64_t kSkinnyMax = 16;
+
+// The streaming restatement's long operand X is op(A) where C has no more
+// columns than rows (n <= m), else op(B); Y is the other.
+inline bool streaming_x_is_a(const GemmParams &p)
+{
+    return p.n <= p.m;
+}
 // The most a split-K plan's slices (or the packed operand) may take.
 constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
 

@@ -17,7 +17,7 @@ using kernels::SkinnyParams;
 SkinnyParams skinny_params(const GemmParams &p)
 {
     SkinnyParams s = {};
-    const bool n_small = p.n <= p.m;
+    const bool n_small = streaming_x_is_a(p);
     if (n_small) {  // X = op(A) (m x k), Y(j, k) = op(B)(k, j), C(r, j) = C[r + j ldc]
         s.x = p.a;
         s.x_r = p.trans_a ? p.lda : 1;

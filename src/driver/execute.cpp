@@ -1,11 +1,11 @@
 #include "driver/execute.hpp"
 
 #include "core/check.hpp"
+#include "core/settings.hpp"
 #include "core/status.hpp"
 #include "driver/device_call.hpp"
-#include "runtime/device.hpp"
 #include "driver/host_pipeline.hpp"
-#include "core/settings.hpp"
+#include "runtime/device.hpp"
 
 namespace tgemm {
 namespace {
