@@ -279,6 +279,10 @@ test-plans: $(PLAN_DUMP)
 	    $(RUN_TEST) plan_dump -- $(PLAN_DUMP) --check-tables
 	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
 	    $(RUN_TEST) plan_dump -- sh tests/plans_unreported.sh $(PLAN_DUMP)
+	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
+	    $(RUN_TEST) plan_dump -- $(PLAN_DUMP) --check-workspace --count 20000 --seed 5
+	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_CLUSTERS TGEMM_PACK=always \
+	    $(RUN_TEST) plan_dump -- $(PLAN_DUMP) --check-workspace --count 5000 --seed 6
 
 plans-baseline: $(PLAN_DUMP)
 	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \

@@ -7,11 +7,13 @@
 //   plan_dump [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]
 //             [--unreported-clocks]   (clocks and memory bus reported as 0)
 //   plan_dump --check-tables
+//   plan_dump --check-workspace [--device D] [--count N] [--seed S]
 //
 // --no-workspace prints the plans used when the workspace cannot be had.
 // The settings (TGEMM_STREAMK, TGEMM_PACK, TGEMM_TMA, TGEMM_CLUSTERS,
 // TGEMM_KERNEL) apply as in the library. --check-tables checks that the
-// dispatcher's factors cover the kernel registry.
+// dispatcher's factors cover the kernel registry. --check-workspace checks
+// each plan's workspace layout and the plan drop_workspace leaves.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -64,6 +66,50 @@ plan_dump::Piece dump_piece(const PiecePlan &x)
     return d;
 }
 
+// The workspace of one plan: the packed op(A) at offset 0, each piece's
+// share at a kWorkspaceAlign offset past it, none overlapping, all inside
+// workspace_bytes; after drop_workspace no step uses any. Returns the
+// first broken rule, or nullptr.
+const char *workspace_fault(CallPlan plan)
+{
+    const CallSteps &s = plan.steps;
+    if (workspace_bytes(plan) % kWorkspaceAlign != 0)
+        return "workspace size not a multiple of the alignment";
+    if ((s.pack_ld > 0) != (s.pack_bytes > 0))
+        return "pack size without a packed operand, or the reverse";
+    if (s.pack_ld > 0 && s.pack_bytes != static_cast<size_t>(s.pack_ld) * plan.problem.k * sizeof(float))
+        return "pack size is not ld x k floats";
+    size_t end = s.pack_bytes;  // the highest byte used so far
+    for (int i = 0; i < s.pieces; ++i) {
+        const PiecePlan &x = s.piece[i];
+        if (x.packed_a != (s.pack_ld > 0))
+            return "a piece of a packed plan not marked as reading the packed operand, or the reverse";
+        const bool needs = x.kind == KernelKind::StreamK || (x.splits > 1 && !x.cluster);
+        if (needs != (x.work_bytes > 0))
+            return "a piece's workspace share does not match its kernel";
+        if (x.work_bytes == 0)
+            continue;
+        if (x.work_offset % kWorkspaceAlign != 0 || x.work_offset < end)
+            return "a piece's share is misaligned or overlaps the one before";
+        if (x.kind != KernelKind::StreamK &&
+            x.work_bytes != static_cast<size_t>(x.splits) * x.p.m * x.p.n * sizeof(float))
+            return "split-K share is not splits x m x n floats";
+        end = x.work_offset + x.work_bytes;
+    }
+    if (end > workspace_bytes(plan))
+        return "a share ends past the workspace";
+    if (drop_workspace(&plan) != TGEMM_SUCCESS)
+        return "drop_workspace failed";
+    if (workspace_bytes(plan) != 0 || plan.steps.pack_ld != 0)
+        return "the plan without workspace still uses some";
+    for (int i = 0; i < plan.steps.pieces; ++i) {
+        const PiecePlan &x = plan.steps.piece[i];
+        if (x.kind == KernelKind::StreamK || (x.splits > 1 && !x.cluster) || x.packed_a || x.work_bytes != 0)
+            return "a piece of the plan without workspace still needs some";
+    }
+    return nullptr;
+}
+
 int check_tables()
 {
     char why[128];
@@ -84,6 +130,7 @@ int main(int argc, char **argv)
     unsigned long long seed = 1;
     bool no_workspace = false;
     bool unreported = false;  // the device reports no clocks (a driver that cannot say)
+    bool check_workspace = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--device" && i + 1 < argc)
@@ -96,11 +143,13 @@ int main(int argc, char **argv)
             no_workspace = true;
         else if (a == "--unreported-clocks")
             unreported = true;
+        else if (a == "--check-workspace")
+            check_workspace = true;
         else if (a == "--check-tables")
             return check_tables();
         else {
             std::fprintf(stderr, "usage: %s [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]"
-                                 " [--unreported-clocks]\n"
+                                 " [--unreported-clocks] [--check-workspace]\n"
                                  "       %s --check-tables\n", argv[0], argv[0]);
             return 2;
         }
@@ -132,9 +181,11 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    std::printf("# plan_dump --device %s --count %lld --seed %llu%s\n", device.c_str(), count, seed,
-                no_workspace ? " --no-workspace" : "");
+    if (!check_workspace)
+        std::printf("# plan_dump --device %s --count %lld --seed %llu%s\n", device.c_str(), count, seed,
+                    no_workspace ? " --no-workspace" : "");
     plan_dump::Rng rng{seed};
+    long long checked = 0, with_workspace = 0, packed = 0;
     for (long long i = 0; i < count; ++i) {
         const plan_dump::Problem pr = plan_dump::draw_problem(rng);
         const GemmParams p = {reinterpret_cast<const float *>(plan_dump::kBaseA) + pr.a_off,
@@ -144,6 +195,18 @@ int main(int argc, char **argv)
         CallPlan plan;
         plan_dump::Call call;
         tgemm_status st = plan_call(p, model, &plan);
+        if (check_workspace) {
+            if (st != TGEMM_SUCCESS)
+                continue;  // no plan (a grid limit): nothing to lay out
+            if (const char *fault = workspace_fault(plan)) {
+                std::printf("[  FAILED  ] workspace of %s: %s\n", plan_dump::format_line(pr, call).c_str(), fault);
+                return 1;
+            }
+            ++checked;
+            with_workspace += workspace_bytes(plan) > 0;
+            packed += plan.steps.pack_ld > 0;
+            continue;
+        }
         if (st == TGEMM_SUCCESS && no_workspace)
             st = drop_workspace(&plan);
         if (st != TGEMM_SUCCESS) {
@@ -157,6 +220,14 @@ int main(int argc, char **argv)
                 call.piece[j] = dump_piece(plan.steps.piece[j]);
         }
         std::printf("%s\n", plan_dump::format_line(pr, call).c_str());
+    }
+    if (check_workspace) {
+        if (with_workspace == 0 || packed == 0) {
+            std::printf("[  FAILED  ] workspace layouts: no plan of the %lld used a workspace, or none packed\n", checked);
+            return 1;
+        }
+        std::printf("[       OK ] workspace layouts of %lld plans (%lld with a workspace, %lld packed), and their "
+                    "plans without it\n", checked, with_workspace, packed);
     }
     return 0;
 }

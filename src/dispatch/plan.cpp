@@ -31,7 +31,6 @@
 namespace tgemm {
 namespace {
 
-constexpr size_t kWorkspaceAlign = 256;
 
 const KernelFamily *forced_family(const DeviceModel &m, const std::string &name)
 {

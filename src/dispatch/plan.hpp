@@ -53,6 +53,10 @@ struct CallSteps {
     size_t workspace_bytes = 0;
 };
 
+// Every share of a call's workspace starts at a multiple of this (the
+// kernels' vector accesses and the pool's own alignment).
+constexpr size_t kWorkspaceAlign = 256;
+
 struct CallPlan {
     GemmParams problem = {};
     int max_grid_x = 0;
