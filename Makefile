@@ -9,6 +9,10 @@
 #                        pointers, then host operands (--host), then bench-blas:
 #                        cblas_sgemm plain against LD_PRELOAD=libtgemm.so
 #   make bench-host-trace  the timeline of 8192^3 on host operands (TGEMM_HOST_TRACE)
+#   make plan-dump       build/bench/plan_dump: the dispatcher's plans of random problems on a
+#                        described GPU, no GPU needed (make test-plans holds the H100's to
+#                        tests/data/plans-h100.txt.xz; make plans-baseline rewrites that file
+#                        when a change means to change plans)
 #   make install         PREFIX=/usr/local DESTDIR= (staged installs)
 #   make docs            Doxygen HTML in docs/html, warnings are errors
 #   make deps            install the Debian/Ubuntu packages the above need (.ci/packages)
