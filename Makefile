@@ -269,7 +269,7 @@ PLANS_H100 := tests/data/plans-h100.txt.xz
 PLANS_H100_ARGS := --device h100 --count 20000 --seed 1
 PLAN_DUMP_OBJ := $(patsubst %,$(BUILD)/obj/dispatch/%.o,factors device_model tiled streaming skinny_split pack peel plan) \
                  $(BUILD)/obj/core/status.o $(BUILD)/obj/core/settings.o $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJ))
-$(PLAN_DUMP): bench/plan_dump.cpp bench/plan_dump.hpp $(PLAN_DUMP_OBJ)
+$(PLAN_DUMP): bench/plan_dump.cpp bench/plan_dump.hpp bench/splitmix.hpp $(PLAN_DUMP_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< $(PLAN_DUMP_OBJ) \
 	    -L$(CUDA_LIBDIR) -lcudart_static -ldl -lpthread -lrt
@@ -619,6 +619,19 @@ $(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp tests/line_buffered.
 
 test-bench-check: $(BUILD)/tests/test_bench_check
 	$(RUN_TEST) test_bench_check -- $(BUILD)/tests/test_bench_check
+
+# The random-shape benchmark's problems (bench/random_shapes.cpp), on the CPU.
+.PHONY: test-random-shapes
+$(BUILD)/tests/test_random_shapes: tests/test_random_shapes.cpp bench/random_shapes.cpp bench/random_shapes.hpp \
+                                   bench/splitmix.hpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Werror -Ibench \
+	    -o $@ $< bench/random_shapes.cpp -lcmocka
+
+test-random-shapes: $(BUILD)/tests/test_random_shapes
+	$(RUN_TEST) test_random_shapes -- $(BUILD)/tests/test_random_shapes
+TEST_PROGRAMS += $(BUILD)/tests/test_random_shapes
+TEST_RUNS += test-random-shapes
 
 # bench_gemm's FP64 reference on the device (bench/gemm_reference.hpp).
 $(BUILD)/bench/gemm_reference.o: bench/gemm_reference.cu bench/gemm_reference.hpp bench/gemm_check.hpp bench/bench_error.hpp

@@ -8,21 +8,12 @@
 #include <cstdio>
 #include <string>
 
+#include "splitmix.hpp"
+
 namespace plan_dump {
 
-// splitmix64: the same problems on every platform for a seed.
-struct Rng {
-    uint64_t state;
-    uint64_t next()
-    {
-        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
-    bool chance(int64_t in) { return below(in) == 0; }  // 1 in `in`
-};
+// The same problems on every platform for a seed.
+using Rng = bench::SplitMix64;
 
 constexpr int64_t kMaxDim = 20000;
 

@@ -1,0 +1,87 @@
+#include "random_shapes.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "splitmix.hpp"
+
+namespace bench {
+namespace {
+
+using Rng = SplitMix64;
+
+int64_t log_uniform(Rng &r, int64_t most)
+{
+    const double v = std::exp(r.uniform() * std::log(static_cast<double>(most) + 1.0));
+    return std::clamp<int64_t>(static_cast<int64_t>(v), 1, most);
+}
+
+// d moved to 1 to 3 below or above the nearest multiple of a tile edge.
+int64_t near_edge(Rng &r, int64_t d, int64_t most)
+{
+    const int64_t edge = kRandomEdges[r.below(sizeof kRandomEdges / sizeof kRandomEdges[0])];
+    const int64_t multiple = std::max<int64_t>(edge, (d + edge / 2) / edge * edge);
+    const int64_t off = 1 + r.below(3);
+    const int64_t v = r.below(2) == 0 ? multiple - off : multiple + off;
+    return std::clamp<int64_t>(v, 1, most);
+}
+
+// A leading dimension: the rows stored, padded by nothing half of the time,
+// else by 1 to 64 (odd as often as even).
+int64_t padded(Rng &r, int64_t rows)
+{
+    return rows + (r.below(2) == 0 ? 0 : 1 + r.below(64));
+}
+
+float scale(Rng &r)
+{
+    const float v = static_cast<float>(0.25 + 1.75 * r.uniform());
+    return r.below(2) == 0 ? v : -v;
+}
+
+}  // namespace
+
+double stored_bytes(const RandomShape &s)
+{
+    const double a_cols = s.ta == 'N' ? static_cast<double>(s.k) : static_cast<double>(s.m);
+    const double b_cols = s.tb == 'N' ? static_cast<double>(s.n) : static_cast<double>(s.k);
+    return 4.0 * (static_cast<double>(s.lda) * a_cols + static_cast<double>(s.ldb) * b_cols +
+                  static_cast<double>(s.ldc) * static_cast<double>(s.n));
+}
+
+std::vector<RandomShape> draw_random_shapes(uint64_t seed, int count, const RandomLimits &limits)
+{
+    Rng r{seed};
+    std::vector<RandomShape> out;
+    out.reserve(static_cast<size_t>(std::max(count, 0)));
+    while (static_cast<int>(out.size()) < count) {
+        RandomShape s;
+        int64_t *dims[] = {&s.m, &s.n, &s.k};
+        for (int64_t *d : dims) {
+            *d = log_uniform(r, limits.max_dim);
+            if (r.uniform() < limits.edge_share)
+                *d = near_edge(r, *d, limits.max_dim);
+        }
+        s.ta = r.below(2) == 0 ? 'N' : 'T';
+        s.tb = r.below(2) == 0 ? 'N' : 'T';
+        s.lda = padded(r, s.ta == 'N' ? s.m : s.k);
+        s.ldb = padded(r, s.tb == 'N' ? s.k : s.n);
+        s.ldc = padded(r, s.m);
+        s.ab_class = static_cast<int>(r.below(3));
+        if (s.ab_class == 1) {
+            s.alpha = -1.0f;
+            s.beta = 1.0f;
+        } else if (s.ab_class == 2) {
+            s.alpha = scale(r);
+            s.beta = scale(r);
+        }
+        // Over a cap: drawn again (the draws stay log-uniform inside the caps).
+        if (2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) > limits.max_flops ||
+            stored_bytes(s) > limits.max_bytes)
+            continue;
+        out.push_back(s);
+    }
+    return out;
+}
+
+}  // namespace bench

@@ -1,0 +1,40 @@
+// Problems drawn at random from a seed, for the random-shape benchmark
+// (issue 27): sizes log-uniform with edges oversampled, every transpose
+// pair, padded leading dimensions, three alpha/beta classes, within caps on
+// flops and memory so that a run of a few hundred stays within minutes.
+// The same seed gives the same problems on every machine (a 64-bit
+// generator of our own, no std:: distribution whose output may differ).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace bench {
+
+struct RandomShape {
+    int64_t m = 1, n = 1, k = 1;
+    char ta = 'N', tb = 'N';
+    int64_t lda = 1, ldb = 1, ldc = 1;
+    float alpha = 1.0f, beta = 0.0f;
+    int ab_class = 0;  // 0: alpha 1, beta 0; 1: alpha -1, beta 1; 2: both drawn from +-[0.25, 2]
+};
+
+struct RandomLimits {
+    int64_t max_dim = 20000;             // m, n, k drawn log-uniform over [1, max_dim]
+    double max_flops = 2.75e11;          // 2 m n k, at most
+    double max_bytes = 512.0 * (1 << 20);  // A, B and C as stored (with their padding), at most
+    double edge_share = 0.25;            // chance that a dimension is put near a multiple of a tile edge
+};
+
+// The tile edges a dimension is put near: a multiple of one of these, 1 to
+// 3 below or above it.
+constexpr int kRandomEdges[] = {8, 16, 32, 64, 128, 256};
+
+// `count` problems from `seed`.
+std::vector<RandomShape> draw_random_shapes(uint64_t seed, int count, const RandomLimits &limits = {});
+
+// Bytes of A, B and C as stored (column-major, with their leading dimensions).
+double stored_bytes(const RandomShape &s);
+
+}  // namespace bench

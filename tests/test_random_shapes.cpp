@@ -1,0 +1,126 @@
+// The random-shape benchmark's problems (bench/random_shapes.cpp), on the
+// CPU: the same seed gives the same problems; every problem lies inside the
+// caps, with leading dimensions that hold its operands; the four transpose
+// pairs, the three alpha/beta classes, padded and odd leading dimensions,
+// tiny and large sizes all occur; and tile edges are oversampled (with
+// edge_share 1 no dimension is a multiple of 4 apart from the clamped
+// largest, where plain draws give many).
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cmath>
+#include <setjmp.h>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include "random_shapes.hpp"
+
+using bench::RandomLimits;
+using bench::RandomShape;
+
+namespace {
+
+constexpr int kCount = 3000;
+
+bool same(const RandomShape &a, const RandomShape &b)
+{
+    return a.m == b.m && a.n == b.n && a.k == b.k && a.ta == b.ta && a.tb == b.tb && a.lda == b.lda &&
+           a.ldb == b.ldb && a.ldc == b.ldc && a.alpha == b.alpha && a.beta == b.beta && a.ab_class == b.ab_class;
+}
+
+void test_seeded(void **)
+{
+    const auto a = bench::draw_random_shapes(11, 200), b = bench::draw_random_shapes(11, 200);
+    const auto c = bench::draw_random_shapes(12, 200);
+    assert_int_equal(a.size(), 200);
+    int differ = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (!same(a[i], b[i]))
+            fail_msg("seed 11 drew problem %zu differently twice", i);
+        differ += !same(a[i], c[i]);
+    }
+    if (differ < 190)
+        fail_msg("seeds 11 and 12 share %d of 200 problems", 200 - differ);
+}
+
+void test_inside_caps(void **)
+{
+    const RandomLimits lim;
+    for (const RandomShape &s : bench::draw_random_shapes(1, kCount)) {
+        for (int64_t d : {s.m, s.n, s.k})
+            if (d < 1 || d > lim.max_dim)
+                fail_msg("dimension %lld outside [1, %lld]", static_cast<long long>(d),
+                         static_cast<long long>(lim.max_dim));
+        if (2.0 * s.m * s.n * s.k > lim.max_flops || bench::stored_bytes(s) > lim.max_bytes)
+            fail_msg("%lld x %lld x %lld over the caps", static_cast<long long>(s.m), static_cast<long long>(s.n),
+                     static_cast<long long>(s.k));
+        if (s.lda < (s.ta == 'N' ? s.m : s.k) || s.ldb < (s.tb == 'N' ? s.k : s.n) || s.ldc < s.m)
+            fail_msg("a leading dimension shorter than its column");
+    }
+}
+
+void test_variety(void **)
+{
+    int pairs[4] = {}, classes[3] = {}, padded = 0, odd_pad = 0, tiny = 0, large = 0;
+    for (const RandomShape &s : bench::draw_random_shapes(2, kCount)) {
+        ++pairs[(s.ta == 'T' ? 2 : 0) + (s.tb == 'T' ? 1 : 0)];
+        ++classes[s.ab_class];
+        const int64_t pad = s.ldc - s.m;
+        padded += pad > 0;
+        odd_pad += pad % 2 == 1;
+        tiny += s.m <= 16;
+        large += s.m >= 4096;
+        if (s.ab_class == 0 && (s.alpha != 1.0f || s.beta != 0.0f))
+            fail_msg("class 0 is alpha 1, beta 0");
+        if (s.ab_class == 1 && (s.alpha != -1.0f || s.beta != 1.0f))
+            fail_msg("class 1 is alpha -1, beta 1");
+        if (s.ab_class == 2 && (std::fabs(s.alpha) < 0.25f || std::fabs(s.alpha) > 2.0f ||
+                                std::fabs(s.beta) < 0.25f || std::fabs(s.beta) > 2.0f))
+            fail_msg("class 2 draws |alpha|, |beta| from [0.25, 2]");
+    }
+    for (int p : pairs)
+        if (p < kCount / 8)
+            fail_msg("a transpose pair drawn %d times of %d", p, kCount);
+    for (int c : classes)
+        if (c < kCount / 5)
+            fail_msg("an alpha/beta class drawn %d times of %d", c, kCount);
+    if (padded < kCount / 4 || padded > 3 * kCount / 4 || odd_pad < kCount / 8)
+        fail_msg("ldc padded %d times, by an odd amount %d times, of %d", padded, odd_pad, kCount);
+    if (tiny < kCount / 10 || large < kCount / 50)
+        fail_msg("m <= 16 drawn %d times, m >= 4096 %d times, of %d", tiny, large, kCount);
+}
+
+// Edges: a dimension put near an edge is 1 to 3 off a multiple of at least
+// 8, so never a multiple of 4; plain draws give multiples of 4 often.
+void test_edges(void **)
+{
+    const auto multiples_of_4 = [](double share) {
+        RandomLimits lim;
+        lim.edge_share = share;
+        int n = 0;
+        for (const RandomShape &s : bench::draw_random_shapes(3, kCount, lim))
+            for (int64_t d : {s.m, s.n, s.k})
+                n += d % 4 == 0 && d != lim.max_dim;
+        return n;
+    };
+    const int always = multiples_of_4(1.0), never = multiples_of_4(0.0);
+    if (always != 0)
+        fail_msg("%d dimensions put near an edge are multiples of 4", always);
+    if (never < 3 * kCount / 20)
+        fail_msg("plain draws gave only %d multiples of 4 in %d dimensions", never, 3 * kCount);
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seeded),
+        cmocka_unit_test(test_inside_caps),
+        cmocka_unit_test(test_variety),
+        cmocka_unit_test(test_edges),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
