@@ -729,6 +729,10 @@ bench-host-trace: $(BUILD)/bench/bench_gemm
 # sizes (default 8192).
 BENCH_BLAS_MAX ?= 8192
 BENCH_BLAS_ROUNDS ?= 5
+# Set in all three modes: OpenBLAS's idle threads sleep at once instead of
+# spinning beside the GPU path's copy threads (README, "mixing small and
+# large calls"); BENCH_BLAS_ENV= measures without it.
+BENCH_BLAS_ENV ?= OPENBLAS_THREAD_TIMEOUT=4
 $(BUILD)/bench/bench_cpu_blas: bench/bench_cpu_blas.c
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O2 $(WARN) -D_GNU_SOURCE -o $@ $< -lopenblas -ldl -lm
@@ -736,7 +740,7 @@ $(BUILD)/bench/bench_cpu_blas: bench/bench_cpu_blas.c
 bench-blas: $(BUILD)/bench/bench_cpu_blas $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(BENCH_OUT)
 	$(BLAS_ENV) python3 bench/bench_blas.py --bin $(BUILD)/bench/bench_cpu_blas --lib $(abspath $(LIB)) \
-	    --out $(BENCH_OUT) --rounds $(BENCH_BLAS_ROUNDS) --max $(BENCH_BLAS_MAX)
+	    --out $(BENCH_OUT) --rounds $(BENCH_BLAS_ROUNDS) --max $(BENCH_BLAS_MAX) $(BENCH_BLAS_ENV:%=--env %)
 
 # ---------------------------------------------------------------- install
 

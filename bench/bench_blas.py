@@ -3,12 +3,14 @@
 and tgemm with the GPU forced, interleaved, side by side (`make bench-blas`).
 
     python3 bench/bench_blas.py --bin BENCH_CPU_BLAS --lib LIBTGEMM --out DIR
-                                [--rounds 5] [--reps 3] [--warmup 3] [--max N]
+                                [--rounds 5] [--reps 3] [--warmup 3] [--warmup-ms 30] [--max N]
                                 [--random COUNT --seed SEED] [--env KEY=VALUE]...
     python3 bench/bench_blas.py --report DIR     (tables and plot of an earlier run)
 
 Each round runs bench_cpu_blas three times over the same shapes (each
-shape warmed by --warmup calls, default 3, then --reps timed ones): plain
+shape warmed by --warmup calls, default 3, and at least --warmup-ms of
+calls, default 30: the first calls over fresh host memory, on cores that
+were idle, run up to twice as long; then --reps timed ones): plain
 (the program is linked only against OpenBLAS), under LD_PRELOAD=libtgemm.so
 with TGEMM_OFFLOAD=auto, and with TGEMM_OFFLOAD=gpu; the order of the three
 rotates from round to round, so that a drift of the machine touches all
@@ -16,9 +18,13 @@ three alike; then `auto` runs once more with TGEMM_TRACE to record which
 side it chose for each call (`auto` learns from the calls it times, so
 its first calls of a shape may try both sides). Every timed call of every round is pooled per shape and mode;
 the tables give the medians, the side `auto` chose (from TGEMM_TRACE), how
-far `auto` is from the faster side, and the spread of the forced-GPU calls
-around their median. Goals checked: `auto` within 1.15x of the faster
-side on every shape, and every forced-GPU call within 10% of its median.
+far `auto` is from the faster side, and the spread of the forced GPU path:
+each round is one repetition of the shape (its time: the median of the
+round's timed calls), and the spread is the largest distance of a
+repetition from the median of the repetitions; the largest distance of a
+single call is shown beside it. Goals checked: `auto` within 1.15x of the
+faster side on every shape, and every forced-GPU repetition within 10% of
+their median.
 
 Writes DIR/blas_offload.csv (one row per shape) and DIR/blas_offload.png
 (median time per square size for the three, log-log; needs matplotlib).
@@ -51,6 +57,7 @@ def run_one(args, mode, csv_name, trace=None):
         key, _, value = kv.partition("=")
         env[key] = value
     cmd = [args.bin, "--max", str(args.max), "--reps", str(args.reps), "--warmup", str(args.warmup),
+           "--warmup-ms", str(args.warmup_ms),
            "--csv", os.path.join(args.out, csv_name)]
     if args.random:
         cmd += ["--random", str(args.random), "--seed", str(args.seed)]
@@ -69,18 +76,30 @@ def key(row):
 
 
 def load(out):
+    """shape -> mode -> round -> the round's timed seconds, and the shapes in order."""
     times = {}
     order = []
     for mode in MODES:
         for path in sorted(glob.glob(os.path.join(out, f"blas_{mode}_*.csv"))):
+            rnd = os.path.basename(path)[len(f"blas_{mode}_"):-len(".csv")]
             with open(path, newline="") as f:
                 for row in csv.DictReader(f):
                     k = key(row)
                     if k not in times:
-                        times[k] = {m: [] for m in MODES}
+                        times[k] = {m: {} for m in MODES}
                         order.append(k)
-                    times[k][mode].append(float(row["seconds"]))
+                    times[k][mode].setdefault(rnd, []).append(float(row["seconds"]))
     return times, order
+
+
+def spreads(rounds):
+    """(repetition spread, call spread) of one shape's rounds: the largest
+    distance of a round's median from the median of those, and of a single
+    call from the median of all calls."""
+    reps = [statistics.median(v) for v in rounds.values()]
+    calls = [x for v in rounds.values() for x in v]
+    mid_r, mid_c = statistics.median(reps), statistics.median(calls)
+    return (max(abs(x - mid_r) / mid_r for x in reps), max(abs(x - mid_c) / mid_c for x in calls))
 
 
 def auto_choices(out):
@@ -108,25 +127,27 @@ def report(out):
         t = times[k]
         if not all(t[m] for m in MODES):
             continue
-        med = {m: statistics.median(t[m]) for m in MODES}
+        med = {m: statistics.median([x for v in t[m].values() for x in v]) for m in MODES}
         best = min(med["cpu"], med["gpu"])
-        spread = max(abs(x - med["gpu"]) / med["gpu"] for x in t["gpu"])
+        spread, call_spread = spreads(t["gpu"])
         name, layout, ta, tb, m, n, kk = k
         # The side of the shape's last call; * when its first calls tried the other.
         paths = chosen.get((m, n, kk, layout, ta, tb), [])
         side = (paths[-1] + ("*" if len(set(paths)) > 1 else "")) if paths else "?"
         rows.append(dict(shape=name, layout=layout, transa=ta, transb=tb, m=m, n=n, k=kk, cpu_s=med["cpu"],
                          auto_s=med["auto"], gpu_s=med["gpu"], auto_path=side, auto_over_best=med["auto"] / best,
-                         gpu_spread=spread, calls=len(t["gpu"])))
+                         gpu_spread=spread, gpu_call_spread=call_spread, rounds=len(t["gpu"]),
+                         calls=sum(len(v) for v in t["gpu"].values())))
 
     print("auto: the side of each shape's last call (* where its first calls tried the other side)")
     print(f"{'shape':<14} {'layout':>6} {'op':>3} {'m':>6} {'n':>6} {'k':>6} {'cpu_ms':>10} {'auto_ms':>10} "
-          f"{'gpu_ms':>10} {'auto':>5} {'auto/best':>9} {'gpu_spread':>10}")
+          f"{'gpu_ms':>10} {'auto':>5} {'auto/best':>9} {'gpu_spread':>10} {'per_call':>9}")
     for r in rows:
         flag = " <" if r["auto_over_best"] > AUTO_GOAL or r["gpu_spread"] > SPREAD_GOAL else ""
         print(f"{r['shape']:<14} {r['layout']:>6} {r['transa'] + r['transb']:>3} {r['m']:>6} {r['n']:>6} "
               f"{r['k']:>6} {r['cpu_s'] * 1e3:10.3f} {r['auto_s'] * 1e3:10.3f} {r['gpu_s'] * 1e3:10.3f} "
-              f"{r['auto_path']:>5} {r['auto_over_best']:9.3f} {r['gpu_spread'] * 100:9.1f}%{flag}")
+              f"{r['auto_path']:>5} {r['auto_over_best']:9.3f} {r['gpu_spread'] * 100:9.1f}% "
+              f"{r['gpu_call_spread'] * 100:8.1f}%{flag}")
     path = os.path.join(out, "blas_offload.csv")
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
@@ -142,7 +163,7 @@ def report(out):
     print(f"auto against the faster side: worst {worst_auto['auto_over_best']:.3f} ({worst_auto['shape']} "
           f"{worst_auto['m']}x{worst_auto['n']}x{worst_auto['k']}), goal <= {AUTO_GOAL}: "
           f"{'met' if ok_auto else 'MISSED'}")
-    print(f"forced GPU, calls around their median: worst {worst_spread['gpu_spread'] * 100:.1f}% "
+    print(f"forced GPU, repetitions (rounds) around their median: worst {worst_spread['gpu_spread'] * 100:.1f}% "
           f"({worst_spread['shape']} {worst_spread['m']}x{worst_spread['n']}x{worst_spread['k']}), goal <= "
           f"{SPREAD_GOAL * 100:.0f}%: {'met' if ok_spread else 'MISSED'}")
     squares = sorted((r["m"], r) for r in rows if r["shape"] == "square")
@@ -187,6 +208,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup-ms", type=float, default=30.0)
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                     help="set in all three modes (e.g. OPENBLAS_THREAD_TIMEOUT=4)")
     ap.add_argument("--max", type=int, default=8192)

@@ -4,9 +4,9 @@
  * TGEMM_OFFLOAD=auto and with TGEMM_OFFLOAD=gpu, the three interleaved, and
  * compares the medians.
  *
- *   bench_cpu_blas [--max N] [--reps R] [--warmup W] [--budget S]
+ *   bench_cpu_blas [--max N] [--reps R] [--warmup W] [--warmup-ms MS] [--budget S]
  *                  [--random COUNT --seed SEED] [--shape LAYOUT TA TB M N K]...
- *                  [--mix] [--csv FILE]
+ *                  [--mix] [--fortran] [--csv FILE]
  *
  * The shapes: square sizes from 64 up to N (default 8192), then rectangular
  * and transposed shapes (low K, rank-k updates, skinny, tall, wide) no
@@ -14,12 +14,16 @@
  * k from 1 to N, at most 2 * 4096^3 flops, random transposes and layout)
  * from SEED; or the shapes given with --shape (LAYOUT col or row, TA and TB
  * N or T). Each shape gets fresh random inputs, W warm-up calls (default
- * 1), then R timed calls (default 7; fewer for shapes whose calls would
+ * 1; more where they take less than MS milliseconds in all, default 0:
+ * the first calls over fresh host memory, and on cores that were idle,
+ * run slower for some milliseconds), then R timed calls (default 7; fewer for shapes whose calls would
  * exceed S seconds in all, default 10, but at least 3). The table shows the
  * median and minimum; the CSV has one row per timed call, so that runs can
  * be pooled. --mix precedes every call with an untimed 128 x 128 x 128 call
  * on other operands, as a program that mixes small and large products
- * does (under `auto` the small one runs on the CPU BLAS). Linked against OpenBLAS only: it does not know tgemm, it only
+ * does (under `auto` the small one runs on the CPU BLAS). --fortran calls
+ * sgemm_ (the Fortran BLAS entry, column-major shapes only) instead of
+ * cblas_sgemm. Linked against OpenBLAS only: it does not know tgemm, it only
  * notices whether libtgemm is loaded.
  */
 #include <dlfcn.h>
@@ -32,6 +36,9 @@
 
 void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int K, float alpha, const float *A, int lda,
                  const float *B, int ldb, float beta, float *C, int ldc);
+void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const float *alpha,
+            const float *A, const int *lda, const float *B, const int *ldb, const float *beta, float *C,
+            const int *ldc, size_t transa_len, size_t transb_len);
 
 enum { ROW = 101, COL = 102, NT = 111, TR = 112 };
 
@@ -76,6 +83,9 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* --fortran: sgemm_ instead of cblas_sgemm. */
+static int g_fortran = 0;
+
 /* One call of shape s on A, B, C, preceded with `mix_ops` by an untimed
  * kMix^3 product on them; returns the call's seconds. */
 enum { kMix = 128 };
@@ -85,14 +95,22 @@ static double timed_call(const shape_t *s, const float *A, int lda, const float 
     if (mix_ops)
         cblas_sgemm(COL, NT, NT, kMix, kMix, kMix, 1.0f, mix_ops, kMix, mix_ops + kMix * kMix, kMix, 0.0f,
                     mix_ops + 2 * kMix * kMix, kMix);
+    const float alpha = 1.0f, beta = 0.5f;
+    const char ta = s->ta == TR ? 'T' : 'N', tb = s->tb == TR ? 'T' : 'N';
     const double t0 = now();
-    cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, 1.0f, A, lda, B, ldb, 0.5f, C, ldc);
+    if (g_fortran)
+        sgemm_(&ta, &tb, &s->m, &s->n, &s->k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+    else
+        cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, C, ldc);
     return now() - t0;
 }
 
+/* Warm-up calls by time stop here at the latest (tiny shapes). */
+enum { kMaxWarmup = 2000 };
+
 /* Times one shape: the timed calls' seconds go to t (at most reps of them);
  * returns how many there are. */
-static int time_shape(const shape_t *s, int warmup, int reps, double budget, int mix, double *t)
+static int time_shape(const shape_t *s, int warmup, double warmup_s, int reps, double budget, int mix, double *t)
 {
     float *mix_ops = mix ? random_matrix(3 * kMix * kMix) : NULL;
     const int col = s->layout == COL;
@@ -105,9 +123,11 @@ static int time_shape(const shape_t *s, int warmup, int reps, double budget, int
     float *C = random_matrix((size_t)c_rows * (size_t)c_cols);
     const int lda = a_rows, ldb = b_rows, ldc = c_rows;
 
-    double warm = 0;
-    for (int i = 0; i < warmup; ++i)
+    double warm = 0, warmed = 0;
+    for (int i = 0; i < warmup || (warmed < warmup_s && i < kMaxWarmup); ++i) {
         warm = timed_call(s, A, lda, B, ldb, C, ldc, mix_ops);
+        warmed += warm;
+    }
     int n = reps;
     if (warm * n > budget)
         n = (int)(budget / (warm > 0 ? warm : 1e-9));
@@ -126,8 +146,8 @@ static int time_shape(const shape_t *s, int warmup, int reps, double budget, int
 
 static int usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [--max N] [--reps R] [--warmup W] [--budget SECONDS] [--random COUNT --seed SEED] "
-                    "[--shape LAYOUT TA TB M N K]... [--mix] [--csv FILE]\n", prog);
+    fprintf(stderr, "usage: %s [--max N] [--reps R] [--warmup W] [--warmup-ms MS] [--budget SECONDS] [--random COUNT --seed SEED] "
+                    "[--shape LAYOUT TA TB M N K]... [--mix] [--fortran] [--csv FILE]\n", prog);
     return 2;
 }
 
@@ -158,7 +178,7 @@ int main(int argc, char **argv)
     shape_t given[64];
     size_t given_count = 0;
     unsigned long long seed = 1;
-    double budget = 10.0;
+    double budget = 10.0, warmup_ms = 0.0;
     const char *csv_path = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
@@ -167,6 +187,8 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
             warmup = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--warmup-ms") == 0 && i + 1 < argc)
+            warmup_ms = atof(argv[++i]);
         else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc)
             budget = atof(argv[++i]);
         else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
@@ -177,6 +199,8 @@ int main(int argc, char **argv)
             csv_path = argv[++i];
         else if (strcmp(argv[i], "--mix") == 0)
             mix = 1;
+        else if (strcmp(argv[i], "--fortran") == 0)
+            g_fortran = 1;
         else if (strcmp(argv[i], "--shape") == 0 && i + 6 < argc && given_count < 64) {
             const char *layout = argv[i + 1], *ta = argv[i + 2], *tb = argv[i + 3];
             given[given_count] = make_shape("given", strcmp(layout, "row") == 0 ? ROW : COL,
@@ -189,7 +213,7 @@ int main(int argc, char **argv)
         } else
             return usage(argv[0]);
     }
-    if (max < 1 || reps < 1 || warmup < 0 || random_count < 0)
+    if (max < 1 || reps < 1 || warmup < 0 || !(warmup_ms >= 0.0) || random_count < 0)
         return usage(argv[0]);
 
     static const int kSquares[] = {64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192};
@@ -252,7 +276,7 @@ int main(int argc, char **argv)
     const char *library = !tgemm ? "cpu-blas" : offload && strcmp(offload, "gpu") == 0 ? "tgemm-gpu"
                           : offload && strcmp(offload, "cpu") == 0                     ? "tgemm-cpu"
                                                                                        : "tgemm-auto";
-    printf("bench_cpu_blas: cblas_sgemm %s\n",
+    printf("bench_cpu_blas: %s %s\n", g_fortran ? "sgemm_" : "cblas_sgemm",
            tgemm ? "interposed by libtgemm (LD_PRELOAD)" : "of the CPU BLAS the program is linked with");
     if (tgemm)
         printf("bench_cpu_blas: TGEMM_OFFLOAD=%s\n", offload ? offload : "(unset: auto)");
@@ -273,7 +297,9 @@ int main(int argc, char **argv)
         return 1;
     for (size_t i = 0; i < count; ++i) {
         const shape_t *s = &shapes[i];
-        const int used = time_shape(s, warmup, reps, budget, mix, t);
+        if (g_fortran && s->layout != COL)
+            continue;  /* sgemm_ is column-major only */
+        const int used = time_shape(s, warmup, warmup_ms * 1e-3, reps, budget, mix, t);
         const char *layout = s->layout == COL ? "col" : "row";
         const char ta = s->ta == TR ? 'T' : 'N', tb = s->tb == TR ? 'T' : 'N';
         if (csv)
