@@ -8,16 +8,22 @@
 //             [--unreported-clocks]   (clocks and memory bus reported as 0)
 //   plan_dump --check-tables
 //   plan_dump --check-workspace [--device D] [--count N] [--seed S]
+//   plan_dump [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B]
 //
 // --no-workspace prints the plans used when the workspace cannot be had.
 // The settings (TGEMM_STREAMK, TGEMM_PACK, TGEMM_TMA, TGEMM_CLUSTERS,
 // TGEMM_KERNEL) apply as in the library. --check-tables checks that the
 // dispatcher's factors cover the kernel registry. --check-workspace checks
-// each plan's workspace layout and the plan drop_workspace leaves.
+// each plan's workspace layout and the plan drop_workspace leaves. --shape
+// plans the problems given instead of random ones (operands aligned,
+// leading dimensions the smallest unless given, alpha 1, beta 0 unless
+// --beta).
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/math.hpp"
 #include "core/status.hpp"
@@ -131,9 +137,32 @@ int main(int argc, char **argv)
     bool no_workspace = false;
     bool unreported = false;  // the device reports no clocks (a driver that cannot say)
     bool check_workspace = false;
+    std::vector<plan_dump::Problem> given;
+    float beta = 0.0f;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--device" && i + 1 < argc)
+        if (a == "--shape" && i + 5 < argc) {
+            plan_dump::Problem pr{};
+            pr.m = std::atoll(argv[i + 1]);
+            pr.n = std::atoll(argv[i + 2]);
+            pr.k = std::atoll(argv[i + 3]);
+            pr.ta = argv[i + 4][0] == 'T';
+            pr.tb = argv[i + 5][0] == 'T';
+            i += 5;
+            pr.lda = pr.ta ? pr.k : pr.m;
+            pr.ldb = pr.tb ? pr.n : pr.k;
+            pr.ldc = pr.m;
+            if (i + 3 < argc && std::isdigit(static_cast<unsigned char>(argv[i + 1][0]))) {
+                pr.lda = std::atoll(argv[i + 1]);
+                pr.ldb = std::atoll(argv[i + 2]);
+                pr.ldc = std::atoll(argv[i + 3]);
+                i += 3;
+            }
+            pr.alpha = 1.0f;
+            given.push_back(pr);
+        } else if (a == "--beta" && i + 1 < argc)
+            beta = static_cast<float>(std::atof(argv[++i]));
+        else if (a == "--device" && i + 1 < argc)
             device = argv[++i];
         else if (a == "--count" && i + 1 < argc)
             count = std::atoll(argv[++i]);
@@ -150,7 +179,8 @@ int main(int argc, char **argv)
         else {
             std::fprintf(stderr, "usage: %s [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]"
                                  " [--unreported-clocks] [--check-workspace]\n"
-                                 "       %s --check-tables\n", argv[0], argv[0]);
+                                 "       %s [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B]\n"
+                                 "       %s --check-tables\n", argv[0], argv[0], argv[0]);
             return 2;
         }
     }
@@ -181,13 +211,17 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    if (!check_workspace)
+    for (plan_dump::Problem &pr : given)
+        pr.beta = beta;
+    if (!given.empty())
+        count = static_cast<long long>(given.size());
+    if (!check_workspace && given.empty())
         std::printf("# plan_dump --device %s --count %lld --seed %llu%s\n", device.c_str(), count, seed,
                     no_workspace ? " --no-workspace" : "");
     plan_dump::Rng rng{seed};
     long long checked = 0, with_workspace = 0, packed = 0;
     for (long long i = 0; i < count; ++i) {
-        const plan_dump::Problem pr = plan_dump::draw_problem(rng);
+        const plan_dump::Problem pr = given.empty() ? plan_dump::draw_problem(rng) : given[static_cast<size_t>(i)];
         const GemmParams p = {reinterpret_cast<const float *>(plan_dump::kBaseA) + pr.a_off,
                               reinterpret_cast<const float *>(plan_dump::kBaseB) + pr.b_off,
                               reinterpret_cast<float *>(plan_dump::kBaseC) + pr.c_off,
