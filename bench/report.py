@@ -2,6 +2,10 @@
 """Regenerate the measured part of docs/performance.md from a benchmark run.
 
     python3 bench/report.py RUN_DIR [--date YYYY-MM-DD] [--device TEXT]
+    python3 bench/report.py RUN_DIR --date YYYY-MM-DD --section blas
+
+--section blas replaces only the BLAS section (from blas_offload.csv, with
+the run's date in it) and keeps the rest of the generated tables.
 
 RUN_DIR is what `tests/gpu-session.sh bench sweep` leaves (unpacked from
 session.tar.gz): suite.csv, squares.csv, blas_offload.csv, host.csv,
@@ -18,6 +22,7 @@ import sys
 
 DOC = os.path.join(os.path.dirname(__file__), "..", "docs", "performance.md")
 PLOTS = os.path.join(os.path.dirname(__file__), "..", "docs", "performance")
+BLAS_HEADING = "## BLAS ABI on host memory: the CPU BLAS, `auto` and the GPU forced"
 MARKER = "<!-- end of generated tables: the analysis below is written by hand -->"
 
 # A few lines under each section's heading: what it measures, how to read it.
@@ -113,28 +118,53 @@ def squares_section(path):
     return out
 
 
-def blas_section(path):
+def blas_section(path, date=None):
     data = rows(path)
     worst_auto = max(num(r["auto_over_best"]) for r in data)
     worst_spread = max(num(r["gpu_spread"]) for r in data)
-    out = ["## BLAS ABI on host memory: the CPU BLAS, `auto` and the GPU forced", "",
+    per_call = "gpu_call_spread" in data[0]
+    run = f" Run of {date}." if date else ""
+    out = [BLAS_HEADING, "",
            "![CPU BLAS, auto and the GPU](performance/blas_offload.png)", "",
            "`cblas_sgemm` on pageable host operands from a program linked only against OpenBLAS "
-           "(`make bench-blas`, bench/bench_blas.py): plain, under `LD_PRELOAD=libtgemm.so` with "
-           "`TGEMM_OFFLOAD=auto` and with `TGEMM_OFFLOAD=gpu`, in interleaved rounds (each process warms "
-           "each shape with 3 calls, then times 3); medians of every timed call of every round. `auto` "
-           "is the side of the shape's last call (`*`: its first calls tried the other side); "
-           "auto/best is `auto`'s median over the faster side's; GPU spread is the largest distance of a "
-           "forced-GPU call from that median. Goals: auto/best <= 1.15 (worst here "
-           f"{worst_auto:.3f}), spread <= 10% (worst here {100 * worst_spread:.1f}%).", "",
-           "| shape | layout | op | M | N | K | CPU BLAS ms | auto ms | GPU ms | auto | auto/best | GPU spread |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+           "(`make bench-blas`, bench/bench_blas.py, `OPENBLAS_THREAD_TIMEOUT=4` in all modes): plain, under "
+           "`LD_PRELOAD=libtgemm.so` with `TGEMM_OFFLOAD=auto` and with `TGEMM_OFFLOAD=gpu`, in 5 interleaved "
+           "rounds (each process warms each shape with 3 calls and at least 30 ms of calls, then times 3); "
+           "medians of every timed call of every round. `auto` is the side of the shape's last call (`*`: its "
+           "first calls tried the other side); auto/best is `auto`'s median over the faster side's. GPU spread: "
+           "each round is a repetition (the median of its timed calls), and the spread is the largest distance "
+           "of a repetition from the median of the repetitions" +
+           ("; per call: the largest distance of a single call from the median of all calls" if per_call else "") +
+           f". Goals: auto/best <= 1.15 (worst here {worst_auto:.3f}), spread <= 10% (worst here "
+           f"{100 * worst_spread:.1f}%).{run}", ""]
+    head = "| shape | layout | op | M | N | K | CPU BLAS ms | auto ms | GPU ms | auto | auto/best | GPU spread |"
+    rule = "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"
+    if per_call:
+        head += " per call |"
+        rule += "---:|"
+    out += [head, rule]
     for r in data:
-        out.append(f"| {r['shape']} | {r['layout']} | {r['transa']}{r['transb']} | {r['m']} | {r['n']} | {r['k']}"
-                   f" | {1e3 * num(r['cpu_s']):.3f} | {1e3 * num(r['auto_s']):.3f} | {1e3 * num(r['gpu_s']):.3f}"
-                   f" | {r['auto_path']} | {num(r['auto_over_best']):.3f} | {100 * num(r['gpu_spread']):.1f}% |")
+        line = (f"| {r['shape']} | {r['layout']} | {r['transa']}{r['transb']} | {r['m']} | {r['n']} | {r['k']}"
+                f" | {1e3 * num(r['cpu_s']):.3f} | {1e3 * num(r['auto_s']):.3f} | {1e3 * num(r['gpu_s']):.3f}"
+                f" | {r['auto_path']} | {num(r['auto_over_best']):.3f} | {100 * num(r['gpu_spread']):.1f}% |")
+        if per_call:
+            line += f" {100 * num(r['gpu_call_spread']):.1f}% |"
+        out.append(line)
     out.append("")
     return out
+
+
+def replace_section(heading, lines):
+    """Replaces the generated section under `heading` in the doc (up to the
+    next heading or the marker) with `lines`."""
+    text = open(DOC).read()
+    top, marker, kept = text.partition(MARKER)
+    start = top.index(heading)
+    nxt = top.find("\n## ", start + len(heading))
+    end = nxt + 1 if nxt >= 0 else len(top)
+    top = top[:start] + "\n".join(lines) + "\n" + top[end:]
+    with open(DOC, "w") as f:
+        f.write(top + marker + kept)
 
 
 def host_section(path):
@@ -175,9 +205,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
     ap.add_argument("--date", required=True)
+    ap.add_argument("--section", choices=["blas"])
     ap.add_argument("--device", default="NVIDIA H100 80GB HBM3 (132 SMs), driver 580.159, CUDA 13.0")
     args = ap.parse_args()
     run = args.run
+    if args.section == "blas":
+        replace_section(BLAS_HEADING, blas_section(os.path.join(run, "blas_offload.csv"), args.date))
+        png = os.path.join(run, "blas_offload.png")
+        if os.path.exists(png):
+            shutil.copy(png, os.path.join(PLOTS, "blas_offload.png"))
+        print(f"report: replaced the BLAS section of {os.path.normpath(DOC)}")
+        return 0
     out = ["# tgemm performance", "",
            f"Measured on {args.device}, {args.date}, by `tests/gpu-session.sh bench sweep` "
            "(which runs `make bench`); regenerate this part with "
