@@ -9,6 +9,7 @@
 #                        pointers, then host operands (--host), then bench-blas:
 #                        cblas_sgemm plain against LD_PRELOAD=libtgemm.so
 #   make bench-host-trace  the timeline of 8192^3 on host operands (TGEMM_HOST_TRACE)
+#   make bench-programs  build every benchmark program without running it
 #   make plan-dump       build/bench/plan_dump: the dispatcher's plans of random problems on a
 #                        described GPU, no GPU needed (make test-plans holds the H100's to
 #                        tests/data/plans-h100.txt.xz; make plans-baseline rewrites that file
@@ -82,7 +83,7 @@ LIB_DEPS := $(LIB_OBJ:.o=.d)
 .PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         plan-dump test-plans plans-baseline \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
-        bench-host-trace \
+        bench-host-trace bench-programs \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
 all:
@@ -681,8 +682,18 @@ $(BUILD)/bench/bench_gemm: $(BENCH_GEMM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/b
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) -o $@ $(BENCH_GEMM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS)
 
+# The random-shape benchmark (bench/bench_random.cpp says what it does),
+# on the same parts as bench_gemm.
+BENCH_RANDOM_SRC := bench/bench_random.cpp bench/random_shapes.cpp bench/bench_support.cpp bench/bench_check.cpp
+$(BUILD)/bench/bench_random: $(BENCH_RANDOM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
+                             bench/bench.hpp bench/random_shapes.hpp bench/splitmix.hpp bench/gemm_check.hpp \
+                             bench/gemm_reference.hpp bench/bench_error.hpp $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $(BENCH_RANDOM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
+	    $(BENCH_LIBS)
+
 BENCH_OUT ?= $(BUILD)/bench
-bench: $(BUILD)/bench/bench_gemm
+bench: $(BUILD)/bench/bench_gemm $(BUILD)/bench/bench_random
 	$(BUILD)/bench/bench_gemm --suite --csv $(BENCH_OUT)/suite.csv
 	$(BUILD)/bench/bench_gemm --squares --csv $(BENCH_OUT)/squares.csv
 	$(BUILD)/bench/bench_gemm --host --csv $(BENCH_OUT)/host.csv
@@ -737,6 +748,10 @@ bench-blas: $(BUILD)/bench/bench_cpu_blas $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(BENCH_OUT)
 	$(BLAS_ENV) python3 bench/bench_blas.py --bin $(BUILD)/bench/bench_cpu_blas --lib $(abspath $(LIB)) \
 	    --out $(BENCH_OUT) --rounds $(BENCH_BLAS_ROUNDS) --max $(BENCH_BLAS_MAX)
+
+# Every benchmark program, built and not run (no GPU needed).
+bench-programs: $(BUILD)/bench/bench_gemm $(BUILD)/bench/bench_random $(BUILD)/bench/bench_plans \
+                $(BUILD)/bench/bench_cpu_blas
 
 # ---------------------------------------------------------------- install
 
