@@ -125,7 +125,13 @@ def read_plans(path, problems):
             if line.startswith("== seed "):
                 seed = line.split()[2]
             elif line.startswith("== shape "):
-                current = by_key.get((seed, int(line.split()[2])))
+                words = line.split()
+                current = by_key.get((seed, int(words[2])))
+                if current is not None and words[3:6] != [f"m={current.m}", f"n={current.n}", f"k={current.k}"]:
+                    print(f"random_report.py: warning: {path}: problem {words[2]} of seed {seed} is "
+                          f"{' '.join(words[3:6])} there, {current.m} x {current.n} x {current.k} in the CSV: "
+                          "plan left out", file=sys.stderr)
+                    current = None
             elif "tgemm: device plan " in line and current is not None:
                 current.plans.append(line.split("tgemm: device plan ", 1)[1])
 

@@ -6,9 +6,10 @@
 # pooled; the ordinary-product filter (m, n > 16 and K > 64); the
 # memory-bound problems with a floor of at least 10 us, against 1.3x that
 # floor and against cuBLAS; the worst problems in order with their plan
-# lines; a failed check listed; a floor_us that disagrees with the shape
-# warned about; --md writing what is printed; the plots skipped with a
-# message without matplotlib, and written with it where it is installed.
+# lines, and not those of another shape; a failed check listed; a
+# floor_us that disagrees with the shape warned about; --md writing what
+# is printed; the plots skipped with a message without matplotlib, and
+# written with it where it is installed.
 # One "[       OK ]" or "[  FAILED  ]" line per check (tests/run.sh counts them).
 set -u
 here=$(dirname "$0")
@@ -28,7 +29,8 @@ $header
 EOF
 # Seed 8: hot 1, 0.5, 2 and n/a (#3, no cuBLAS times), cold 1.25, 1, 0.5;
 # #0 is memory-bound, floor 22.311 us, 40 us cold; #2's floor_us is wrong;
-# #3 is memory-bound with a floor of 1.433 us, and failed its check.
+# #3 is memory-bound with a floor of 1.433 us, and failed its check; the
+# plans log has another shape for it.
 cat > "$tmp/random_8.csv" <<EOF
 $header
 8,0,4000,4000,8,N,N,4000,8,4000,1,0,0,2.56e+08,22.311,1,20,20,30,1,40,50,80,1.25,0.1,0.1,1,event,rotate5,9
@@ -46,6 +48,8 @@ tgemm: device plan m=1024 n=1024 k=1024: op(A) packed by columns, ld=1024
 tgemm: device plan m=1024 n=1024 k=1024 NT tiled 128x128x16 split-k=2 (cluster) k-chunk=512
 == shape 2 m=4 n=4 k=4 TT lda=4 ldb=4 ldc=4 alpha=1 beta=0
 tgemm: device plan m=4 n=4 k=4 TT tiled 32x32x8 split-k=1 (none) k-chunk=4
+== shape 3 m=999 n=1000 k=16 NN lda=1000 ldb=16 ldc=1000 alpha=1 beta=0
+tgemm: device plan m=999 n=1000 k=16 NN tiled 64x64x8 split-k=1 (none) k-chunk=16
 EOF
 # A matplotlib that cannot be imported, put first on the path.
 mkdir -p "$tmp/nompl/matplotlib"
@@ -89,6 +93,8 @@ check "worst problems in order" [ "$worst" = "7|0 8|1 8|2 7|3 7|1 8|0 7|2 " ]
 check "worst problem's row" has "| 7 | 0 | 100 | 100 | 100 | NN | 100 | 100 | 100 | 1 | 0 | 2.000 | 0.500 | 0.20 / 0.20 | 0.0 | - |"
 check "plan lines attached" grep -qF "| 8 | 1 | 1024 | 1024 | 1024 | NT | 1024 | 1024 | 1024 | 1 | 0 | 0.500 | 1.000 | 21.47 / 21.47 | 32.1 | op(A) packed by columns, ld=1024; tiled 128x128x16 split-k=2 (cluster) k-chunk=512 |" "$tmp/out.txt"
 check "the membound column agrees with the shapes" [ "$(grep -c membound "$tmp/err.txt")" -eq 0 ]
+check "a plan of another shape left out, with a warning" \
+    grep -qF "problem 3 of seed 8 is m=999 n=1000 k=16 there, 1000 x 1000 x 16 in the CSV: plan left out" "$tmp/err.txt"
 check "a wrong floor_us warned about" grep -qF "problem 2: floor_us 5.000, but the shape gives 0.000" "$tmp/err.txt"
 check "--md writes what is printed" sh -c "grep -v '^random_report.py:' '$tmp/out.txt' | cmp -s - '$tmp/report.md'"
 check "without matplotlib: plots skipped, saying so" grep -qF "matplotlib is not installed: random_hist.png and random_scatter.png skipped" "$tmp/out.txt"
