@@ -9,6 +9,10 @@
 #                        pointers, then host operands (--host), then bench-blas:
 #                        cblas_sgemm plain against LD_PRELOAD=libtgemm.so
 #   make bench-host-trace  the timeline of 8192^3 on host operands (TGEMM_HOST_TRACE)
+#   make bench-random    tgemm against cuBLAS on random problems (GPU): BENCH_RANDOM_SEEDS (3)
+#                        fresh seeds, or SEED, SEED+1, ...; BENCH_RANDOM_COUNT (100) problems
+#                        each; plans, CSV, Markdown report and plots in BENCH_OUT (build/bench)
+#   make bench-programs  build every benchmark program without running it
 #   make plan-dump       build/bench/plan_dump: the dispatcher's plans of random problems on a
 #                        described GPU, no GPU needed (make test-plans holds the H100's to
 #                        tests/data/plans-h100.txt.xz; make plans-baseline rewrites that file
@@ -82,7 +86,7 @@ LIB_DEPS := $(LIB_OBJ:.o=.d)
 .PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         plan-dump test-plans plans-baseline \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
-        bench-host-trace \
+        bench-host-trace bench-random bench-programs \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
 all:
@@ -566,6 +570,7 @@ test-install: $(BUILD)/lib/$(LIBNAME)
 test-tools:
 	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
+	$(RUN_TEST) check-random-report -- sh tests/check-random-report.sh
 
 # The shape of src/ (tests/check-layers.sh: every include points down the
 # layers, no cycle, no file over 700 lines, no date or PERF.md in a comment)
@@ -681,13 +686,56 @@ $(BUILD)/bench/bench_gemm: $(BENCH_GEMM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/b
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) -o $@ $(BENCH_GEMM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS)
 
+# The random-shape benchmark (bench/bench_random.cpp says what it does),
+# on the same parts as bench_gemm.
+BENCH_RANDOM_SRC := bench/bench_random.cpp bench/random_shapes.cpp bench/bench_support.cpp bench/bench_check.cpp
+$(BUILD)/bench/bench_random: $(BENCH_RANDOM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
+                             bench/bench.hpp bench/random_shapes.hpp bench/splitmix.hpp bench/gemm_check.hpp \
+                             bench/gemm_reference.hpp bench/bench_error.hpp $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ $(BENCH_RANDOM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
+	    $(BENCH_LIBS)
+
 BENCH_OUT ?= $(BUILD)/bench
-bench: $(BUILD)/bench/bench_gemm
+bench: $(BUILD)/bench/bench_gemm $(BUILD)/bench/bench_random
 	$(BUILD)/bench/bench_gemm --suite --csv $(BENCH_OUT)/suite.csv
 	$(BUILD)/bench/bench_gemm --squares --csv $(BENCH_OUT)/squares.csv
 	$(BUILD)/bench/bench_gemm --host --csv $(BENCH_OUT)/host.csv
 	python3 bench/plot.py $(BENCH_OUT)
 	$(MAKE) --no-print-directory bench-blas BENCH_OUT=$(BENCH_OUT)
+
+# The random-shape benchmark (issue 27) over BENCH_RANDOM_SEEDS seeds of
+# BENCH_RANDOM_COUNT problems: fresh seeds each run, or SEED, SEED + 1, ...
+# when SEED is one number (several numbers: those seeds). Per seed, the
+# plan pass (TGEMM_VERBOSE=2 ... --plans, standard error in
+# plans_SEED.log) and the timed run (random_SEED.csv); then
+# bench/random_report.py over all of them: random_report.md,
+# random_hist.png, random_scatter.png, all in BENCH_OUT. A failed run
+# (a tgemm result outside its bound) still gets its report; make fails
+# after it.
+BENCH_RANDOM_SEEDS ?= 3
+BENCH_RANDOM_COUNT ?= 100
+BENCH_RANDOM_REPS ?= 9
+SEED ?=
+bench-random: $(BUILD)/bench/bench_random
+	@mkdir -p $(BENCH_OUT)
+	@seeds="$(SEED)"; n=$(BENCH_RANDOM_SEEDS); \
+	if [ -z "$$seeds" ]; then \
+	    while [ $$n -gt 0 ]; do seeds="$$seeds $$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"; n=$$((n - 1)); done; \
+	elif [ $$(echo $$seeds | wc -w) -eq 1 ]; then \
+	    first=$$seeds; seeds=; i=0; while [ $$i -lt $$n ]; do seeds="$$seeds $$((first + i))"; i=$$((i + 1)); done; \
+	fi; \
+	echo "bench-random: seeds" $$seeds; rc=0; csvs=; logs=; \
+	for s in $$seeds; do \
+	    echo "bench-random: seed $$s: plans -> $(BENCH_OUT)/plans_$$s.log"; \
+	    TGEMM_VERBOSE=2 $(BUILD)/bench/bench_random --plans --seed $$s --count $(BENCH_RANDOM_COUNT) \
+	        2> $(BENCH_OUT)/plans_$$s.log || { rc=1; tail -n 3 $(BENCH_OUT)/plans_$$s.log; }; \
+	    $(BUILD)/bench/bench_random --seed $$s --count $(BENCH_RANDOM_COUNT) --reps $(BENCH_RANDOM_REPS) \
+	        --csv $(BENCH_OUT)/random_$$s.csv || rc=1; \
+	    csvs="$$csvs $(BENCH_OUT)/random_$$s.csv"; logs="$$logs --plans $(BENCH_OUT)/plans_$$s.log"; \
+	done; \
+	python3 bench/random_report.py $$logs --md $(BENCH_OUT)/random_report.md --out $(BENCH_OUT) $$csvs || rc=1; \
+	echo "bench-random: report $(BENCH_OUT)/random_report.md, seeds" $$seeds; exit $$rc
 
 # Every tiled plan (family x split-K x form) timed on each shape of
 # BENCH_PLANS_SHAPES (M N K triples, NN), and the plan the library picks
@@ -741,6 +789,10 @@ bench-blas: $(BUILD)/bench/bench_cpu_blas $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(BENCH_OUT)
 	$(BLAS_ENV) python3 bench/bench_blas.py --bin $(BUILD)/bench/bench_cpu_blas --lib $(abspath $(LIB)) \
 	    --out $(BENCH_OUT) --rounds $(BENCH_BLAS_ROUNDS) --max $(BENCH_BLAS_MAX) $(BENCH_BLAS_ENV:%=--env %)
+
+# Every benchmark program, built and not run (no GPU needed).
+bench-programs: $(BUILD)/bench/bench_gemm $(BUILD)/bench/bench_random $(BUILD)/bench/bench_plans \
+                $(BUILD)/bench/bench_cpu_blas
 
 # ---------------------------------------------------------------- install
 

@@ -1,7 +1,8 @@
-// What the benchmark's files share (bench_gemm.cpp and its parts): the
-// error exit, cuBLAS loaded at run time, a shape and its results, the
-// context of a run, and the entry points of each part.
-//   bench_support.cpp  cuBLAS loading, small helpers, closing a run
+// What the benchmark's files share (bench_gemm.cpp and its parts, and
+// bench_random.cpp): the error exit, cuBLAS loaded at run time, a shape and
+// its results, the context of a run, and the entry points of each part.
+//   bench_support.cpp  cuBLAS loading, the device, the command line and
+//                      the CSV file, small helpers, closing a run
 //   bench_check.cpp    the FP64 reference and the output check
 //   bench_shapes.cpp   the suites' shapes
 //   bench_device.cpp   device-pointer mode: timing, host overhead, the table
@@ -13,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "bench_error.hpp"
+#include "gemm_check.hpp"
 #include "gemm_reference.hpp"
 
 #include <cstdarg>
@@ -54,6 +56,7 @@ constexpr int CUBLAS_STATUS_SUCCESS_ = 0;
 constexpr int CUBLAS_OP_N_ = 0;
 constexpr int CUBLAS_OP_T_ = 1;
 constexpr int CUBLAS_DEFAULT_MATH_ = 0; // pure FP32: no TF32, no tensor cores
+constexpr int CUBLAS_PEDANTIC_MATH_ = 2; // pure FP32 and no other shortcut either: its own choice of kernels
 
 typedef int (*cublasCreate_fn)(cublasHandle_t *);
 typedef int (*cublasDestroy_fn)(cublasHandle_t);
@@ -79,9 +82,15 @@ struct Cublas {
     // changes for it. Null when libcublas lacks it.
     gemm_reference::DgemmFn dgemm = nullptr;
     cublasHandle_t ref_handle = nullptr;
+    // A handle in CUBLAS_PEDANTIC_MATH_ (bench_random), or null; finish
+    // destroys it.
+    cublasHandle_t pedantic = nullptr;
 };
 
 void cublas_check(int status, const char *what);
+// A new handle of the loaded cuBLAS on stream, in math mode `mode`; any
+// failure is fatal (what names the handle in the message).
+cublasHandle_t cublas_handle(Cublas &cb, cudaStream_t stream, int mode, const char *what);
 
 // Returns false (after saying why) when no usable libcublas is found; the
 // benchmark then times tgemm alone. Errors after a successful load are fatal.
@@ -184,10 +193,28 @@ struct Set {
 
 void copy_to_host(std::vector<float> &h, const float *d, size_t count);
 
+// ------------------------------------------------------------------ the run's setup (bench_support.cpp)
+
+// The current CUDA device: sets ctx.l2_bytes and ctx.sm_count and prints
+// the device, the driver, the runtime and tgemm's version. Without a
+// usable device (none installed, no driver) the program ends with a
+// message saying so.
+void open_device(Ctx &ctx);
+// ctx.l2_buf (2 x L2 bytes of zeros) and ctx.l2_sink: what bench_l2_clean
+// reads and writes, and what --l2 dirty sets.
+void alloc_l2_buffer(Ctx &ctx);
+// path opened for writing, its parent directory created, header written;
+// fatal on failure (so that a bad path fails before any work).
+FILE *open_csv(const std::string &path, const char *header);
+// s as an integer in [lo, hi]; otherwise says so, prints usage on stderr
+// and exits 2.
+long long parse_int(const char *s, const char *what, long long lo, long long hi, void (*usage)(FILE *));
+
 // ------------------------------------------------------------------ output check (bench_check.cpp)
 
-// The FP64 reference of one set of operands, alpha op(A) op(B) (beta is 0
-// in every benchmarked call), in host memory, M x N, leading dimension M.
+// The FP64 reference of one set of operands, alpha op(A) op(B), in host
+// memory, M x N, leading dimension M. bench_gemm's calls have beta 0;
+// bench_random adds the beta term (gemm_check::add_beta_term).
 struct Reference {
     std::unique_ptr<double[]> ref, mag;  // R and G of bench/gemm_check.hpp
     bool warned = false;                 // the warning of check_output given
@@ -196,6 +223,9 @@ struct Reference {
 Reference make_reference(const Shape &s, const float *A, int64_t lda, const float *B, int64_t ldb, double alpha,
                          Ctx &ctx);
 double check_output(const std::string &what, const Shape &s, Reference &ref, const float *C, int64_t ldc);
+// check_output's comparison without its verdict: the report, for a caller
+// that goes on after a failure. Warns as check_output does.
+gemm_check::Report compare_output(const Shape &s, Reference &ref, const float *C, int64_t ldc);
 
 // ------------------------------------------------------------------ the parts' entry points
 

@@ -1,9 +1,8 @@
 // The output check of every timed configuration: the FP64 reference of its
 // inputs (bench/gemm_reference.hpp, on the device) and the element-by-element
-// comparison with it (bench/gemm_check.hpp), which ends the run on failure.
+// comparison with it (bench/gemm_check.hpp), which ends the run on failure
+// (check_output) or reports it to the caller (compare_output).
 #include "bench.hpp"
-
-#include "gemm_check.hpp"
 
 #include <algorithm>
 #include <thread>
@@ -48,27 +47,34 @@ Reference make_reference(const Shape &s, const float *A, int64_t lda, const floa
     return r;
 }
 
-// Checks the output C (host memory, leading dimension ldc) of what against
-// the reference, on up to 16 threads (a 16384^2 output is 5 GiB to read);
-// dies naming the worst element and its bound when any
-// element is over its bound or not finite. Returns the largest
-// |C - R| / bound. Warns once per reference when the bound exceeds every
-// |R|, where even an all-zero C would pass.
-double check_output(const std::string &what, const Shape &s, Reference &ref, const float *C, int64_t ldc)
+// The comparison on up to 16 threads (a 16384^2 output is 5 GiB to read).
+// Warns once per reference when the bound exceeds every |R|, where even
+// an all-zero C would pass.
+gemm_check::Report compare_output(const Shape &s, Reference &ref, const float *C, int64_t ldc)
 {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     const gemm_check::Report rep = gemm_check::check_parallel(s.m, s.n, C, ldc, ref.ref.get(), s.m, ref.mag.get(),
                                                               s.m, s.k, static_cast<int>(std::min(cores, 16u)));
+    if (rep.zero_detectable == 0 && !ref.warned) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: warning: %s: at K = %lld the error bound exceeds every element of the "
+                     "reference: the check cannot tell this output from an all-zero one\n",
+                     program_name, s.name.c_str(), (long long)s.k);
+        ref.warned = true;
+    }
+    return rep;
+}
+
+// Checks the output C (host memory, leading dimension ldc) of what against
+// the reference; dies naming the worst element and its bound when any
+// element is over its bound or not finite. Returns the largest
+// |C - R| / bound.
+double check_output(const std::string &what, const Shape &s, Reference &ref, const float *C, int64_t ldc)
+{
+    const gemm_check::Report rep = compare_output(s, ref, C, ldc);
     if (!rep.passed() || rep.checked != s.m * s.n)
         die("output check of %s failed on %s (%lld x %lld x %lld, %c%c): %s", what.c_str(), s.name.c_str(),
             (long long)s.m, (long long)s.n, (long long)s.k, s.ta, s.tb, gemm_check::describe(rep).c_str());
-    if (rep.zero_detectable == 0 && !ref.warned) {
-        std::fflush(stdout);
-        std::fprintf(stderr, "bench_gemm: warning: %s: at K = %lld the error bound exceeds every element of the "
-                     "reference: the check cannot tell this output from an all-zero one\n",
-                     s.name.c_str(), (long long)s.k);
-        ref.warned = true;
-    }
     return rep.worst;
 }
 

@@ -7,11 +7,14 @@
 
 namespace bench {
 
-// Prints "bench_gemm: error: ", the prefix and the message; exits 1.
+// The name messages start with: each benchmark program sets its own in main.
+inline const char *program_name = "bench_gemm";
+
+// Prints "PROGRAM: error: ", the prefix and the message; exits 1.
 [[noreturn]] inline void vdie(const char *prefix, const char *fmt, va_list ap)
 {
     std::fflush(stdout);
-    std::fprintf(stderr, "bench_gemm: error: %s", prefix);
+    std::fprintf(stderr, "%s: error: %s", program_name, prefix);
     std::vfprintf(stderr, fmt, ap);
     std::fprintf(stderr, "\n");
     std::exit(1);

@@ -29,10 +29,8 @@
 #include "bench.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cstring>
-#include <filesystem>
 
 using namespace bench;
 
@@ -63,16 +61,7 @@ void usage(FILE *f)
 
 long long parse_int(const char *s, const char *what, long long lo, long long hi)
 {
-    char *end = nullptr;
-    errno = 0;
-    long long v = std::strtoll(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-        std::fprintf(stderr, "bench_gemm: %s: '%s' is not an integer in [%lld, %lld]\n", what, s,
-                     lo, hi);
-        usage(stderr);
-        std::exit(2);
-    }
-    return v;
+    return bench::parse_int(s, what, lo, hi, usage);
 }
 
 char parse_op(const char *s, const char *what)
@@ -188,59 +177,16 @@ int main(int argc, char **argv)
     ctx.reps = static_cast<int>(std::max(reps < 0 ? (host ? 9 : 30) : reps, min_reps));
     ctx.warmup = static_cast<int>(warmup);
 
-    // The CSV file is opened first, so that a bad path fails before any work.
     FILE *csv = nullptr;
-    if (!csv_path.empty()) {
-        std::filesystem::path p(csv_path);
-        if (p.has_parent_path()) {
-            std::error_code ec;
-            std::filesystem::create_directories(p.parent_path(), ec);
-            if (ec)
-                die("cannot create directory %s: %s", p.parent_path().c_str(), ec.message().c_str());
-        }
-        csv = std::fopen(csv_path.c_str(), "w");
-        if (!csv)
-            die("cannot open %s for writing: %s", csv_path.c_str(), std::strerror(errno));
-        if (host)
-            std::fprintf(csv, "name,m,n,k,ta,tb,path,memory,time_ms,tflops,vs_naive,x_multiply,floor_ms,"
-                              "floor_kind,pct_of_floor,resid\n");
-        else
-            std::fprintf(csv, "name,m,n,k,ta,tb,tgemm_us,cublas_us,tgemm_tflops,cublas_tflops,ratio,"
-                              "floor_us,floor_kind,pct_of_floor,timing\n");
-        std::fflush(csv);
-    }
+    if (!csv_path.empty())
+        csv = open_csv(csv_path, host ? "name,m,n,k,ta,tb,path,memory,time_ms,tflops,vs_naive,x_multiply,floor_ms,"
+                                        "floor_kind,pct_of_floor,resid"
+                                      : "name,m,n,k,ta,tb,tgemm_us,cublas_us,tgemm_tflops,cublas_tflops,ratio,"
+                                        "floor_us,floor_kind,pct_of_floor,timing");
 
-    // ---- device
-    int dev = 0, ndev = 0;
-    CUDA_CHECK(cudaGetDeviceCount(&ndev));
-    if (ndev < 1)
-        die("no CUDA device");
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaFree(nullptr)); // create the context now
-    cudaDeviceProp prop;
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-    int sms = 0, clock_khz = 0, l2 = 0, driver = 0, runtime = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    CUDA_CHECK(cudaDriverGetVersion(&driver));
-    CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-    size_t free_b = 0, total_b = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    ctx.l2_bytes = static_cast<size_t>(l2);
-    ctx.sm_count = sms;
-    if (ctx.l2_mode == L2Mode::clean || ctx.l2_mode == L2Mode::dirty) {
-        CUDA_CHECK(cudaMalloc(&ctx.l2_buf, 2 * ctx.l2_bytes));
-        CUDA_CHECK(cudaMemset(ctx.l2_buf, 0, 2 * ctx.l2_bytes));
-        CUDA_CHECK(cudaMalloc(&ctx.l2_sink, sizeof(float)));
-    }
-    std::printf("device %d: %s, %d SMs, SM clock %.0f MHz (max), L2 %.1f MiB, memory %.1f GiB "
-                "(%.1f GiB free)\n",
-                dev, prop.name, sms, clock_khz / 1000.0, l2 / 1048576.0, total_b / 1073741824.0,
-                free_b / 1073741824.0);
-    std::printf("CUDA driver %d.%d, runtime %d.%d; tgemm %s (header %s)\n", driver / 1000,
-                (driver % 1000) / 10, runtime / 1000, (runtime % 1000) / 10,
-                tgemm_version_string(), TGEMM_VERSION_STRING);
+    open_device(ctx);
+    if (ctx.l2_mode == L2Mode::clean || ctx.l2_mode == L2Mode::dirty)
+        alloc_l2_buffer(ctx);
     const char *raised = reps >= 0 && reps < min_reps ? " (raised to the minimum)" : "";
     if (host) {
         std::printf("seed %u (inputs uniform in (-1,1), mt19937 seeded with {seed, shape index}); reps %d%s; "

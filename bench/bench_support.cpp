@@ -1,13 +1,17 @@
-// The benchmark's plumbing: cuBLAS found and loaded at run time (dlopen,
-// so that bench_gemm neither links it nor needs its headers), the small
-// helpers every part uses, and the close of a run.
+// The benchmarks' plumbing: cuBLAS found and loaded at run time (dlopen,
+// so that the benchmarks neither link it nor need its headers), the device,
+// the command line's integers and the CSV file, the small helpers every
+// part uses, and the close of a run.
 #include "bench.hpp"
 
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace bench {
 
@@ -15,6 +19,16 @@ void cublas_check(int status, const char *what)
 {
     if (status != CUBLAS_STATUS_SUCCESS_)
         die("%s failed with cuBLAS status %d", what, status);
+}
+
+cublasHandle_t cublas_handle(Cublas &cb, cudaStream_t stream, int mode, const char *what)
+{
+    cublasHandle_t h = nullptr;
+    const std::string w = std::string(" (") + what + ")";
+    cublas_check(cb.create(&h), ("cublasCreate_v2" + w).c_str());
+    cublas_check(cb.set_stream(h, stream), ("cublasSetStream_v2" + w).c_str());
+    cublas_check(cb.set_math_mode(h, mode), ("cublasSetMathMode" + w).c_str());
+    return h;
 }
 
 // Returns false (after saying why) when no usable libcublas is found; the
@@ -63,15 +77,11 @@ bool cublas_load(Cublas &cb, cudaStream_t stream)
             return false;
         }
     }
-    cublas_check(cb.create(&cb.handle), "cublasCreate_v2");
-    cublas_check(cb.set_stream(cb.handle, stream), "cublasSetStream_v2");
-    cublas_check(cb.set_math_mode(cb.handle, CUBLAS_DEFAULT_MATH_), "cublasSetMathMode(DEFAULT_MATH)");
+    cb.handle = cublas_handle(cb, stream, CUBLAS_DEFAULT_MATH_, "DEFAULT_MATH");
     dlerror();
     cb.dgemm = reinterpret_cast<gemm_reference::DgemmFn>(dlsym(cb.lib, "cublasDgemm_v2"));
     if (cb.dgemm) {
-        cublas_check(cb.create(&cb.ref_handle), "cublasCreate_v2 (reference)");
-        cublas_check(cb.set_stream(cb.ref_handle, stream), "cublasSetStream_v2 (reference)");
-        cublas_check(cb.set_math_mode(cb.ref_handle, CUBLAS_DEFAULT_MATH_), "cublasSetMathMode (reference)");
+        cb.ref_handle = cublas_handle(cb, stream, CUBLAS_DEFAULT_MATH_, "reference");
     } else {
         std::printf("cuBLAS: %s lacks cublasDgemm_v2; the output check's FP64 reference uses the benchmark's own "
                     "kernel.\n", cb.libname.c_str());
@@ -133,6 +143,75 @@ void copy_to_host(std::vector<float> &h, const float *d, size_t count)
     CUDA_CHECK(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
 }
 
+void open_device(Ctx &ctx)
+{
+    int dev = 0, ndev = 0;
+    const cudaError_t found = cudaGetDeviceCount(&ndev);
+    if (found != cudaSuccess)
+        die("no usable CUDA device: cudaGetDeviceCount says %s (%s)", cudaGetErrorName(found),
+            cudaGetErrorString(found));
+    if (ndev < 1)
+        die("no CUDA device");
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaFree(nullptr)); // create the context now
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    int sms = 0, clock_khz = 0, l2 = 0, driver = 0, runtime = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    CUDA_CHECK(cudaDriverGetVersion(&driver));
+    CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    ctx.l2_bytes = static_cast<size_t>(l2);
+    ctx.sm_count = sms;
+    std::printf("device %d: %s, %d SMs, SM clock %.0f MHz (max), L2 %.1f MiB, memory %.1f GiB "
+                "(%.1f GiB free)\n",
+                dev, prop.name, sms, clock_khz / 1000.0, l2 / 1048576.0, total_b / 1073741824.0,
+                free_b / 1073741824.0);
+    std::printf("CUDA driver %d.%d, runtime %d.%d; tgemm %s (header %s)\n", driver / 1000,
+                (driver % 1000) / 10, runtime / 1000, (runtime % 1000) / 10,
+                tgemm_version_string(), TGEMM_VERSION_STRING);
+}
+
+void alloc_l2_buffer(Ctx &ctx)
+{
+    CUDA_CHECK(cudaMalloc(&ctx.l2_buf, 2 * ctx.l2_bytes));
+    CUDA_CHECK(cudaMemset(ctx.l2_buf, 0, 2 * ctx.l2_bytes));
+    CUDA_CHECK(cudaMalloc(&ctx.l2_sink, sizeof(float)));
+}
+
+FILE *open_csv(const std::string &path, const char *header)
+{
+    std::filesystem::path p(path);
+    if (p.has_parent_path()) {
+        std::error_code ec;
+        std::filesystem::create_directories(p.parent_path(), ec);
+        if (ec)
+            die("cannot create directory %s: %s", p.parent_path().c_str(), ec.message().c_str());
+    }
+    FILE *csv = std::fopen(path.c_str(), "w");
+    if (!csv)
+        die("cannot open %s for writing: %s", path.c_str(), std::strerror(errno));
+    std::fprintf(csv, "%s\n", header);
+    std::fflush(csv);
+    return csv;
+}
+
+long long parse_int(const char *s, const char *what, long long lo, long long hi, void (*usage)(FILE *))
+{
+    char *end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+        std::fprintf(stderr, "%s: %s: '%s' is not an integer in [%lld, %lld]\n", program_name, what, s, lo, hi);
+        usage(stderr);
+        std::exit(2);
+    }
+    return v;
+}
+
 // Closes the CSV file and releases the stream and cuBLAS.
 void finish(Ctx &ctx, FILE *csv, const std::string &csv_path)
 {
@@ -146,6 +225,8 @@ void finish(Ctx &ctx, FILE *csv, const std::string &csv_path)
         cublas_check(ctx.cb.destroy(ctx.cb.handle), "cublasDestroy_v2");
     if (ctx.cb.ok && ctx.cb.ref_handle)
         cublas_check(ctx.cb.destroy(ctx.cb.ref_handle), "cublasDestroy_v2 (reference)");
+    if (ctx.cb.ok && ctx.cb.pedantic)
+        cublas_check(ctx.cb.destroy(ctx.cb.pedantic), "cublasDestroy_v2 (pedantic)");
     CUDA_CHECK(cudaStreamDestroy(ctx.stream));
     CUDA_CHECK(cudaFree(ctx.l2_buf));
     CUDA_CHECK(cudaFree(ctx.l2_sink));

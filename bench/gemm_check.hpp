@@ -219,6 +219,24 @@ inline void dot_fp64(const float *a, int64_t sa, const float *b, int64_t sb, int
     *absdot = g;
 }
 
+// The beta term of R and G: R += beta C0 and G += |beta| |C0|, added to
+// the R and G of alpha op(A) op(B) (rows x cols, leading dimension ldr;
+// C0's is ldc0). Nothing when beta is 0: C0 is then never read, and may
+// hold NaN or be null. Each addition is one FP64 rounding, inside the
+// 2 gamma(K + 2, 2^-53) that bound_factor allows the reference.
+inline void add_beta_term(int64_t rows, int64_t cols, double beta, const float *c0, int64_t ldc0, double *ref,
+                          double *mag, int64_t ldr)
+{
+    if (beta == 0.0)
+        return;
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i) {
+            const double cv = c0[i + j * ldc0];
+            ref[i + j * ldr] += beta * cv;
+            mag[i + j * ldr] += std::fabs(beta) * std::fabs(cv);
+        }
+}
+
 // R and G of the whole product on the CPU (the self-test's reference).
 // ta, tb: 'N' or 'T'; A is m x k as stored ('N', lda >= m) or k x m ('T'),
 // B likewise k x n or n x k; c0 may be null when beta is 0. R and G are
@@ -234,15 +252,10 @@ inline void reference_cpu(char ta, char tb, int64_t m, int64_t n, int64_t k, dou
         for (int64_t i = 0; i < m; ++i) {
             double s, g;
             dot_fp64(a + i * row_a, step_a, b + j * col_b, step_b, k, &s, &g);
-            double r = alpha * s, gm = std::fabs(alpha) * g;
-            if (beta != 0.0) {
-                const double cv = c0[i + j * ldc0];
-                r += beta * cv;
-                gm += std::fabs(beta) * std::fabs(cv);
-            }
-            ref[i + j * ldr] = r;
-            mag[i + j * ldr] = gm;
+            ref[i + j * ldr] = alpha * s;
+            mag[i + j * ldr] = std::fabs(alpha) * g;
         }
+    add_beta_term(m, n, beta, c0, ldc0, ref, mag, ldr);
 }
 
 }  // namespace gemm_check

@@ -1,7 +1,8 @@
 // bench_gemm's FP64 reference of a product on the device, for the check of
 // bench/gemm_check.hpp: R = alpha op(A) op(B) and G = |alpha| |op(A)| |op(B)|
-// (beta = 0, as in every benchmarked call), computed from the FP32 operands
-// the benchmark times and brought back to host memory.
+// (bench_gemm's calls have beta 0; bench_random adds beta's term on the
+// host, gemm_check::add_beta_term), computed from the FP32 operands the
+// benchmark times and brought back to host memory.
 //
 // The operands are widened to FP64 in blocks of C and of K, so that the
 // device memory taken stays within a budget whatever the shape; each block

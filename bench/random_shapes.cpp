@@ -84,4 +84,51 @@ std::vector<RandomShape> draw_random_shapes(uint64_t seed, int count, const Rand
     return out;
 }
 
+double flops(const RandomShape &s)
+{
+    return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+}
+
+double moved_bytes(const RandomShape &s)
+{
+    const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+    return 4.0 * (m * k + k * n + m * n * (s.beta != 0.0f ? 2.0 : 1.0));
+}
+
+double floor_us(const RandomShape &s)
+{
+    return 1e6 * std::max(moved_bytes(s) / kFloorBytes, flops(s) / kFloorFlops);
+}
+
+bool memory_bound(const RandomShape &s)
+{
+    return s.k <= 32 || std::min(s.m, s.n) <= 16;
+}
+
+bool ordinary(const RandomShape &s)
+{
+    return s.m > 16 && s.n > 16 && s.k > 64;
+}
+
+double percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+        return 0.0;
+    std::sort(v.begin(), v.end());
+    const double pos = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(pos);
+    const double frac = pos - static_cast<double>(lo);
+    return lo + 1 < v.size() ? v[lo] + (v[lo + 1] - v[lo]) * frac : v[lo];
+}
+
+double geomean(const std::vector<double> &v)
+{
+    if (v.empty())
+        return 0.0;
+    double sum = 0.0;
+    for (double x : v)
+        sum += std::log(x);
+    return std::exp(sum / static_cast<double>(v.size()));
+}
+
 }  // namespace bench

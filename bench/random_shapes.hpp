@@ -37,4 +37,29 @@ std::vector<RandomShape> draw_random_shapes(uint64_t seed, int count, const Rand
 // Bytes of A, B and C as stored (column-major, with their leading dimensions).
 double stored_bytes(const RandomShape &s);
 
+// ------------------------------------------------------------------ what the report judges
+// bench/random_report.py computes the same from the CSV: keep the two alike.
+
+constexpr double kFloorFlops = 66.9e12;  // FP32 FFMA peak of the H100 SXM, flop/s
+constexpr double kFloorBytes = 2.88e12;  // its device memory, bytes read + written per second
+
+// 2 m n k.
+double flops(const RandomShape &s);
+// Bytes a call must move: A and B read once, C written once and, when beta
+// is not 0, read once (the operands as used, not their padding).
+double moved_bytes(const RandomShape &s);
+// The shortest time a call can take, in microseconds: the larger of
+// moved_bytes / kFloorBytes and flops / kFloorFlops.
+double floor_us(const RandomShape &s);
+// Memory-bound by shape: K <= 32, or m or n <= 16.
+bool memory_bound(const RandomShape &s);
+// An ordinary product: m and n over 16 and K over 64.
+bool ordinary(const RandomShape &s);
+
+// The p-th percentile (0 to 100) of v, interpolated linearly between the
+// two nearest ranks (numpy's default); 0 for an empty v.
+double percentile(std::vector<double> v, double p);
+// exp(mean(log v)); 0 for an empty v.
+double geomean(const std::vector<double> &v);
+
 }  // namespace bench

@@ -555,6 +555,45 @@ void parallel_matches_whole(void **)
     std::printf("  %-26s split over 1 to 64 threads: the same report as one pass\n", name(p).c_str());
 }
 
+// add_beta_term adds beta C0 to R and |beta| |C0| to G, element by element
+// with C0's own leading dimension, and leaves them alone (C0 unread) when
+// beta is 0. Then, on a product whose beta C0 outweighs alpha op(A) op(B)
+// (alpha 2^-20): an error of half the bound that counts |beta| |C0| passes,
+// and fails against G without that term; a C that ignores beta fails.
+void beta_term(void **)
+{
+    const float c0[] = {1.5f, -2.0f, NAN, 4.0f, 0.25f, NAN};  // 2 x 2, ld 3: row 2 is padding
+    double ref[] = {1.0, 2.0, 3.0, 4.0}, mag[] = {1.0, 2.0, 3.0, 4.0};
+    gemm_check::add_beta_term(2, 2, -0.5, c0, 3, ref, mag, 2);
+    const double want_ref[] = {0.25, 3.0, 1.0, 3.875}, want_mag[] = {1.75, 3.0, 5.0, 4.125};
+    for (int e = 0; e < 4; ++e) {
+        assert_true(ref[e] == want_ref[e]);
+        assert_true(mag[e] == want_mag[e]);
+    }
+    gemm_check::add_beta_term(2, 2, 0.0, nullptr, 3, ref, mag, 2);
+    for (int e = 0; e < 4; ++e)
+        assert_true(ref[e] == want_ref[e] && mag[e] == want_mag[e]);
+
+    const Problem p = make_problem('N', 'T', 30, 20, 300, std::ldexp(1.0, -20), 1.0, 31);
+    Problem no_beta = p;  // R and G of alpha op(A) op(B) alone
+    gemm_check::reference_cpu(p.ta, p.tb, p.m, p.n, p.k, p.alpha, p.a.data(), p.lda, p.b.data(), p.ldb, 0.0,
+                              nullptr, p.ldc, no_beta.ref.data(), no_beta.mag.data(), p.m);
+    std::vector<float> c = sgemm_fp32(p, Order::fma);
+    assert_true(run_check(p, c).passed());
+    const int64_t i = 7, j = 11;
+    at(p, c, i, j) = static_cast<float>(ref_at(p, i, j) + 0.5 * documented_bound(p, i, j));
+    assert_true(run_check(p, c).passed());
+    no_beta.ref = p.ref;
+    const gemm_check::Report without = run_check(no_beta, c);
+    assert_false(without.passed());
+    assert_int_equal(without.worst_i, i);
+    assert_int_equal(without.worst_j, j);
+    Problem zero_beta = p;
+    zero_beta.beta = 0.0;
+    assert_false(run_check(p, sgemm_fp32(zero_beta, Order::fma)).passed());
+    std::printf("  %-26s beta C0 in R, |beta| |C0| in G: needed and sufficient\n", name(p).c_str());
+}
+
 }  // namespace
 
 int main(void)
@@ -572,6 +611,7 @@ int main(void)
         cmocka_unit_test(zero_detectable_and_no_bound),
         cmocka_unit_test(message_names_the_element),
         cmocka_unit_test(parallel_matches_whole),
+        cmocka_unit_test(beta_term),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

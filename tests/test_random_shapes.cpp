@@ -4,12 +4,15 @@
 // pairs, the three alpha/beta classes, padded and odd leading dimensions,
 // tiny and large sizes all occur; and tile edges are oversampled (with
 // edge_share 1 no dimension is a multiple of 4 apart from the clamped
-// largest, where plain draws give many).
+// largest, where plain draws give many). Also what the summary judges
+// them by: the floor, the memory-bound and ordinary classes, percentiles
+// and the geometric mean.
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cmath>
 #include <setjmp.h>
+#include <vector>
 
 extern "C" {
 #include <cmocka.h>
@@ -112,6 +115,60 @@ void test_edges(void **)
         fail_msg("plain draws gave only %d multiples of 4 in %d dimensions", never, 3 * kCount);
 }
 
+RandomShape shape(int64_t m, int64_t n, int64_t k, float beta)
+{
+    RandomShape s;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    s.beta = beta;
+    return s;
+}
+
+bool near(double a, double b)
+{
+    return std::fabs(a - b) <= 1e-9 * std::fabs(b);
+}
+
+// The floor: bytes of the operands as used (C twice when beta reads it)
+// over 2.88 TB/s, or flops over 66.9 TFLOP/s, whichever is longer; the
+// classes the summary reports on their own.
+void test_floor_and_classes(void **)
+{
+    // 4096 x 4096 x 32: 4 (2 x 4096 x 32 + 4096^2) bytes, C read too with beta 1.
+    assert_true(near(bench::floor_us(shape(4096, 4096, 32, 0.0f)), 68157440.0 / 2.88e12 * 1e6));
+    assert_true(near(bench::floor_us(shape(4096, 4096, 32, 1.0f)), 135266304.0 / 2.88e12 * 1e6));
+    assert_true(near(bench::floor_us(shape(4096, 4096, 4096, 0.0f)), 2.0 * 4096.0 * 4096.0 * 4096.0 / 66.9e12 * 1e6));
+    assert_true(near(bench::flops(shape(3, 5, 7, 0.0f)), 210.0));
+    assert_true(bench::memory_bound(shape(1000, 1000, 32, 0.0f)));
+    assert_false(bench::memory_bound(shape(1000, 1000, 33, 0.0f)));
+    assert_true(bench::memory_bound(shape(16, 1000, 1000, 0.0f)));
+    assert_true(bench::memory_bound(shape(1000, 16, 1000, 0.0f)));
+    assert_false(bench::memory_bound(shape(17, 17, 33, 0.0f)));
+    assert_true(bench::ordinary(shape(17, 17, 65, 0.0f)));
+    assert_false(bench::ordinary(shape(17, 17, 64, 0.0f)));
+    assert_false(bench::ordinary(shape(16, 1000, 1000, 0.0f)));
+    assert_false(bench::ordinary(shape(1000, 16, 1000, 0.0f)));
+}
+
+// Percentiles interpolate between the nearest ranks, as numpy's default
+// and bench/random_report.py do; the geometric mean is of the values.
+void test_statistics(void **)
+{
+    const std::vector<double> five = {5, 1, 4, 2, 3};
+    assert_true(bench::percentile(five, 0) == 1.0);
+    assert_true(bench::percentile(five, 25) == 2.0);
+    assert_true(bench::percentile(five, 50) == 3.0);
+    assert_true(bench::percentile(five, 100) == 5.0);
+    assert_true(near(bench::percentile(five, 5), 1.2));
+    assert_true(near(bench::percentile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 5), 1.45));
+    assert_true(bench::percentile({0.7}, 5) == 0.7);
+    assert_true(bench::percentile({}, 50) == 0.0);
+    assert_true(near(bench::geomean({1, 4, 16}), 4.0));
+    assert_true(near(bench::geomean({0.5, 2.0}), 1.0));
+    assert_true(bench::geomean({}) == 0.0);
+}
+
 }  // namespace
 
 int main()
@@ -121,6 +178,8 @@ int main()
         cmocka_unit_test(test_inside_caps),
         cmocka_unit_test(test_variety),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_floor_and_classes),
+        cmocka_unit_test(test_statistics),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

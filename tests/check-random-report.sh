@@ -1,0 +1,115 @@
+#!/bin/sh
+# bench/random_report.py on two small made-up seeds of bench_random output
+# and a plans log, no GPU: the ratio is the faster cuBLAS mode over tgemm
+# and a problem without cuBLAS times is left out; geometric mean, 5th
+# percentile (linear between ranks), median and minimum per seed and
+# pooled; the ordinary-product filter (m, n > 16 and K > 64); the
+# memory-bound problems with a floor of at least 10 us, against 1.3x that
+# floor and against cuBLAS; the worst problems in order with their plan
+# lines, and not those of another shape; a failed check listed; a
+# floor_us that disagrees with the shape warned about; --md writing what
+# is printed; the plots skipped with a message without matplotlib, and
+# written with it where it is installed.
+# One "[       OK ]" or "[  FAILED  ]" line per check (tests/run.sh counts them).
+set -u
+here=$(dirname "$0")
+report="$here/../bench/random_report.py"
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+header=seed,index,m,n,k,ta,tb,lda,ldb,ldc,alpha,beta,ab_class,flops,floor_us,membound,tgemm_hot_us,cublas_def_hot_us,cublas_ped_hot_us,ratio_hot,tgemm_cold_us,cublas_def_cold_us,cublas_ped_cold_us,ratio_cold,max_err_over_bound_tgemm,max_err_over_bound_cublas,pad_ok,timing,cold,reps
+# Seed 7, hot ratios 2, 1, 4, 1.5 and cold 0.5, 1, 2, 0.8; #2 has K 64: neither
+# ordinary nor memory-bound; #3 is memory-bound
+# with floor 44.533 us (beta 1: C read and written) and runs in 50 us cold.
+cat > "$tmp/random_7.csv" <<EOF
+$header
+7,0,100,100,100,N,N,100,100,100,1,0,0,2e+06,0.042,0,10,20,40,2,10,5,8,0.5,0.1,0.1,1,wall,flush,9
+7,1,200,300,400,N,T,200,300,200,-1,1,1,4.8e+07,0.717,0,10,10,12,1,10,10,10,1,0.1,0.1,1,wall,flush,9
+7,2,1000,1000,64,T,N,64,1000,1000,1,0,0,1.28e+08,1.913,0,10,40,50,4,10,20,20,2,0.1,0.1,1,wall,rotate20,9
+7,3,4000,4000,8,N,N,4000,8,4000,-1,1,1,2.56e+08,44.533,1,30,45,60,1.5,50,40,60,0.8,0.1,0.1,1,event,rotate3,9
+EOF
+# Seed 8: hot 1, 0.5, 2 and n/a (#3, no cuBLAS times), cold 1.25, 1, 0.5;
+# #0 is memory-bound, floor 22.311 us, 40 us cold; #2's floor_us is wrong;
+# #3 is memory-bound with a floor of 1.433 us, and failed its check; the
+# plans log has another shape for it.
+cat > "$tmp/random_8.csv" <<EOF
+$header
+8,0,4000,4000,8,N,N,4000,8,4000,1,0,0,2.56e+08,22.311,1,20,20,30,1,40,50,80,1.25,0.1,0.1,1,event,rotate5,9
+8,1,1024,1024,1024,N,T,1024,1024,1024,1,0,0,2.147e+09,32.100,0,100,50,60,0.5,100,100,100,1,0.2,0.3,1,event,rotate2,9
+8,2,4,4,4,T,T,4,4,4,1,0,0,128,5.000,1,2,4,4,2,4,4,2,0.5,0.1,0.1,1,wall,flush+fresh200,9
+8,3,1000,1000,16,N,N,1000,16,1000,1,0,0,3.2e+07,1.433,1,5,n/a,n/a,n/a,5,n/a,n/a,n/a,2.5,n/a,0,wall,flush,9
+EOF
+cat > "$tmp/plans_8.log" <<'EOF'
+== seed 8 count 4
+== shape 0 m=4000 n=4000 k=8 NN lda=4000 ldb=8 ldc=4000 alpha=1 beta=0
+tgemm: device 0: 132 SMs; blocks resident at once in clusters of 2, 3, ...:
+tgemm: device plan m=4000 n=4000 k=8 NN tiled 128x128x8 split-k=1 (none) k-chunk=8
+== shape 1 m=1024 n=1024 k=1024 NT lda=1024 ldb=1024 ldc=1024 alpha=1 beta=0
+tgemm: device plan m=1024 n=1024 k=1024: op(A) packed by columns, ld=1024
+tgemm: device plan m=1024 n=1024 k=1024 NT tiled 128x128x16 split-k=2 (cluster) k-chunk=512
+== shape 2 m=4 n=4 k=4 TT lda=4 ldb=4 ldc=4 alpha=1 beta=0
+tgemm: device plan m=4 n=4 k=4 TT tiled 32x32x8 split-k=1 (none) k-chunk=4
+== shape 3 m=999 n=1000 k=16 NN lda=1000 ldb=16 ldc=1000 alpha=1 beta=0
+tgemm: device plan m=999 n=1000 k=16 NN tiled 64x64x8 split-k=1 (none) k-chunk=16
+EOF
+# A matplotlib that cannot be imported, put first on the path.
+mkdir -p "$tmp/nompl/matplotlib"
+echo 'raise ImportError("no matplotlib here")' > "$tmp/nompl/matplotlib/__init__.py"
+
+PYTHONPATH="$tmp/nompl" python3 "$report" --plans "$tmp/plans_8.log" --md "$tmp/report.md" --out "$tmp" \
+    "$tmp/random_7.csv" "$tmp/random_8.csv" > "$tmp/out.txt" 2> "$tmp/err.txt"
+status=$?
+cat "$tmp/out.txt" "$tmp/err.txt"
+
+failed=0
+check() {  # WHAT, then a command that must succeed
+    what=$1
+    shift
+    if "$@"; then echo "[       OK ] $what"; else echo "[  FAILED  ] $what"; failed=1; fi
+}
+has() { grep -qxF -- "$1" "$tmp/out.txt"; }
+
+check "exits 0" [ "$status" -eq 0 ]
+# Pooled hot: 0.5 1 1 1.5 2 2 4: geomean 12^(1/7), p5 at rank 0.3, median 1.5.
+check "all seeds, all problems, hot" has "| all seeds | all | hot | 7 | 1.426 | 0.650 | 1.500 | 0.500 |"
+# Pooled cold: 0.5 0.5 0.8 1 1 1.25 2: geomean 0.5^(1/7).
+check "all seeds, all problems, cold" has "| all seeds | all | cold | 7 | 0.906 | 0.500 | 1.000 | 0.500 |"
+# Seed 7 hot: 1 1.5 2 4: geomean 12^(1/4), p5 at rank 0.15, median 1.75.
+check "seed 7, hot" has "| 7 | all | hot | 4 | 1.861 | 1.075 | 1.750 | 1.000 |"
+check "seed 8, hot: the problem without cuBLAS left out" has "| 8 | all | hot | 3 | 1.000 | 0.550 | 1.000 | 0.500 |"
+# Ordinary: 7#0, 7#1, 8#1 (7#2 has K 64, 7#3 and 8#3 K 8 and 16).
+check "ordinary products, hot" has "| all seeds | ordinary | hot | 3 | 1.000 | 0.550 | 1.000 | 0.500 |"
+check "ordinary products, cold" has "| all seeds | ordinary | cold | 3 | 0.794 | 0.550 | 1.000 | 0.500 |"
+# Memory-bound with floor >= 10 us: 7#3 (44.5 us; 50 cold, within 1.3x;
+# slower than cuBLAS cold) and 8#0 (22.3 us; 40 cold, not within); not 8#3.
+check "memory-bound against the floor, seed 7" has "| 7 | 1 | 1 | 1 | 0 |"
+check "memory-bound against the floor, pooled" has "| all seeds | 2 | 1 | 1 | 0 |"
+check "targets: all, geomean, hot" has "| all: geomean | hot | >= 1.10 | 1.426 | yes |"
+check "targets: ordinary, p5, cold" has "| ordinary: p5 | cold | >= 0.93 | 0.550 | no |"
+check "checks: the failed problem counted" grep -qF "Checks: 7 of 8 tgemm results within the FP32 bound" "$tmp/out.txt"
+check "checks: the failed problem listed" grep -qF "FAILED: seed 8 problem 3 (1000 x 1000 x 16 NN): error / bound 2.5, padding changed" "$tmp/out.txt"
+# Worst by the smaller ratio, ties by seed and index: 7#0, 8#1, 8#2 (0.5), 7#3 (0.8).
+worst=$(grep -E '^\| [78] \| [0-9]+ \| [0-9]+ \| [0-9]+ \| [0-9]+ \| (NN|NT|TN|TT) \|' "$tmp/out.txt" | cut -d'|' -f2,3 | tr -d ' ' | tr '\n' ' ')
+check "worst problems in order" [ "$worst" = "7|0 8|1 8|2 7|3 7|1 8|0 7|2 " ]
+check "worst problem's row" has "| 7 | 0 | 100 | 100 | 100 | NN | 100 | 100 | 100 | 1 | 0 | 2.000 | 0.500 | 0.20 / 0.20 | 0.0 | - |"
+check "plan lines attached" grep -qF "| 8 | 1 | 1024 | 1024 | 1024 | NT | 1024 | 1024 | 1024 | 1 | 0 | 0.500 | 1.000 | 21.47 / 21.47 | 32.1 | op(A) packed by columns, ld=1024; tiled 128x128x16 split-k=2 (cluster) k-chunk=512 |" "$tmp/out.txt"
+check "the membound column agrees with the shapes" [ "$(grep -c membound "$tmp/err.txt")" -eq 0 ]
+check "a plan of another shape left out, with a warning" \
+    grep -qF "problem 3 of seed 8 is m=999 n=1000 k=16 there, 1000 x 1000 x 16 in the CSV: plan left out" "$tmp/err.txt"
+check "a wrong floor_us warned about" grep -qF "problem 2: floor_us 5.000, but the shape gives 0.000" "$tmp/err.txt"
+check "--md writes what is printed" sh -c "grep -v '^random_report.py:' '$tmp/out.txt' | cmp -s - '$tmp/report.md'"
+check "without matplotlib: plots skipped, saying so" grep -qF "matplotlib is not installed: random_hist.png and random_scatter.png skipped" "$tmp/out.txt"
+check "without matplotlib: no PNG written" [ ! -e "$tmp/random_hist.png" ] && [ ! -e "$tmp/random_scatter.png" ]
+
+if python3 -c 'import matplotlib' 2>/dev/null; then
+    python3 "$report" --out "$tmp" "$tmp/random_7.csv" "$tmp/random_8.csv" > /dev/null 2>&1
+    check "with matplotlib: both PNGs written" \
+        sh -c "head -c 4 '$tmp/random_hist.png' | grep -q PNG && head -c 4 '$tmp/random_scatter.png' | grep -q PNG"
+else
+    echo "check-random-report: matplotlib is not installed for python3: the plots themselves are not drawn here"
+fi
+
+if [ "$failed" -ne 0 ]; then
+    echo "check-random-report: unexpected report (above)" >&2
+    exit 1
+fi
+echo "check-random-report: OK"
