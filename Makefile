@@ -267,7 +267,7 @@ test-streamk-plan: $(BUILD)/tests/test_streamk_plan
 PLAN_DUMP := $(BUILD)/bench/plan_dump
 PLANS_H100 := tests/data/plans-h100.txt.xz
 PLANS_H100_ARGS := --device h100 --count 20000 --seed 1
-PLAN_DUMP_OBJ := $(patsubst %,$(BUILD)/obj/dispatch/%.o,factors device_model tiled streaming skinny_split pack peel plan) \
+PLAN_DUMP_OBJ := $(patsubst %,$(BUILD)/obj/dispatch/%.o,factors device_model tiled streaming rank_k skinny_split pack peel plan) \
                  $(BUILD)/obj/core/status.o $(BUILD)/obj/core/settings.o $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJ))
 $(PLAN_DUMP): bench/plan_dump.cpp bench/plan_dump.hpp bench/splitmix.hpp $(PLAN_DUMP_OBJ)
 	@mkdir -p $(@D)
