@@ -288,6 +288,27 @@ test-plans: $(PLAN_DUMP)
 	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_CLUSTERS TGEMM_PACK=always \
 	    $(RUN_TEST) plan_dump -- $(PLAN_DUMP) --check-workspace --count 5000 --seed 6
 
+# The rank-k planner (src/dispatch/rank_k.cpp) through plan_call on the
+# described H100, linked from the plan dump's objects: which products it
+# takes and which it leaves; then with TGEMM_KERNEL=rank-k (every product
+# on it) and with a tiled family forced (never on it). No GPU.
+$(BUILD)/tests/test_rank_k_plan: tests/test_rank_k_plan.cpp tests/line_buffered.c bench/plan_dump.hpp \
+                                 bench/splitmix.hpp $(PLAN_DUMP_OBJ)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -Ibench -isystem $(CUDA_HOME)/include -o $@ $< \
+	    tests/line_buffered.c $(PLAN_DUMP_OBJ) -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
+
+.PHONY: test-rank-k-plan
+TEST_PROGRAMS += $(BUILD)/tests/test_rank_k_plan
+TEST_RUNS += test-rank-k-plan
+test-rank-k-plan: $(BUILD)/tests/test_rank_k_plan
+	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
+	    $(RUN_TEST) test_rank_k_plan -- $(BUILD)/tests/test_rank_k_plan
+	env -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS TGEMM_KERNEL=rank-k \
+	    $(RUN_TEST) test_rank_k_plan -- $(BUILD)/tests/test_rank_k_plan forced-rank-k
+	env -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS TGEMM_KERNEL=256x128x8 \
+	    $(RUN_TEST) test_rank_k_plan -- $(BUILD)/tests/test_rank_k_plan forced-family
+
 plans-baseline: $(PLAN_DUMP)
 	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
 	    $(PLAN_DUMP) $(PLANS_H100_ARGS) | xz -9e > $(PLANS_H100)
