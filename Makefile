@@ -373,7 +373,8 @@ test-host: $(BUILD)/tests/test_host
 
 # With each family, the NaN and Inf rows too (special-values). Then the
 # families that have a stream-K form, each in that form, and one without it
-# under TGEMM_STREAMK=always (planned as without the setting).
+# under TGEMM_STREAMK=always (planned as without the setting). Then the
+# rank-k kernel the same way (TGEMM_KERNEL=rank-k: every product on it).
 test-kernels: $(BUILD)/tests/test_gemm
 	@rc=0; for f in $(KERNEL_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f"; \
@@ -386,6 +387,9 @@ test-kernels: $(BUILD)/tests/test_gemm
 	done; exit $$rc
 	@echo "== TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always (a family without stream-K: its own plans)"
 	TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=33 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	@echo "== TGEMM_KERNEL=rank-k"
+	TGEMM_KERNEL=rank-k TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_KERNEL=rank-k TGEMM_VERBOSE=2 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm special-values
 
 # Behaviour under environment settings; each scenario is its own process
 # because settings are read once.
