@@ -271,7 +271,7 @@ test-streamk-plan: $(BUILD)/tests/test_streamk_plan
 PLAN_DUMP := $(BUILD)/bench/plan_dump
 PLANS_H100 := tests/data/plans-h100.txt.xz
 PLANS_H100_ARGS := --device h100 --count 20000 --seed 1
-PLAN_DUMP_OBJ := $(patsubst %,$(BUILD)/obj/dispatch/%.o,factors device_model tiled streaming skinny_split pack peel plan) \
+PLAN_DUMP_OBJ := $(patsubst %,$(BUILD)/obj/dispatch/%.o,factors device_model tiled streaming rank_k skinny_split pack peel plan) \
                  $(BUILD)/obj/core/status.o $(BUILD)/obj/core/settings.o $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJ))
 $(PLAN_DUMP): bench/plan_dump.cpp bench/plan_dump.hpp bench/splitmix.hpp $(PLAN_DUMP_OBJ)
 	@mkdir -p $(@D)
@@ -291,6 +291,27 @@ test-plans: $(PLAN_DUMP)
 	    $(RUN_TEST) plan_dump -- $(PLAN_DUMP) --check-workspace --count 20000 --seed 5
 	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_CLUSTERS TGEMM_PACK=always \
 	    $(RUN_TEST) plan_dump -- $(PLAN_DUMP) --check-workspace --count 5000 --seed 6
+
+# The rank-k planner (src/dispatch/rank_k.cpp) through plan_call on the
+# described H100, linked from the plan dump's objects: which products it
+# takes and which it leaves; then with TGEMM_KERNEL=rank-k (every product
+# on it) and with a tiled family forced (never on it). No GPU.
+$(BUILD)/tests/test_rank_k_plan: tests/test_rank_k_plan.cpp tests/line_buffered.c bench/plan_dump.hpp \
+                                 bench/splitmix.hpp $(PLAN_DUMP_OBJ)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -Ibench -isystem $(CUDA_HOME)/include -o $@ $< \
+	    tests/line_buffered.c $(PLAN_DUMP_OBJ) -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
+
+.PHONY: test-rank-k-plan
+TEST_PROGRAMS += $(BUILD)/tests/test_rank_k_plan
+TEST_RUNS += test-rank-k-plan
+test-rank-k-plan: $(BUILD)/tests/test_rank_k_plan
+	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
+	    $(RUN_TEST) test_rank_k_plan -- $(BUILD)/tests/test_rank_k_plan
+	env -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS TGEMM_KERNEL=rank-k \
+	    $(RUN_TEST) test_rank_k_plan -- $(BUILD)/tests/test_rank_k_plan forced-rank-k
+	env -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS TGEMM_KERNEL=256x128x8 \
+	    $(RUN_TEST) test_rank_k_plan -- $(BUILD)/tests/test_rank_k_plan forced-family
 
 plans-baseline: $(PLAN_DUMP)
 	env -u TGEMM_KERNEL -u TGEMM_STREAMK -u TGEMM_PACK -u TGEMM_TMA -u TGEMM_CLUSTERS \
@@ -356,7 +377,8 @@ test-host: $(BUILD)/tests/test_host
 
 # With each family, the NaN and Inf rows too (special-values). Then the
 # families that have a stream-K form, each in that form, and one without it
-# under TGEMM_STREAMK=always (planned as without the setting).
+# under TGEMM_STREAMK=always (planned as without the setting). Then the
+# rank-k kernel the same way (TGEMM_KERNEL=rank-k: every product on it).
 test-kernels: $(BUILD)/tests/test_gemm
 	@rc=0; for f in $(KERNEL_FAMILIES); do \
 	    echo "== TGEMM_KERNEL=$$f"; \
@@ -369,6 +391,9 @@ test-kernels: $(BUILD)/tests/test_gemm
 	done; exit $$rc
 	@echo "== TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always (a family without stream-K: its own plans)"
 	TGEMM_KERNEL=128x128x8 TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=33 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	@echo "== TGEMM_KERNEL=rank-k"
+	TGEMM_KERNEL=rank-k TGEMM_TEST_MAX_DIM=257 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm
+	TGEMM_KERNEL=rank-k TGEMM_VERBOSE=2 $(RUN_TEST) test_gemm -- $(BUILD)/tests/test_gemm special-values
 
 # Behaviour under environment settings; each scenario is its own process
 # because settings are read once.

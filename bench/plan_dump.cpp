@@ -66,6 +66,9 @@ plan_dump::Piece dump_piece(const PiecePlan &x)
         d.grid_x = ceil_div(x.skinny.r, x.kind == KernelKind::StreamingTma ? kernels::kSkinnyTmaRows
                                                                           : skinny_rows_per_block(x.skinny));
         break;
+    case KernelKind::RankK:
+        d.grid_x = rank_k_tiles(x.p);
+        break;
     case KernelKind::Scale:
         break;
     }

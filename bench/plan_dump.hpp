@@ -105,7 +105,7 @@ inline const Device *find_device(const std::string &name)
 
 // One launch of a plan, in the terms every dispatcher version shares.
 struct Piece {
-    std::string kind;    // scale, streaming, streaming-tma, tiled, stream-k
+    std::string kind;    // scale, streaming, streaming-tma, tiled, stream-k, rank-k
     std::string family;  // tiled, stream-k
     int64_t m = 0, n = 0, k = 0;
     int splits = 1;
@@ -154,6 +154,9 @@ inline std::string format_line(const Problem &p, const Call &c)
             std::snprintf(buf, sizeof buf, " tiled %s %lldx%lldx%lld split=%d %s k_chunk=%lld grid=%lldx%d",
                           x.family.c_str(), (long long)x.m, (long long)x.n, (long long)x.k, x.splits, form,
                           (long long)x.k_chunk, (long long)x.grid_x, x.splits);
+        else if (x.kind == "rank-k")
+            std::snprintf(buf, sizeof buf, " rank-k %lldx%lldx%lld grid=%lld", (long long)x.m, (long long)x.n,
+                          (long long)x.k, (long long)x.grid_x);
         else if (x.kind == "streaming-tma")
             std::snprintf(buf, sizeof buf, " streaming-tma %lldx%lldx%lld s=%d grid=%lld", (long long)x.m,
                           (long long)x.n, (long long)x.k, x.s, (long long)x.grid_x);

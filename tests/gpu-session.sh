@@ -4,7 +4,7 @@
 # memcheck and racecheck on a reduced set, and the benchmarks.
 #
 #   tests/gpu-session.sh [STEP...]   steps: info build test long sanitize (memcheck, racecheck)
-#                                    bench sweep profile sass hosttrace hostthreads
+#                                    bench sweep rankk profile sass hosttrace hostthreads
 #
 # Logs, CSV and PNG files are written to a work folder and packed into
 # $OUT/session.tar.gz after every step (the device tool returns few files,
@@ -69,12 +69,15 @@ for step in "${steps[@]}"; do
         # transposed (TGEMM_PACK=always); the streaming rows (s = 16, 13,
         # the 4xxx-row ones with s < 10, and the m <= 16 rows where the
         # kernel fed by the tensor copy engine runs, GEMV's s = 1 included);
-        # the host path out of core. racecheck: tiny rows, with the default
+        # the host path out of core; rows up to 257 on the rank-k kernel
+        # (forced). racecheck: tiny rows, with the default
         # dispatch, with 128x128x8 forced and in stream-K form (rows no deeper
         # than 20000), rows up to 33 with op(A) packed, streaming rows (skinny_rows_ring; the TMA kernel,
         # GEMV's included), 256x128x16's branch-free TN step (forced), and
         # the whole-tile ring: NN and NT on 256x128x16, 16 steps of 8 with an
-        # operand through registers on 128x256x8, 16 of 16 on 128x128x16.
+        # operand through registers on 128x256x8, 16 of 16 on 128x128x16;
+        # rows up to 33 on the rank-k kernel (forced; 17 and 32 deep: two
+        # chunks through its two stages).
         [ "$step" = racecheck ] ||
         run_step memcheck sh -c 'TGEMM_TEST_MAX_DIM=65 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_MAX_DIM=257 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
@@ -90,6 +93,7 @@ for step in "${steps[@]}"; do
             TGEMM_TEST_FILTER="??_?x4*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="??_10x4100x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="??_4100x12x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=rank-k TGEMM_TEST_MAX_DIM=257 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_host out-of-core'
         [ "$step" = memcheck ] ||
         run_step racecheck sh -c 'TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
@@ -106,7 +110,8 @@ for step in "${steps[@]}"; do
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_FILTER="tn_300x200x32*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_FILTER="n?_512x512x256*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=128x256x8 TGEMM_TEST_FILTER="tt_256x256x128_*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_KERNEL=128x128x16 TGEMM_TEST_FILTER="nt_384x256x256*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
+            TGEMM_KERNEL=128x128x16 TGEMM_TEST_FILTER="nt_384x256x256*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=rank-k TGEMM_TEST_MAX_DIM=33 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
     bench)
         run_step bench make bench BENCH_OUT="$OUT" ;;
     sweep)
@@ -120,6 +125,23 @@ for step in "${steps[@]}"; do
                 --shape 4096 4096 4096 T T --shape 2048 2048 2048 N N --shape 1024 1024 1024 N N \
                 --shape 512 512 512 N N --shape 256 256 8192 N N --shape 4095 4095 4095 N N --csv "$OUT/sweep_$f.csv"
         done ;;
+    rankk)
+        # The rank-k kernel's factors (src/dispatch/factors.cpp: rank_k_*
+        # and tiled_c_efficiency): rank-k updates and longer K with the
+        # default plans, with the rank-k kernel forced, and on the tiled
+        # family these shapes were planned on before it (256x128x8 forced).
+        make -j"$JOBS" build/bench/bench_gemm >/dev/null
+        rk_shapes=()
+        for k in 1 2 4 8 16 24 32 40 64 100 128 200; do rk_shapes+=(--shape 8192 8192 $k N N); done
+        for s in "4096 4096 16 T N" "4096 4096 32 N T" "4096 4096 128 T T" "20000 20000 8 N N" "2048 2048 16 N N" \
+                 "1000 1000 8 N N" "3001 2999 33 N N" "8833 23 10 N N" "300 500 3 N N"; do
+            rk_shapes+=(--shape $s)
+        done
+        run_step rankk_default build/bench/bench_gemm --reps 20 "${rk_shapes[@]}" --csv "$OUT/rankk_default.csv"
+        run_step rankk_forced env TGEMM_KERNEL=rank-k build/bench/bench_gemm --reps 20 "${rk_shapes[@]}" \
+            --csv "$OUT/rankk_forced.csv"
+        run_step rankk_tiled env TGEMM_KERNEL=256x128x8 build/bench/bench_gemm --reps 20 "${rk_shapes[@]}" \
+            --csv "$OUT/rankk_tiled.csv" ;;
     profile)
         # Where the large squares' kernel (256x128x16, as the dispatcher
         # picks it at 4096^3 NN) and cuBLAS's spend their issue cycles: ncu

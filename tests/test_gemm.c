@@ -165,6 +165,34 @@ static void add_row(gemm_case_t *rows, size_t cap, size_t *n, const gemm_case_t 
     rows[(*n)++] = *t;
 }
 
+/* A column-major row on device memory: transpose pair `pair` (2: A
+ * transposed, 1: B), the shape m, n, k, and the pads and entry point of
+ * row number v. */
+static gemm_case_t device_row(int pair, const int64_t shape[3], int v)
+{
+    gemm_case_t t;
+    memset(&t, 0, sizeof t);
+    t.col_major = true;
+    t.ta = pair & 2;
+    t.tb = pair & 1;
+    t.m = shape[0];
+    t.n = shape[1];
+    t.k = shape[2];
+    t.pad_a = kPads[v % 6][0];
+    t.pad_b = kPads[v % 6][1];
+    t.pad_c = kPads[v % 6][2];
+    t.mem_a = t.mem_b = t.mem_c = MEM_DEVICE;
+    t.use_ex = v % 2 == 1;
+    return t;
+}
+
+/* Row v % 7 of kAlphaBeta without its alpha == 0 row (the scaling kernel). */
+static const float *nonzero_alpha(int v)
+{
+    const int i = v % 7;
+    return kAlphaBeta[i < 5 ? i : i + 1];
+}
+
 /* Builds the table: every transpose pair x every size in every role (m, n and
  * k cycle through the size list with different offsets, so shapes are not square),
  * with ld padding, alpha/beta, memory kinds, misalignment and the entry point
@@ -260,22 +288,37 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
             if (max_k > 0 && kSwitch[i][2] > max_k)
                 continue;
             const int v = (int)i * 4 + pair;
-            gemm_case_t t;
-            memset(&t, 0, sizeof t);
-            t.col_major = true;
-            t.ta = pair & 2;
-            t.tb = pair & 1;
-            t.m = kSwitch[i][0];
-            t.n = kSwitch[i][1];
-            t.k = kSwitch[i][2];
-            t.pad_a = kPads[v % 6][0];
-            t.pad_b = kPads[v % 6][1];
-            t.pad_c = kPads[v % 6][2];
+            gemm_case_t t = device_row(pair, kSwitch[i], v);
             t.alpha = kAlphaBeta[(v + 3) % 8][0];
             t.beta = kAlphaBeta[(v + 3) % 8][1];
-            t.mem_a = t.mem_b = t.mem_c = MEM_DEVICE;
             t.offset = v % 7 == 6 ? 1 : 0;
-            t.use_ex = v % 2 == 1;
+            add_row(rows, cap, &n, &t);
+        }
+    }
+    /* The rank-k kernel (src/kernels/rank_k.cu; step 4 of the table in
+     * src/dispatch/plan.cpp): K from 1 to past its chunks of 16 (1, 2, 7,
+     * 16, 31, 32, 33, 40, 100), m and n odd and on both sides of its 128 x
+     * 128 tiles, leading dimensions padded (odd ldc: scalar stores),
+     * operands one float past 16-byte alignment in every third row, alpha
+     * and beta other than 0 and 1, and beta == 0 over a NaN-poisoned C. The
+     * H100 plans it for the rows of 1000 x 1000 and larger (make test-gpu);
+     * make test-kernels runs the rows up to 1028 with it forced
+     * (TGEMM_KERNEL=rank-k), the others on the tiled kernels there. */
+    static const int64_t kRankK[][3] = {
+        {1000, 1000, 16}, {1025, 1023, 32}, {1000, 1000, 40}, {129, 127, 1},  {127, 129, 2},   {1000, 3, 7},
+        {3, 1000, 31},    {1, 129, 32},     {257, 1, 33},     {513, 1000, 40}, {129, 1000, 100}, {1000, 129, 16},
+        {128, 128, 17},   {4096, 4096, 16}, {3001, 2999, 33}, {2000, 3000, 2},
+    };
+    for (size_t i = 0; i < sizeof kRankK / sizeof kRankK[0]; ++i) {
+        for (int pair = 0; pair < 4; ++pair) {
+            const int64_t longest = kRankK[i][0] > kRankK[i][1] ? kRankK[i][0] : kRankK[i][1];
+            if (longest > sizes[nsizes - 1] * 4 && nsizes < NSIZES)
+                continue;
+            const int v = (int)i * 4 + pair;
+            gemm_case_t t = device_row(pair, kRankK[i], v);
+            t.alpha = nonzero_alpha(v + 1)[0];
+            t.beta = nonzero_alpha(v + 1)[1];
+            t.offset = v % 3 == 2 ? 1 : 0;
             add_row(rows, cap, &n, &t);
         }
     }
@@ -388,10 +431,8 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         t.pad_a = kExplicit[i].pad_a;
         t.pad_b = kExplicit[i].pad_b;
         t.pad_c = kExplicit[i].pad_c;
-        /* kAlphaBeta without its alpha == 0 row (the scaling kernel) */
-        const size_t ab = (i + 2) % 7 < 5 ? (i + 2) % 7 : (i + 2) % 7 + 1;
-        t.alpha = kAlphaBeta[ab][0];
-        t.beta = kAlphaBeta[ab][1];
+        t.alpha = nonzero_alpha((int)i + 2)[0];
+        t.beta = nonzero_alpha((int)i + 2)[1];
         t.mem_a = t.mem_b = t.mem_c = kExplicit[i].managed ? MEM_MANAGED : MEM_DEVICE;
         t.offset = kExplicit[i].offset;
         t.use_ex = i % 2 == 1;
@@ -504,8 +545,8 @@ static void test_k0_scales_c(void **state)
 
 /* The same inputs give the same bits, call after call, at shapes whose
  * plans split K (in clusters where the GPU has them, else through the
- * workspace), one that does not, and one in stream-K form (whichever block
- * arrives last adds a tile's parts). With TGEMM_TEST_BITS=FILE the results
+ * workspace), one that does not, one in stream-K form (whichever block
+ * arrives last adds a tile's parts) and one on the rank-k kernel. With TGEMM_TEST_BITS=FILE the results
  * are also compared with FILE's, or written there if it does not exist: `make
  * test-gpu` runs this once with the split-K cluster form and once without
  * (TGEMM_CLUSTERS=0), with one seed, so the two forms must agree bit for bit. */
@@ -519,7 +560,7 @@ static void test_deterministic(void **state)
     } shapes[] = {
         {1023, 1025, 2047, true}, {512, 512, 512, false}, {128, 128, 128, false},
         {256, 256, 8192, false},  {1000, 1000, 1000, false}, {4096, 4096, 256, false},
-        {2560, 2560, 512, false}, {4096, 16, 4096, false},
+        {2560, 2560, 512, false}, {4096, 16, 4096, false},   {4096, 4096, 16, true},
     };
     const char *bits_path = getenv("TGEMM_TEST_BITS");
     FILE *bits_in = bits_path != NULL ? fopen(bits_path, "rb") : NULL;
@@ -736,9 +777,11 @@ static void test_out_of_memory(void **state)
  *
  * Besides the default plans, the rows' plans are known under
  * TGEMM_CLUSTERS=0 (every split through the workspace), TGEMM_STREAMK=always
- * (every tiled plan in stream-K form) and TGEMM_KERNEL=<family> (one tiled
- * plan on that family, the streaming shapes too); make test-gpu and
- * test-kernels run those. Other plan settings are refused. */
+ * (every tiled plan in stream-K form; the rank-k rows stay on the rank-k
+ * kernel), TGEMM_KERNEL=<family> (one tiled plan on that family, the
+ * streaming shapes too) and TGEMM_KERNEL=rank-k (the rank-k kernel alone,
+ * every row); make test-gpu and test-kernels run those. Other plan settings
+ * are refused. */
 
 typedef enum {
     PATH_SCALE,            /* alpha == 0: the scaling kernel, no plan line */
@@ -752,11 +795,12 @@ typedef enum {
     PATH_ROWS,             /* skinny_rows, K split */
     PATH_DOTS,             /* skinny_dots, K split */
     PATH_SKINNY_WORKSPACE, /* a streaming kernel, K split through the workspace */
+    PATH_RANK_K,           /* the rank-k kernel alone */
 } path_t;
 
 static const char *const kPathName[] = {"scale", "tiled",  "splitk_cluster", "splitk_workspace",
                                         "streamk", "packed", "peeled",         "tma",
-                                        "rows",    "dots",   "skinny_workspace"};
+                                        "rows",    "dots",   "skinny_workspace", "rank_k"};
 
 typedef struct {
     path_t path;
@@ -784,6 +828,8 @@ static const special_case_t kSpecial[] = {
     {PATH_ROWS, false, true, 3000, 16, 1100, -1.0f, 0.5f}, /* 94 blocks of 32 rows: too few for the TMA kernel */
     {PATH_DOTS, false, false, 16, 3000, 1100, 0.5f, 0.25f},
     {PATH_SKINNY_WORKSPACE, false, false, 5, 7, 9000, 2.0f, -1.0f}, /* dots split 18: more than a cluster holds */
+    {PATH_RANK_K, false, true, 4096, 4096, 16, 1.0f, 0.5f},         /* one chunk of K */
+    {PATH_RANK_K, true, false, 3000, 2000, 40, -0.5f, 0.0f},        /* three chunks, the last partial */
 };
 
 /* The plan settings of this run, which the expected plans follow. */
@@ -799,6 +845,7 @@ typedef struct {
     int packed, peeled;     /* op(A) packed; rows or columns peeled */
     int tiled, streamk;     /* tiled plans; of those, in stream-K form */
     int tma, rows, dots;    /* streaming plans */
+    int rank_k;             /* rank-k plans */
     int split;              /* the largest split-k= of the plans not in stream-K form */
     int cluster, workspace; /* plans with K split, in each form */
     int foreign;            /* tiled plans on another family than TGEMM_KERNEL's */
@@ -845,6 +892,9 @@ static plans_t read_plans(const char *log)
         } else if (strstr(buf, " streaming tma ") != NULL) {
             s.tma++;
             continue;
+        } else if (strstr(buf, " rank-k ") != NULL) {
+            s.rank_k++;
+            continue;
         } else if (strstr(buf, " streaming rows ") != NULL) {
             s.rows++;
         } else if (strstr(buf, " streaming dots ") != NULL) {
@@ -875,6 +925,8 @@ static const char *path_mismatch(path_t path, const plans_t *s)
         return "no split of K in cluster form (TGEMM_CLUSTERS=0)";
     if (path == PATH_SCALE)
         return s->lines == 0 ? NULL : "no kernel plan: alpha == 0 runs the scaling kernel";
+    if (g_plan_env.kernel != NULL && strcmp(g_plan_env.kernel, "rank-k") == 0)
+        return s->lines == 1 && s->rank_k == 1 ? NULL : "the rank-k kernel alone (TGEMM_KERNEL=rank-k)";
     if (g_plan_env.kernel != NULL)
         return s->lines == 1 && s->tiled == 1 && s->foreign == 0 ? NULL : "one tiled plan, on TGEMM_KERNEL's family";
     if (g_plan_env.streamk_always && path <= PATH_PEELED)
@@ -907,6 +959,8 @@ static const char *path_mismatch(path_t path, const plans_t *s)
         return s->lines == 1 && s->rows + s->dots == 1 && s->workspace == 1
                    ? NULL
                    : "a streaming kernel, K split through the workspace";
+    case PATH_RANK_K:
+        return s->lines == 1 && s->rank_k == 1 ? NULL : "the rank-k kernel alone";
     default:
         return "a known path";
     }
@@ -1041,7 +1095,7 @@ int main(int argc, char **argv)
     while (max_dim > 0 && nsizes > 1 && kSizes[nsizes - 1] > max_dim)
         --nsizes;
 
-    enum { kCap = 320 };
+    enum { kCap = 400 };
     static gemm_case_t rows[kCap];
     const char *max_k_env = getenv("TGEMM_TEST_MAX_K");
     const int64_t max_k = max_k_env && *max_k_env ? atoll(max_k_env) : 0;

@@ -16,7 +16,7 @@ struct Settings {
     int device = -1;        // TGEMM_DEVICE: CUDA device number; -1 = the thread's current device
     int verbose = 0;        // TGEMM_VERBOSE: 1 logs every error status and the CPU BLAS chosen to stderr,
                             // 2 also each host-operand plan
-    std::string kernel;     // TGEMM_KERNEL: force one kernel family by name (tuning, tests)
+    std::string kernel;     // TGEMM_KERNEL: force one kernel family by name, or rank-k (tuning, tests)
     bool clusters = true;   // TGEMM_CLUSTERS=0: never finish split-K inside thread-block clusters
     StreamKMode streamk = StreamKMode::Auto;  // TGEMM_STREAMK: auto | always (every tiled plan) | never
     bool tma = true;        // TGEMM_TMA=0: never use the streaming kernel fed by the tensor copy engine

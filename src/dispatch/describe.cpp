@@ -40,6 +40,12 @@ void log_piece(const PiecePlan &piece)
         std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld %c%c tiled %s split-k=%d (%s) k-chunk=%lld\n",
                      ll(p.m), ll(p.n), ll(p.k), ta, tb, piece.family->name, piece.splits, form, ll(piece.k_chunk));
         break;
+    case KernelKind::RankK:
+        std::fprintf(stderr,
+                     "tgemm: device plan m=%lld n=%lld k=%lld %c%c rank-k %lld blocks of %dx%d, K in chunks of %d\n",
+                     ll(p.m), ll(p.n), ll(p.k), ta, tb, ll(rank_k_tiles(p)), kernels::kRankKTile, kernels::kRankKTile,
+                     kernels::kRankKChunk);
+        break;
     case KernelKind::StreamingTma:
         std::fprintf(stderr,
                      "tgemm: device plan m=%lld n=%lld k=%lld %c%c streaming tma s=%d (32 rows a block, no split)\n",

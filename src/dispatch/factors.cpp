@@ -17,6 +17,11 @@ namespace {
 // (the async ring) is fitted to its own plans at the small sizes where it
 // wins instead: no lone-block loss, a lower step floor, every pair as NN,
 // and clusters of at most 6 (larger ones lost to the workspace form).
+//
+// The rank-k kernel's factors and the tiled kernels' rate for C are
+// estimates, not yet measured: to be calibrated on the H100
+// (tests/gpu-session.sh rankk; docs/notes/dispatch.md says how they were
+// chosen).
 constexpr ArchFactors kSm90 = {
     9, 0,
     1980000, 2619000, 5120, 2.88e12,
@@ -30,6 +35,10 @@ constexpr ArchFactors kSm90 = {
     1.09,     // streamk_step_factor
     0.9,      // pack_efficiency
     0.8,      // stream_efficiency
+    0.8,      // rank_k_memory_efficiency
+    0.5,      // rank_k_efficiency
+    2e-6,     // rank_k_block_seconds
+    0.5,      // tiled_c_efficiency
     {
         {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, 0.897},
         {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, 0.939},

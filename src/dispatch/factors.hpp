@@ -52,6 +52,19 @@ struct ArchFactors {
     double streamk_step_factor;
     double pack_efficiency;    // the pack kernel's share of the memory bandwidth
     double stream_efficiency;  // the streaming kernels' share of it, about (peeled strips)
+    // The rank-k kernel (kernels/rank_k.cu): its share of the memory
+    // bandwidth for the bytes it must move (A, B and C once), its K loop's
+    // share of the FFMA peak with the SM full, and what a block costs
+    // beside its bytes and FFMAs (its first copies, its round trips to C).
+    double rank_k_memory_efficiency;
+    double rank_k_efficiency;
+    double rank_k_block_seconds;
+    // The tiled kernels move C after their K loops, a block's epilogue
+    // overlapping no K step of its own: the share of the memory bandwidth
+    // they move C at. Their modelled time leaves it out (it is the same for
+    // every family); the rank-k plan is weighed against the tiled plan's
+    // time plus C at this rate.
+    double tiled_c_efficiency;
     TiledFactors tiled[kernels::kTiledFamilyCount];
 };
 

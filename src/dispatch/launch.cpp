@@ -54,6 +54,9 @@ tgemm_status launch_piece(PiecePlan piece, float *work, cudaStream_t s)
         e = piece.family->launch_streamk[idx](p, streamk, s);
         break;
     }
+    case KernelKind::RankK:
+        e = kernels::launch_rank_k(p, s);
+        break;
     case KernelKind::StreamingTma:
         e = kernels::launch_skinny_tma(piece.skinny, s);
         break;

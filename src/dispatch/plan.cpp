@@ -6,13 +6,17 @@
 //   3. otherwise the tiled family and split-K factor with the lowest
 //      modelled time (dispatch/tiled.cpp), or stream-K where the last wave
 //      of tiles is partly empty.
-//   4. where A is stored transposed, op(A) packed by columns first when the
+//   4. the rank-k kernel instead, where the model finds it faster than that
+//      plan with C's traffic added (dispatch/rank_k.cpp): K small against
+//      m x n, where moving C is the cost. Then steps 5 and 6 do not apply.
+//   5. where A is stored transposed, op(A) packed by columns first when the
 //      model finds it cheaper (dispatch/pack.cpp).
-//   5. where m or n is a few rows or columns past a multiple of 128, those
+//   6. where m or n is a few rows or columns past a multiple of 128, those
 //      peeled off as streaming products when the model finds it cheaper
 //      (dispatch/peel.cpp).
 // TGEMM_KERNEL=<family> sends every problem to that tiled family instead
-// (no peeling; packed only under TGEMM_PACK=always). TGEMM_CLUSTERS=0 keeps
+// (no peeling; packed only under TGEMM_PACK=always), TGEMM_KERNEL=rank-k
+// every problem to the rank-k kernel (tests). TGEMM_CLUSTERS=0 keeps
 // the plan and sends its cluster-form slices through the workspace: the
 // same sums in the same order.
 //
@@ -108,6 +112,9 @@ tgemm_status check_grid(const CallSteps &steps, int max_grid_x)
             return fail(TGEMM_ERROR_UNSUPPORTED, "%lld blocks of %dx%d exceed the grid limit %d",
                         static_cast<long long>(tiles(*piece.family, piece.p)), piece.family->bm, piece.family->bn,
                         max_grid_x);
+        if (piece.kind == KernelKind::RankK && rank_k_tiles(piece.p) > max_grid_x)
+            return fail(TGEMM_ERROR_UNSUPPORTED, "%lld blocks of the rank-k kernel exceed the grid limit %d",
+                        static_cast<long long>(rank_k_tiles(piece.p)), max_grid_x);
         if (piece.kind == KernelKind::Streaming || piece.kind == KernelKind::StreamingTma) {
             const int64_t rows = piece.kind == KernelKind::StreamingTma ? kernels::kSkinnyTmaRows
                                                                         : skinny_rows_per_block(piece.skinny);
@@ -119,7 +126,7 @@ tgemm_status check_grid(const CallSteps &steps, int max_grid_x)
     return TGEMM_SUCCESS;
 }
 
-// Steps 3 to 5 of the table on a tiled plan already made for p.
+// Steps 5 and 6 of the table on a tiled plan already made for p.
 CallSteps tiled_steps(const GemmParams &p, const DeviceModel &m, const KernelFamily *only, const PiecePlan &plan)
 {
     CallSteps steps;
@@ -149,6 +156,7 @@ const char *kernel_kind_name(KernelKind kind)
     case KernelKind::StreamingTma: return "streaming-tma";
     case KernelKind::Tiled: return "tiled";
     case KernelKind::StreamK: return "stream-k";
+    case KernelKind::RankK: return "rank-k";
     }
     return "?";
 }
@@ -167,29 +175,39 @@ tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan
         return TGEMM_SUCCESS;
     }
     const std::string &forced = settings().kernel;
+    const bool rank_k_forced = forced == kernel_kind_name(KernelKind::RankK);
     const KernelFamily *only = nullptr;
-    if (!forced.empty() && (only = forced_family(m, forced)) == nullptr) {
+    if (!forced.empty() && !rank_k_forced && (only = forced_family(m, forced)) == nullptr) {
         std::string names;
         for (const TiledModel &e : m.tiled)
             names += std::string(names.empty() ? "" : ", ") + e.family->name;
-        return fail(TGEMM_ERROR_INVALID_SETTING, "TGEMM_KERNEL='%s' is not a kernel family; known: %s",
-                    forced.c_str(), names.c_str());
+        return fail(TGEMM_ERROR_INVALID_SETTING, "TGEMM_KERNEL='%s' is not a kernel family or rank-k; known: %s, %s",
+                    forced.c_str(), names.c_str(), kernel_kind_name(KernelKind::RankK));
     }
     bool packed = false;
     PiecePlan plain;
-    if (only == nullptr && (p.m <= kSkinnyMax || p.n <= kSkinnyMax)) {
+    if (rank_k_forced) {
+        steps.pieces = 1;
+        steps.piece[0] = plan_rank_k(p, m);
+    } else if (only == nullptr && (p.m <= kSkinnyMax || p.n <= kSkinnyMax)) {
         steps.pieces = 1;
         steps.piece[0] = plan_streaming(p, m);
     } else {
         plain = plan_tiled(p, m, only);
-        const PackPlan pk = plan_pack(p, m, only, plain.seconds);
-        packed = pk.use;
-        steps = packed ? tiled_steps(pk.p, m, only, pk.plan) : tiled_steps(p, m, only, plain);
-        if (packed) {
-            steps.pack_ld = pk.p.lda;
-            steps.pack_bytes = pk.bytes;
-            for (int i = 0; i < steps.pieces; ++i)  // every piece reads rows of the packed op(A)
-                steps.piece[i].packed_a = true;
+        const PiecePlan rank_k = only == nullptr ? plan_rank_k(p, m) : PiecePlan{};
+        if (only == nullptr && rank_k_pays(rank_k, plain, m)) {
+            steps.pieces = 1;
+            steps.piece[0] = rank_k;
+        } else {
+            const PackPlan pk = plan_pack(p, m, only, plain.seconds);
+            packed = pk.use;
+            steps = packed ? tiled_steps(pk.p, m, only, pk.plan) : tiled_steps(p, m, only, plain);
+            if (packed) {
+                steps.pack_ld = pk.p.lda;
+                steps.pack_bytes = pk.bytes;
+                for (int i = 0; i < steps.pieces; ++i)  // every piece reads rows of the packed op(A)
+                    steps.piece[i].packed_a = true;
+            }
         }
     }
     for (int i = 0; i < steps.pieces; ++i)

@@ -18,6 +18,7 @@ enum class KernelKind {
     StreamingTma,  // skinny_tma.cu's kernel, fed by the tensor copy engine
     Tiled,         // a tiled family, split-K in a cluster, through the workspace or not at all
     StreamK,       // a tiled family, the last wave's tiles shared out by K steps
+    RankK,         // rank_k.cu's kernel: 128 x 128 tiles, K in chunks, for small K against m x n
 };
 
 const char *kernel_kind_name(KernelKind kind);

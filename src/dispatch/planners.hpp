@@ -1,7 +1,7 @@
 // The planners behind plan_call (dispatch/plan.cpp), each in its own file:
-// tiled (with split-K and stream-K), streaming, pack and peel. Pure: they
-// read the problem (pointers only for their alignment), the device model
-// and the settings, and call nothing on the device.
+// tiled (with split-K and stream-K), streaming, rank-k, pack and peel.
+// Pure: they read the problem (pointers only for their alignment), the
+// device model and the settings, and call nothing on the device.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +38,15 @@ PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFami
 // The streaming plan for C with at most kSkinnyMax rows or columns
 // (dispatch/streaming.cpp).
 PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m);
+
+// The rank-k kernel over the whole of C (dispatch/rank_k.cpp), with its
+// modelled time; rank_k_tiles, its blocks. rank_k_pays: whether it is to
+// run instead of the tiled plan `tiled` of the same product (its time with
+// C's traffic added, which the tiled model leaves out), by a margin, and
+// within the device's grid.
+int64_t rank_k_tiles(const GemmParams &p);
+PiecePlan plan_rank_k(const GemmParams &p, const DeviceModel &m);
+bool rank_k_pays(const PiecePlan &rank_k, const PiecePlan &tiled, const DeviceModel &m);
 
 // The product restated on op(A) packed by columns (dispatch/pack.cpp):
 // p with trans_a false, lda the packed columns', a = kPackStandIn.

@@ -106,6 +106,15 @@ cudaError_t launch_skinny_tma(const SkinnyParams &p, cudaStream_t s);
 
 // C := alpha * (sum of the split-K slices, in slice order) + beta * C.
 cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStream_t s);
+
+// The rank-k kernel (rank_k.cu): any product, one block of 256 threads per
+// kRankKTile x kRankKTile tile of C (ceil(m / tile) * ceil(n / tile) blocks
+// along x), K walked in chunks of kRankKChunk, no workspace. Built for K
+// small against m x n, where moving C is the cost.
+constexpr int kRankKTile = 128;
+constexpr int kRankKChunk = 16;
+constexpr int kRankKBlocksPerSm = 2;  // its launch bounds' promise, which the planner counts on
+cudaError_t launch_rank_k(const GemmParams &p, cudaStream_t s);
 }  // namespace kernels
 
 }  // namespace tgemm

@@ -1,0 +1,78 @@
+// The rank-k planner: the rank-k kernel (kernels/rank_k.cu) over the whole
+// of C, its modelled time, and whether it beats the tiled plan. Where K is
+// small against m x n the tiled kernels' time goes to moving C after a
+// K loop of one or two steps; the rank-k kernel keeps two blocks on an SM
+// so that one block's C traffic overlaps the other's loads and sums.
+#include <algorithm>
+
+#include "core/math.hpp"
+#include "dispatch/planners.hpp"
+
+namespace tgemm {
+namespace {
+
+// The rank-k plan is taken only where the model finds it this much faster
+// than the tiled plan, whose model leaves C's traffic out and has it added
+// here at an estimated rate.
+constexpr double kRankKMargin = 0.1;
+
+// Bytes C moves: written, and read first where beta != 0.
+double c_bytes(const GemmParams &p)
+{
+    return (p.beta != 0.0f ? 2.0 : 1.0) * static_cast<double>(p.m) * static_cast<double>(p.n) * sizeof(float);
+}
+
+// Modelled seconds for the rank-k kernel: the slower of two bounds, plus
+// one block's fixed cost (the first wave's copies before any sum, the last
+// wave's epilogue after it), which the other resident blocks hide in
+// between. Memory: the bytes the product must move (op(A), op(B) and C
+// once) at the kernel's share of the bandwidth. Sums: whole waves of
+// kRankKBlocksPerSm blocks an SM, each block at its share of the SM's
+// FFMA rate (the whole SM's where it runs alone, up to what its warps can
+// issue).
+double rank_k_cost(const GemmParams &p, const DeviceModel &m)
+{
+    const ArchFactors &a = *m.factors;
+    const int64_t blocks = rank_k_tiles(p);
+    const int64_t slots = static_cast<int64_t>(m.desc.sm_count) * kernels::kRankKBlocksPerSm;
+    const double waves = static_cast<double>(ceil_div(blocks, slots));
+    const int64_t resident = std::min<int64_t>(kernels::kRankKBlocksPerSm, ceil_div(blocks, m.desc.sm_count));
+    constexpr int kWarps = 8;
+    const double rate =
+        std::min(a.rank_k_efficiency * m.sm_flops / static_cast<double>(resident), kWarps * m.warp_flops);
+    const double block_flops = 2.0 * kernels::kRankKTile * kernels::kRankKTile * static_cast<double>(p.k);
+    const double sums = waves * block_flops / rate;
+    const double bytes = (static_cast<double>(p.m) * p.k + static_cast<double>(p.k) * p.n) * sizeof(float) + c_bytes(p);
+    const double memory = bytes / (a.rank_k_memory_efficiency * m.memory_bandwidth);
+    return std::max(sums, memory) + a.rank_k_block_seconds;
+}
+
+}  // namespace
+
+int64_t rank_k_tiles(const GemmParams &p)
+{
+    return ceil_div(p.m, int64_t{kernels::kRankKTile}) * ceil_div(p.n, int64_t{kernels::kRankKTile});
+}
+
+PiecePlan plan_rank_k(const GemmParams &p, const DeviceModel &m)
+{
+    PiecePlan plan;
+    plan.kind = KernelKind::RankK;
+    plan.p = p;
+    plan.k_chunk = p.k;
+    plan.seconds = rank_k_cost(p, m);
+    return plan;
+}
+
+bool rank_k_pays(const PiecePlan &rank_k, const PiecePlan &tiled, const DeviceModel &m)
+{
+    if (rank_k_tiles(rank_k.p) > m.desc.max_grid_x)
+        return false;
+    // A split through the workspace has C's traffic in its reduction's cost already.
+    const bool c_modelled = tiled.kind == KernelKind::Tiled && tiled.splits > 1 && !tiled.cluster;
+    const double tiled_seconds =
+        tiled.seconds + (c_modelled ? 0.0 : c_bytes(tiled.p) / (m.factors->tiled_c_efficiency * m.memory_bandwidth));
+    return rank_k.seconds < (1.0 - kRankKMargin) * tiled_seconds;
+}
+
+}  // namespace tgemm

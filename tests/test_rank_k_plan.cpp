@@ -1,0 +1,252 @@
+// The rank-k planner (src/dispatch/rank_k.cpp) through plan_call on a
+// described H100 (bench/plan_dump.hpp's description), no GPU needed (make
+// test-rank-k-plan). Linked from the library's own objects; nothing here
+// touches a device.
+//
+//   test_rank_k_plan                  the default plans (TGEMM_KERNEL unset):
+//                                     rank-k for rank-k updates (K small
+//                                     against a large m x n), the tiled plans
+//                                     for long K, the streaming kernels for
+//                                     skinny C whatever K, and the grid limit
+//   test_rank_k_plan forced-rank-k    TGEMM_KERNEL=rank-k: every product on it
+//   test_rank_k_plan forced-family    TGEMM_KERNEL=256x128x8: that family,
+//                                     never rank-k
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+
+#include "dispatch/dispatch.hpp"
+#include "dispatch/planners.hpp"
+#include "plan_dump.hpp"
+
+// After the library's headers: cmocka.h defines a macro named fail.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// cmocka.h declares only part of its interface extern "C".
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace tgemm;
+
+namespace {
+
+// The H100's description, with the grid limit given.
+void describe_h100(int max_grid_x, DeviceModel *model)
+{
+    const plan_dump::Device *d = plan_dump::find_device("h100");
+    assert_non_null(d);
+    DeviceDescription desc;
+    desc.id = 0;
+    desc.cc_major = d->cc_major;
+    desc.cc_minor = d->cc_minor;
+    desc.sm_count = d->sm_count;
+    desc.max_grid_x = max_grid_x;
+    desc.clock_khz = d->clock_khz;
+    desc.memory_clock_khz = d->memory_clock_khz;
+    desc.bus_width_bits = d->bus_width_bits;
+    desc.skinny_tma = d->skinny_tma;
+    std::memcpy(desc.skinny_cluster_blocks, d->skinny, sizeof d->skinny);
+    std::memcpy(desc.tiled_cluster_blocks, d->tiled, sizeof d->tiled);
+    assert_int_equal(derive_device_model(desc, model), TGEMM_SUCCESS);
+}
+
+const DeviceModel &h100()
+{
+    static DeviceModel model;
+    static bool ready = false;
+    if (!ready) {
+        describe_h100(2147483647, &model);
+        ready = true;
+    }
+    return model;
+}
+
+// Column-major, the smallest leading dimensions, 256-byte aligned fake
+// operands (never dereferenced).
+GemmParams problem(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta)
+{
+    const float *a = reinterpret_cast<const float *>(plan_dump::kBaseA);
+    const float *b = reinterpret_cast<const float *>(plan_dump::kBaseB);
+    float *c = reinterpret_cast<float *>(plan_dump::kBaseC);
+    return GemmParams{a, b, c, ta ? k : m, tb ? n : k, m, m, n, k, 1.0f, beta, ta, tb};
+}
+
+// Whether the plan is the rank-k kernel alone over all of C, with no
+// workspace, and the same without it.
+bool is_rank_k(const CallPlan &plan)
+{
+    const CallSteps &s = plan.steps;
+    if (s.pieces != 1 || s.piece[0].kind != KernelKind::RankK)
+        return false;
+    const PiecePlan &x = s.piece[0];
+    assert_int_equal(x.p.m, plan.problem.m);
+    assert_int_equal(x.p.n, plan.problem.n);
+    assert_int_equal(x.p.k, plan.problem.k);
+    assert_int_equal(x.splits, 1);
+    assert_int_equal(s.pack_ld, 0);
+    assert_int_equal(s.peel_m + s.peel_n, 0);
+    assert_int_equal(workspace_bytes(plan), 0);
+    assert_int_equal(plan.bare.pieces, 1);
+    assert_int_equal(static_cast<int>(plan.bare.piece[0].kind), static_cast<int>(KernelKind::RankK));
+    return true;
+}
+
+CallPlan plan_of(const GemmParams &p, const DeviceModel &m)
+{
+    CallPlan plan;
+    const tgemm_status st = plan_call(p, m, &plan);
+    if (st != TGEMM_SUCCESS)
+        fail_msg("%lldx%lldx%lld: plan_call failed: %s", static_cast<long long>(p.m), static_cast<long long>(p.n),
+                 static_cast<long long>(p.k), tgemm_last_error_detail());
+    return plan;
+}
+
+// Whether plan_call takes the rank-k kernel for each shape, for every
+// transpose pair and beta 0 and not.
+template <size_t N>
+void expect_rank_k(const int64_t (&shapes)[N][3], bool want)
+{
+    for (const auto &s : shapes)
+        for (int pair = 0; pair < 4; ++pair)
+            for (float beta : {0.0f, 0.5f}) {
+                const CallPlan plan = plan_of(problem(s[0], s[1], s[2], pair & 2, pair & 1, beta), h100());
+                if (is_rank_k(plan) != want)
+                    fail_msg("%lldx%lldx%lld %c%c beta %g: rank-k %s", static_cast<long long>(s[0]),
+                             static_cast<long long>(s[1]), static_cast<long long>(s[2]), pair & 2 ? 'T' : 'N',
+                             pair & 1 ? 'T' : 'N', static_cast<double>(beta),
+                             want ? "not planned, want it" : "planned, want another plan");
+            }
+}
+
+// Rank-k updates: C large, K up to a few tens.
+void test_rank_k_updates(void **)
+{
+    const int64_t shapes[][3] = {{8192, 8192, 16}, {8192, 8192, 1}, {8192, 8192, 40},
+                                 {20000, 20000, 8}, {4096, 4096, 32}, {3001, 2999, 33}};
+    expect_rank_k(shapes, true);
+}
+
+// Long K: the tiled plans (their K loop, not C, is the cost).
+void test_long_k(void **)
+{
+    const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {2048, 2048, 2048},
+                                 {1024, 1024, 1024}, {256, 256, 8192}};
+    expect_rank_k(shapes, false);
+}
+
+// C with at most kSkinnyMax rows or columns stays on the streaming
+// kernels, whatever K.
+void test_skinny_never(void **)
+{
+    const int64_t shapes[][3] = {{16, 100000, 8},   {100000, 16, 4},  {1, 20000, 1},  {20000, 1, 16},
+                                 {16, 16, 1},       {3, 50000, 40},   {50000, 12, 2}, {16, 8192, 16},
+                                 {8192, 16, 16},    {1, 1, 1}};
+    for (const auto &s : shapes)
+        for (int pair = 0; pair < 4; ++pair) {
+            const CallPlan plan = plan_of(problem(s[0], s[1], s[2], pair & 2, pair & 1, 1.0f), h100());
+            const KernelKind kind = plan.steps.piece[0].kind;
+            if (plan.steps.pieces != 1 || (kind != KernelKind::Streaming && kind != KernelKind::StreamingTma))
+                fail_msg("%lldx%lldx%lld: not one streaming plan", static_cast<long long>(s[0]),
+                         static_cast<long long>(s[1]), static_cast<long long>(s[2]));
+        }
+}
+
+// Tiny products stay where they were: a rank-k block's fixed cost is more
+// than the whole of the tiled plan.
+void test_tiny_products(void **)
+{
+    const int64_t shapes[][3] = {{100, 100, 2}, {64, 64, 16}, {300, 500, 3}};
+    expect_rank_k(shapes, false);
+}
+
+// The modelled time: at least the product's floor (bytes at the device's
+// bandwidth, FFMAs at its peak), and growing with K.
+void test_model(void **)
+{
+    const DeviceModel &m = h100();
+    const double peak = m.sm_flops * m.desc.sm_count;
+    double last = 0.0;
+    for (int64_t k : {1, 2, 7, 16, 31, 32, 33, 40, 100, 1000}) {
+        for (float beta : {0.0f, 1.0f}) {
+            const GemmParams p = problem(8192, 8192, k, false, false, beta);
+            const double bytes = 4.0 * (8192.0 * k * 2 + 8192.0 * 8192.0 * (beta != 0.0f ? 2 : 1));
+            const double floor = std::max(bytes / m.memory_bandwidth, 2.0 * 8192 * 8192 * k / peak);
+            const double t = plan_rank_k(p, m).seconds;
+            if (t < floor)
+                fail_msg("k %lld: modelled %g s, under the floor %g s", static_cast<long long>(k), t, floor);
+        }
+        const double t = plan_rank_k(problem(8192, 8192, k, false, false, 1.0f), m).seconds;
+        assert_true(t >= last);
+        last = t;
+    }
+}
+
+// Over the grid limit: not planned; a tiled plan whose grid fits instead.
+void test_grid_limit(void **)
+{
+    static DeviceModel small;
+    describe_h100(3000, &small);  // 8192 x 8192: 4096 rank-k blocks, 2048 of 256 x 128
+    const CallPlan plan = plan_of(problem(8192, 8192, 16, false, false, 0.0f), small);
+    assert_false(is_rank_k(plan));
+    assert_true(is_rank_k(plan_of(problem(4096, 4096, 16, false, false, 0.0f), small)));
+}
+
+// TGEMM_KERNEL=rank-k: every product with alpha != 0 and k != 0 on the
+// rank-k kernel, skinny and long ones too; over the grid limit, a failure.
+void test_forced_rank_k(void **)
+{
+    const int64_t shapes[][3] = {{1, 1, 1},        {16, 100000, 8},    {100000, 16, 4}, {4096, 4096, 4096},
+                                 {8192, 8192, 16}, {129, 127, 100000}, {3, 1, 2000000}};
+    for (const auto &s : shapes)
+        for (int pair = 0; pair < 4; ++pair)
+            if (!is_rank_k(plan_of(problem(s[0], s[1], s[2], pair & 2, pair & 1, 0.5f), h100())))
+                fail_msg("%lldx%lldx%lld: not the rank-k kernel under TGEMM_KERNEL=rank-k",
+                         static_cast<long long>(s[0]), static_cast<long long>(s[1]), static_cast<long long>(s[2]));
+    CallPlan plan;
+    GemmParams p = problem(300, 200, 5, false, false, 0.0f);
+    p.alpha = 0.0f;
+    assert_int_equal(plan_call(p, h100(), &plan), TGEMM_SUCCESS);
+    assert_int_equal(static_cast<int>(plan.steps.piece[0].kind), static_cast<int>(KernelKind::Scale));
+    static DeviceModel small;
+    describe_h100(3000, &small);
+    assert_int_equal(plan_call(problem(8192, 8192, 16, false, false, 0.0f), small, &plan), TGEMM_ERROR_UNSUPPORTED);
+    assert_non_null(std::strstr(tgemm_last_error_detail(), "grid limit"));
+}
+
+// TGEMM_KERNEL=256x128x8: the rank-k updates go to that family.
+void test_forced_family(void **)
+{
+    for (const auto &s : {std::initializer_list<int64_t>{8192, 8192, 16}, {20000, 20000, 8}, {4096, 4096, 32}}) {
+        const int64_t *d = s.begin();
+        const CallPlan plan = plan_of(problem(d[0], d[1], d[2], false, true, 0.0f), h100());
+        assert_int_equal(plan.steps.pieces, 1);
+        const PiecePlan &x = plan.steps.piece[0];
+        assert_true(x.kind == KernelKind::Tiled || x.kind == KernelKind::StreamK);
+        assert_string_equal(x.family->name, "256x128x8");
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest defaults[] = {
+        cmocka_unit_test(test_rank_k_updates), cmocka_unit_test(test_long_k),  cmocka_unit_test(test_skinny_never),
+        cmocka_unit_test(test_tiny_products),  cmocka_unit_test(test_model),   cmocka_unit_test(test_grid_limit),
+    };
+    const struct CMUnitTest forced_rank_k[] = {cmocka_unit_test(test_forced_rank_k)};
+    const struct CMUnitTest forced_family[] = {cmocka_unit_test(test_forced_family)};
+    if (argc == 1)
+        return cmocka_run_group_tests(defaults, nullptr, nullptr);
+    if (argc == 2 && std::strcmp(argv[1], "forced-rank-k") == 0)
+        return cmocka_run_group_tests(forced_rank_k, nullptr, nullptr);
+    if (argc == 2 && std::strcmp(argv[1], "forced-family") == 0)
+        return cmocka_run_group_tests(forced_family, nullptr, nullptr);
+    std::fprintf(stderr, "usage: %s [forced-rank-k | forced-family]\n", argv[0]);
+    return 2;
+}
