@@ -59,6 +59,8 @@ tgemm_status derive_device_model(const DeviceDescription &desc, DeviceModel *mod
         m.step_floor = row->step_floor > 0.0 ? row->step_floor : f.step_seconds;
         m.alone = row->alone > 0.0 ? row->alone : f.alone_factor;
         m.max_cluster = row->max_cluster;
+        m.block_seconds = row->block_seconds;
+        m.wave_seconds = row->wave_seconds;
         m.cluster_blocks = model->desc.tiled_cluster_blocks[i];
     }
     return TGEMM_SUCCESS;

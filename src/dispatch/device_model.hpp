@@ -38,6 +38,7 @@ struct TiledModel {
     double step_floor;
     double alone;
     int max_cluster;
+    double block_seconds, wave_seconds;
     const int *cluster_blocks;  // DeviceDescription::tiled_cluster_blocks[i]
 };
 

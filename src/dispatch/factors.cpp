@@ -17,17 +17,25 @@ namespace {
 // (the async ring) is fitted to its own plans at the small sizes where it
 // wins instead: no lone-block loss, a lower step floor, every pair as NN,
 // and clusters of at most 6 (larger ones lost to the workspace form).
-//
-// The rank-k kernel's factors and the tiled kernels' rate for C are
-// estimates, not yet measured: to be calibrated on the H100
-// (tests/gpu-session.sh rankk; docs/notes/dispatch.md says how they were
-// chosen).
+// Each row: name, efficiencies, blocks per SM, unaligned factor, step
+// floor and lone-block share (0: the architecture's), largest cluster,
+// then the seconds a block and a wave cost beside their K steps, fitted
+// by least squares (relative error) to every plan of 80 random NN
+// products, m and n 96 to 8000, K 16 to 4096, and checked on 80 other
+// draws (bench/fit_plans.py over bench/bench_plans.cu's times;
+// docs/notes/dispatch.md). The tiled plans'
+// memory efficiency: the fastest plan of those products with K under 64
+// (C in L2 at most 64 MiB) took 2.3 times the time the bandwidth allows at
+// best, and 8192 x 8192 x 64 (C out of L2) 4.1 times.
+// The rank-k kernel's: fitted the same way to 45 products with K from 1
+// to 160 timed with it forced (m, n 256 to 20000, every transpose pair);
+// its memory share, fitted at 1.08 (it moves its bytes a little faster
+// than the streaming copy behind measured_bandwidth), is held at 1.
 constexpr ArchFactors kSm90 = {
     9, 0,
     1980000, 2619000, 5120, 2.88e12,
     0.8e-6,   // step_seconds
     0.75,     // alone_factor
-    0.75e-6,  // block_seconds
     3e-6,     // launch_seconds
     0.5e-6,   // cluster_sync_seconds
     0.1e-6,   // dsmem_round_seconds
@@ -35,21 +43,21 @@ constexpr ArchFactors kSm90 = {
     1.09,     // streamk_step_factor
     0.9,      // pack_efficiency
     0.8,      // stream_efficiency
-    0.8,      // rank_k_memory_efficiency
-    0.5,      // rank_k_efficiency
-    2e-6,     // rank_k_block_seconds
-    0.5,      // tiled_c_efficiency
+    0.3,      // tiled_memory_efficiency
+    1.0,      // rank_k_memory_efficiency
+    0.70,     // rank_k_efficiency
+    5.9e-6,   // rank_k_block_seconds
     {
-        {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, 0.897},
-        {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, 0.939},
-        {"128x256x8", {0.692, 0.681, 0.644, 0.711}, 1, 0.855},
-        {"128x128x8", {0.649, 0.662, 0.589, 0.647}, 2},
-        {"128x128x16", {0.661, 0.739, 0.654, 0.670}, 1, 0.916},
-        {"128x64x8", {0.584, 0.622, 0.550, 0.556}, 4},
-        {"64x128x8", {0.565, 0.617, 0.549, 0.596}, 4},
-        {"64x64x8", {0.483, 0.546, 0.438, 0.469}, 4},
-        {"64x64x16", {0.50, 0.50, 0.50, 0.50}, 4, 0.923, 0.3e-6, 1.0, 6},
-        {"32x32x8", {0.430, 0.489, 0.372, 0.429}, 16},
+        {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, 0.897, 0.0, 0.0, 8, 0.00e-6, 7.29e-6},
+        {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, 0.939, 0.0, 0.0, 8, 6.61e-6, 1.35e-6},
+        {"128x256x8", {0.692, 0.681, 0.644, 0.711}, 1, 0.855, 0.0, 0.0, 8, 7.42e-6, 1.15e-6},
+        {"128x128x8", {0.649, 0.662, 0.589, 0.647}, 2, 1.0, 0.0, 0.0, 8, 0.00e-6, 4.08e-6},
+        {"128x128x16", {0.661, 0.739, 0.654, 0.670}, 1, 0.916, 0.0, 0.0, 8, 4.88e-6, 0.00e-6},
+        {"128x64x8", {0.584, 0.622, 0.550, 0.556}, 4, 1.0, 0.0, 0.0, 8, 0.00e-6, 3.00e-6},
+        {"64x128x8", {0.565, 0.617, 0.549, 0.596}, 4, 1.0, 0.0, 0.0, 8, 0.00e-6, 3.15e-6},
+        {"64x64x8", {0.483, 0.546, 0.438, 0.469}, 4, 1.0, 0.0, 0.0, 8, 0.00e-6, 0.00e-6},
+        {"64x64x16", {0.50, 0.50, 0.50, 0.50}, 4, 0.923, 0.3e-6, 1.0, 6, 0.00e-6, 0.17e-6},
+        {"32x32x8", {0.430, 0.489, 0.372, 0.429}, 16, 1.0, 0.0, 0.0, 8, 0.00e-6, 0.00e-6},
     },
 };
 

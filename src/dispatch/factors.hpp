@@ -24,6 +24,12 @@ struct TiledFactors {
     double step_floor = 0.0;
     double alone = 0.0;
     int max_cluster = kTiledMaxCluster;  // the largest cluster of its split-K cluster form
+    // What a block costs its SM beside its K steps (its first copies, its
+    // epilogue), times the blocks on the busiest SM, and what each wave of
+    // blocks costs; fitted to every plan of random products timed on the
+    // device (docs/notes/dispatch.md).
+    double block_seconds = 0.0;
+    double wave_seconds = 0.0;
 };
 
 // An architecture's factors, and the device they were measured on (its
@@ -39,9 +45,6 @@ struct ArchFactors {
     // A family measured with several blocks per SM runs a lone block (fewer
     // than 16 warps on the SM) at this fraction of its efficiency.
     double alone_factor;
-    // What every block costs an SM beside its K steps (its launch, the
-    // first loads' latency, the epilogue), times the blocks on the busiest SM.
-    double block_seconds;
     double launch_seconds;        // one more kernel on the stream
     double cluster_sync_seconds;  // split-K cluster form: its two cluster barriers
     double dsmem_round_seconds;   // cluster form: one round of reads of the other blocks' shared memory
@@ -52,6 +55,10 @@ struct ArchFactors {
     double streamk_step_factor;
     double pack_efficiency;    // the pack kernel's share of the memory bandwidth
     double stream_efficiency;  // the streaming kernels' share of it, about (peeled strips)
+    // The most of the memory bandwidth a tiled plan moves its operands and
+    // C at (a block's epilogue overlaps none of its own K steps): a floor
+    // under their modelled time where K is short.
+    double tiled_memory_efficiency;
     // The rank-k kernel (kernels/rank_k.cu): its share of the memory
     // bandwidth for the bytes it must move (A, B and C once), its K loop's
     // share of the FFMA peak with the SM full, and what a block costs
@@ -59,12 +66,6 @@ struct ArchFactors {
     double rank_k_memory_efficiency;
     double rank_k_efficiency;
     double rank_k_block_seconds;
-    // The tiled kernels move C after their K loops, a block's epilogue
-    // overlapping no K step of its own: the share of the memory bandwidth
-    // they move C at. Their modelled time leaves it out (it is the same for
-    // every family); the rank-k plan is weighed against the tiled plan's
-    // time plus C at this rate.
-    double tiled_c_efficiency;
     TiledFactors tiled[kernels::kTiledFamilyCount];
 };
 

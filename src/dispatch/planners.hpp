@@ -25,6 +25,10 @@ inline bool streaming_x_is_a(const GemmParams &p)
 constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
 
 int64_t tiles(const KernelFamily &f, const GemmParams &p);
+// The least time a tiled plan takes to move op(A), op(B) and C (read too
+// where beta != 0) once, at tiled_memory_efficiency: their models, fitted
+// where K is long enough for the sums to matter, leave it out.
+double tiled_memory_floor(const GemmParams &p, const DeviceModel &m);
 // Whether the tiled kernels can move A and B, or C, as 16-byte vectors.
 bool operands_aligned(const GemmParams &p);
 bool c_aligned(const GemmParams &p);

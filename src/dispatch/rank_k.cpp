@@ -12,8 +12,8 @@ namespace tgemm {
 namespace {
 
 // The rank-k plan is taken only where the model finds it this much faster
-// than the tiled plan, whose model leaves C's traffic out and has it added
-// here at an estimated rate.
+// than the tiled plan (or than the tiled plans' memory floor, where that
+// is slower).
 constexpr double kRankKMargin = 0.1;
 
 // Bytes C moves: written, and read first where beta != 0.
@@ -22,14 +22,13 @@ double c_bytes(const GemmParams &p)
     return (p.beta != 0.0f ? 2.0 : 1.0) * static_cast<double>(p.m) * static_cast<double>(p.n) * sizeof(float);
 }
 
-// Modelled seconds for the rank-k kernel: the slower of two bounds, plus
-// one block's fixed cost (the first wave's copies before any sum, the last
-// wave's epilogue after it), which the other resident blocks hide in
-// between. Memory: the bytes the product must move (op(A), op(B) and C
-// once) at the kernel's share of the bandwidth. Sums: whole waves of
-// kRankKBlocksPerSm blocks an SM, each block at its share of the SM's
-// FFMA rate (the whole SM's where it runs alone, up to what its warps can
-// issue).
+// Modelled seconds for the rank-k kernel: its bytes, its sums and a fixed
+// cost, added: a block's K loop waits for its panels and its epilogue for
+// the loop, and two blocks an SM hide little of either. Bytes: what the
+// product must move (op(A), op(B) and C once) at the kernel's share of the
+// bandwidth. Sums: whole waves of kRankKBlocksPerSm blocks an SM, each
+// block at its share of the SM's FFMA rate (the whole SM's where it runs
+// alone, up to what its warps can issue).
 double rank_k_cost(const GemmParams &p, const DeviceModel &m)
 {
     const ArchFactors &a = *m.factors;
@@ -44,7 +43,7 @@ double rank_k_cost(const GemmParams &p, const DeviceModel &m)
     const double sums = waves * block_flops / rate;
     const double bytes = (static_cast<double>(p.m) * p.k + static_cast<double>(p.k) * p.n) * sizeof(float) + c_bytes(p);
     const double memory = bytes / (a.rank_k_memory_efficiency * m.memory_bandwidth);
-    return std::max(sums, memory) + a.rank_k_block_seconds;
+    return sums + memory + a.rank_k_block_seconds;
 }
 
 }  // namespace
@@ -68,11 +67,7 @@ bool rank_k_pays(const PiecePlan &rank_k, const PiecePlan &tiled, const DeviceMo
 {
     if (rank_k_tiles(rank_k.p) > m.desc.max_grid_x)
         return false;
-    // A split through the workspace has C's traffic in its reduction's cost already.
-    const bool c_modelled = tiled.kind == KernelKind::Tiled && tiled.splits > 1 && !tiled.cluster;
-    const double tiled_seconds =
-        tiled.seconds + (c_modelled ? 0.0 : c_bytes(tiled.p) / (m.factors->tiled_c_efficiency * m.memory_bandwidth));
-    return rank_k.seconds < (1.0 - kRankKMargin) * tiled_seconds;
+    return rank_k.seconds < (1.0 - kRankKMargin) * std::max(tiled.seconds, tiled_memory_floor(tiled.p, m));
 }
 
 }  // namespace tgemm

@@ -59,8 +59,9 @@ double family_efficiency(const TiledModel &e, const GemmParams &p)
 // step latency and its share of the SM's FFMA rate, a share that grows when
 // fewer blocks than the SM could hold are resident, up to what its own warps
 // can issue (and, for a lone block of a many-block family, its `alone`
-// share of the efficiency); plus block_seconds for each block the busiest
-// SM runs. cluster_blocks: 0 for the workspace form.
+// share of the efficiency); plus the family's block_seconds for each block
+// the busiest SM runs and its wave_seconds for each wave; plus the split's
+// reduction. cluster_blocks: 0 for the workspace form.
 double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m, int splits, int64_t chunk,
                   int cluster_blocks)
 {
@@ -77,7 +78,7 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
         std::min(efficiency * m.sm_flops / static_cast<double>(resident), f.threads / 32 * m.warp_flops);
     const double step_seconds = std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
-    return waves * steps * step_seconds + static_cast<double>(busiest) * m.factors->block_seconds +
+    return waves * (steps * step_seconds + e.wave_seconds) + static_cast<double>(busiest) * e.block_seconds +
            split_cost(p, m, f, splits, cluster_blocks > 0);
 }
 
@@ -102,8 +103,9 @@ bool streamk_shape(const TiledModel &e, const GemmParams &p, const DeviceModel &
 
 // Modelled seconds for a stream-K plan: the whole tiles' waves, each block's
 // run of K steps over the shared-out tiles, plus a prologue step for each
-// part of a tile it walks, the reduction of the parts, and two more
-// launches (the arrival counters' reset, the plain kernel) or one.
+// part of a tile it walks, the reduction of the parts, the family's fixed
+// costs per wave and block, and two more launches (the arrival counters'
+// reset, the plain kernel) or one.
 double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m, const StreamK &sk)
 {
     const ArchFactors &a = *m.factors;
@@ -119,11 +121,22 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
     const double part_bytes = 4.0 * f.bm * f.bn;
     const double readers = 1.0 + std::ceil(iters / run);  // parts a tile is cut into, at most
     const double reduce = (1.0 + readers + (p.beta != 0.0f ? 2.0 : 1.0)) * part_bytes / a.streamk_part_bandwidth;
-    return (whole_steps + a.streamk_step_factor * (run + parts)) * step_seconds + reduce +
-           (sk.dp_tiles > 0 ? 2 : 1) * a.launch_seconds;
+    // The family's fixed costs: a wave for the whole tiles' waves and one for
+    // the shared-out wave, and each block the busiest SM runs.
+    const double waves = std::ceil(static_cast<double>(sk.dp_tiles) / wave) + 1.0;
+    const double busiest = std::ceil(static_cast<double>(sk.dp_tiles + sk.ctas) / m.desc.sm_count);
+    return (whole_steps + a.streamk_step_factor * (run + parts)) * step_seconds + waves * e.wave_seconds +
+           busiest * e.block_seconds + reduce + (sk.dp_tiles > 0 ? 2 : 1) * a.launch_seconds;
 }
 
 }  // namespace
+
+double tiled_memory_floor(const GemmParams &p, const DeviceModel &m)
+{
+    const double bytes = 4.0 * (static_cast<double>(p.m) * p.k + static_cast<double>(p.k) * p.n +
+                                (p.beta != 0.0f ? 2.0 : 1.0) * static_cast<double>(p.m) * p.n);
+    return bytes / (m.factors->tiled_memory_efficiency * m.memory_bandwidth);
+}
 
 int64_t tiles(const KernelFamily &f, const GemmParams &p)
 {
@@ -172,8 +185,15 @@ PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFami
     // applies it afterwards), so that the setting never changes the plan,
     // and with it the bits of the result.
     const bool cluster_ok = operands_aligned(p) && c_aligned(p);
+    // Families whose grid would exceed the device's limit are left out
+    // while any family fits (else check_grid refuses the plan).
+    bool any_fits = false;
+    for (const TiledModel &e : m.tiled)
+        any_fits = any_fits || ((only == nullptr || e.family == only) && tiles(*e.family, p) <= m.desc.max_grid_x);
     for (const TiledModel &e : m.tiled) {
         if (only != nullptr && e.family != only)
+            continue;
+        if (any_fits && tiles(*e.family, p) > m.desc.max_grid_x)
             continue;
         StreamK sk;
         if (streamk != StreamKMode::Never && e.family->has_streamk &&
