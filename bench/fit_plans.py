@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Calibrating the tiled planner's per-family fixed costs on random products.
+
+    python3 bench/fit_plans.py shapes --seed S [--count 80]
+        M N K triples for bench_plans: m, n log-uniform 96 to 8000, K 16 to
+        4096, m n <= 1.6e7, 2 m n k <= 2e10 (bounded so that every plan of
+        a set is timed and checked within minutes)
+    python3 bench/fit_plans.py fit FIT.csv VAL.csv [--plan-dump build/bench/plan_dump]
+        FIT.csv, VAL.csv: bench_plans output on two independent sets. Fits,
+        per family, the seconds a block and a wave cost beside the K steps
+        (non-negative least squares on the relative error; the K steps as
+        src/dispatch/tiled.cpp models them with the factors below), prints
+        each family's log-rms error on both sets, old and new; then, with
+        plan_dump (the library's own planner), what the plan picked loses
+        against the fastest plan measured on each set.
+
+The model here mirrors tiled_cost in src/dispatch/tiled.cpp and the sm_90 row
+of src/dispatch/factors.cpp (efficiencies, blocks per SM, step floors):
+change them together. Needs numpy and scipy for the fit.
+"""
+import argparse
+import collections
+import csv
+import math
+import random
+import subprocess
+import sys
+
+SM, CLOCK, BW = 132, 1.98e9, 2.88e12
+SM_FLOPS, WARP_FLOPS = 2 * 128 * CLOCK, 0.5 * 2 * 32 * CLOCK
+STEP, ALONE, OLD_BLOCK = 0.8e-6, 0.75, 0.75e-6
+# name: bm, bn, bk, threads, NN efficiency, blocks per SM, step floor, lone share
+FAMILIES = {
+    "256x128x16": (256, 128, 16, 256, 0.778, 1, STEP, ALONE),
+    "256x128x8": (256, 128, 8, 256, 0.734, 1, STEP, ALONE),
+    "128x256x8": (128, 256, 8, 256, 0.692, 1, STEP, ALONE),
+    "128x128x8": (128, 128, 8, 256, 0.649, 2, STEP, ALONE),
+    "128x128x16": (128, 128, 16, 256, 0.661, 1, STEP, ALONE),
+    "128x64x8": (128, 64, 8, 128, 0.584, 4, STEP, ALONE),
+    "64x128x8": (64, 128, 8, 128, 0.565, 4, STEP, ALONE),
+    "64x64x8": (64, 64, 8, 128, 0.483, 4, STEP, ALONE),
+    "64x64x16": (64, 64, 16, 128, 0.50, 4, 0.3e-6, 1.0),
+    "32x32x8": (32, 32, 8, 32, 0.430, 16, STEP, ALONE),
+}
+CLUSTER_BLOCKS = {"256": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
+                  "128x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "64x64x16": [0, 0, 528, 489, 496, 470, 474, 483, 496],
+                  "64x64x8": [0, 0, 660, 609, 616, 620, 606, 588, 616], "32x32x8": [0, 0, 1056, 981, 992, 965, 978, 973, 992]}
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def cluster_blocks(family, splits):
+    key = "256" if family in ("256x128x16", "256x128x8", "128x256x8", "128x128x16") else family
+    return CLUSTER_BLOCKS.get(key, [0] * 9)[splits] if splits < 9 else 0
+
+
+def features(m, n, k, family, splits, chunk, cluster):
+    """(K steps' seconds, blocks on the busiest SM, waves, split's reduction seconds)."""
+    bm, bn, bk, threads, eff, per_sm, floor, alone_share = FAMILIES[family]
+    blocks = cdiv(m, bm) * cdiv(n, bn) * splits
+    slots = cluster_blocks(family, splits) if cluster else SM * per_sm
+    waves, busiest = cdiv(blocks, slots), cdiv(blocks, SM)
+    resident = min(per_sm, busiest)
+    alone = per_sm > 1 and resident * threads / 32 < 16
+    aligned = m % 4 == 0 and k % 4 == 0
+    rate = min(eff * (1.0 if aligned else 0.93) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
+               threads / 32 * WARP_FLOPS)
+    step = max(floor, 2.0 * bm * bn * bk / rate)
+    if splits == 1:
+        reduce = 0.0
+    elif cluster:
+        reduce = 0.5e-6 + 0.1e-6 * cdiv(bm * bn // 4, splits * threads)
+    else:
+        reduce = (2.0 * splits * m * n * 4 + m * n * 4) / BW + 3e-6
+    return waves * (cdiv(chunk, bk) + 1) * step, busiest, waves, reduce
+
+
+def load(path):
+    plans = collections.defaultdict(list)
+    for r in csv.DictReader(open(path)):
+        plans[r["family"]].append((int(r["m"]), int(r["n"]), int(r["k"]), int(r["splits"]), int(r["k_chunk"]),
+                                   r["form"] == "cluster", float(r["us"]) * 1e-6))
+    return plans
+
+
+def log_rms(rows, family, block, wave):
+    e = []
+    for m, n, k, s, chunk, cl, t in rows:
+        if s != 1:
+            continue
+        steps, busiest, waves, reduce = features(m, n, k, family, s, chunk, cl)
+        e.append(math.log((steps + block * busiest + wave * waves + reduce) / t))
+    return math.sqrt(sum(x * x for x in e) / len(e)) if e else float("nan")
+
+
+def regret(path, plan_dump):
+    best = collections.defaultdict(dict)
+    for r in csv.DictReader(open(path)):
+        best[(int(r["m"]), int(r["n"]), int(r["k"]))][(r["family"], int(r["splits"]), r["form"])] = float(r["us"])
+    shapes = list(best)
+    args = [plan_dump]
+    for m, n, k in shapes:
+        args += ["--shape", str(m), str(n), str(k), "N", "N"]
+    lines = subprocess.run(args, capture_output=True, text=True, check=True).stdout.splitlines()
+    losses, other = [], 0
+    for s, line in zip(shapes, lines):
+        rhs = line.split(":", 1)[1].split()
+        if rhs[0] != "tiled" or "|" in rhs:
+            other += 1
+            continue
+        split = [x for x in rhs if x.startswith("split=")][0]
+        pick = (rhs[1], int(split[6:]), rhs[rhs.index(split) + 1])
+        if pick not in best[s]:
+            other += 1
+            continue
+        losses.append(best[s][pick] / min(best[s].values()))
+    g = math.exp(sum(math.log(x) for x in losses) / len(losses))
+    return g, max(losses), len(losses), other
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sh = sub.add_parser("shapes")
+    sh.add_argument("--seed", type=int, required=True)
+    sh.add_argument("--count", type=int, default=80)
+    ft = sub.add_parser("fit")
+    ft.add_argument("fit")
+    ft.add_argument("val")
+    ft.add_argument("--plan-dump", default="build/bench/plan_dump")
+    a = ap.parse_args()
+    if a.cmd == "shapes":
+        r, out = random.Random(a.seed), []
+        while len(out) < a.count:
+            m, n = (int(math.exp(r.uniform(math.log(96), math.log(8000)))) for _ in range(2))
+            k = int(math.exp(r.uniform(math.log(16), math.log(4096))))
+            if m * n <= 1.6e7 and 2 * m * n * k <= 2e10:
+                out.append(f"{m} {n} {k}")
+        print(" ".join(out))
+        return 0
+    import numpy as np
+    from scipy.optimize import nnls
+    fit, val = load(a.fit), load(a.val)
+    print(f"{'family':12} {'block_us':>9} {'wave_us':>8}  log-rms fit old/new  val old/new")
+    for family in FAMILIES:
+        x, y = [], []
+        for m, n, k, s, chunk, cl, t in fit[family]:
+            steps, busiest, waves, reduce = features(m, n, k, family, s, chunk, cl)
+            x.append([busiest / t, waves / t])
+            y.append(1.0 - (steps + reduce) / t)
+        (block, wave), _ = nnls(np.array(x), np.array(y))
+        print(f"{family:12} {block * 1e6:9.2f} {wave * 1e6:8.2f}  "
+              f"{log_rms(fit[family], family, OLD_BLOCK, 0):.3f} / {log_rms(fit[family], family, block, wave):.3f}  "
+              f"{log_rms(val[family], family, OLD_BLOCK, 0):.3f} / {log_rms(val[family], family, block, wave):.3f}")
+    for name, path in (("fit", a.fit), ("validation", a.val)):
+        g, worst, n, other = regret(path, a.plan_dump)
+        print(f"{name}: the pick loses {100 * (g - 1):.1f}% (geometric mean), worst {100 * (worst - 1):.0f}%, over "
+              f"{n} products ({other} planned otherwise)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
