@@ -820,7 +820,7 @@ static const special_case_t kSpecial[] = {
     {PATH_SPLIT_CLUSTER, false, false, 1024, 1024, 1024, 0.5f, -1.0f}, /* 128x128x16 split 2 */
     {PATH_SPLIT_CLUSTER, false, false, 512, 512, 512, 1.0f, 0.25f},    /* 64x64x16 split 2 */
     {PATH_SPLIT_WORKSPACE, false, false, 256, 256, 8192, 1.0f, 0.0f},  /* 128x128x16 split 32 */
-    {PATH_STREAMK, false, false, 2560, 2560, 512, 1.0f, 1.0f},         /* 132 tiles whole, 68 shared out */
+    {PATH_STREAMK, false, false, 3072, 3072, 1024, 1.0f, 1.0f},        /* 264 tiles whole, 24 shared out */
     {PATH_PACKED, true, false, 2048, 2048, 2048, 0.25f, 2.0f},
     {PATH_PEELED, false, false, 4097, 513, 1023, -2.0f, 0.5f}, /* 1 row and 1 column peeled */
     {PATH_TMA, false, false, 4096, 16, 4096, 1.0f, -1.0f},
@@ -829,7 +829,7 @@ static const special_case_t kSpecial[] = {
     {PATH_DOTS, false, false, 16, 3000, 1100, 0.5f, 0.25f},
     {PATH_SKINNY_WORKSPACE, false, false, 5, 7, 9000, 2.0f, -1.0f}, /* dots split 18: more than a cluster holds */
     {PATH_RANK_K, false, true, 4096, 4096, 16, 1.0f, 0.5f},         /* one chunk of K */
-    {PATH_RANK_K, true, false, 3000, 2000, 40, -0.5f, 0.0f},        /* three chunks, the last partial */
+    {PATH_RANK_K, true, false, 2000, 5000, 40, -0.5f, 0.0f},        /* three chunks, the last partial */
 };
 
 /* The plan settings of this run, which the expected plans follow. */
