@@ -2,10 +2,12 @@
 """Regenerate the measured part of docs/performance.md from a benchmark run.
 
     python3 bench/report.py RUN_DIR [--date YYYY-MM-DD] [--device TEXT]
-    python3 bench/report.py RUN_DIR --date YYYY-MM-DD --section blas
+    python3 bench/report.py RUN_DIR --date YYYY-MM-DD --section blas|random|suite
 
---section blas replaces only the BLAS section (from blas_offload.csv, with
-the run's date in it) and keeps the rest of the generated tables.
+--section replaces only that section and keeps the rest of the generated
+tables: blas from blas_offload.csv (with the run's date in it); random
+from random_report.md, random_hist.png and random_scatter.png (`make
+bench-random`); suite from suite.csv.
 
 RUN_DIR is what `tests/gpu-session.sh bench sweep` leaves (unpacked from
 session.tar.gz): suite.csv, squares.csv, blas_offload.csv, host.csv,
@@ -156,10 +158,13 @@ def blas_section(path, date=None):
 
 def replace_section(heading, lines):
     """Replaces the generated section under `heading` in the doc (up to the
-    next heading or the marker) with `lines`."""
+    next heading or the marker) with `lines`; appends it to the generated
+    part where there is none."""
     text = open(DOC).read()
     top, marker, kept = text.partition(MARKER)
-    start = top.index(heading)
+    start = top.find(heading)
+    if start < 0:
+        start = len(top)
     nxt = top.find("\n## ", start + len(heading))
     end = nxt + 1 if nxt >= 0 else len(top)
     top = top[:start] + "\n".join(lines) + "\n" + top[end:]
@@ -205,7 +210,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
     ap.add_argument("--date", required=True)
-    ap.add_argument("--section", choices=["blas"])
+    ap.add_argument("--section", choices=["blas", "random", "suite"])
     ap.add_argument("--device", default="NVIDIA H100 80GB HBM3 (132 SMs), driver 580.159, CUDA 13.0")
     args = ap.parse_args()
     run = args.run
@@ -215,6 +220,23 @@ def main():
         if os.path.exists(png):
             shutil.copy(png, os.path.join(PLOTS, "blas_offload.png"))
         print(f"report: replaced the BLAS section of {os.path.normpath(DOC)}")
+        return 0
+    if args.section == "random":
+        lines = open(os.path.join(run, "random_report.md")).read().rstrip("\n").split("\n")
+        lines[1:1] = ["", f"Run of {args.date} on the device named above.", "",
+                      "![ratio histogram](performance/random_hist.png)",
+                      "![ratio against flops](performance/random_scatter.png)"]
+        replace_section(lines[0], lines + [""])
+        for png in ("random_hist.png", "random_scatter.png"):
+            if os.path.exists(os.path.join(run, png)):
+                shutil.copy(os.path.join(run, png), os.path.join(PLOTS, png))
+        print(f"report: replaced the random-shape section of {os.path.normpath(DOC)}")
+        return 0
+    if args.section == "suite":
+        lines = suite_section(os.path.join(run, "suite.csv"))
+        lines[1:1] = ["", f"Run of {args.date}."]
+        replace_section(lines[0], lines)
+        print(f"report: replaced the suite section of {os.path.normpath(DOC)}")
         return 0
     out = ["# tgemm performance", "",
            f"Measured on {args.device}, {args.date}, by `tests/gpu-session.sh bench sweep` "
