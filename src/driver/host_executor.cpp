@@ -233,7 +233,7 @@ std::string HostRun::describe_plan() const
     std::snprintf(buf, sizeof buf,
                   "m=%lld n=%lld k=%lld A=%s B=%s C=%s tile=%lldx%lldx%lld blocks=%lldx%lldx%lld order=%s "
                   "cache_a=%s cache_b=%s device_bytes=%llu budget=%llu link_mib=%.1f lead=%lld c_slots=%d "
-                  "link_bytes=%.0f",
+                  "link_bytes=%.0f schedule=%s open_depth=%lld tasks=%lld",
                   static_cast<long long>(p_.m), static_cast<long long>(p_.n), static_cast<long long>(p_.k),
                   kind_name(ka_), kind_name(kb_), kind_name(kc_), static_cast<long long>(plan_.mt),
                   static_cast<long long>(plan_.nt), static_cast<long long>(plan_.kt),
@@ -242,7 +242,9 @@ std::string HostRun::describe_plan() const
                   cache_name(plan_.a.cache), cache_name(plan_.b.cache),
                   static_cast<unsigned long long>(arena_bytes(plan_)),
                   static_cast<unsigned long long>(req_.budget), plan_.link_bytes / 1048576.0,
-                  static_cast<long long>(plan_.lead), plan_.c.count, plan_.link_bytes);
+                  static_cast<long long>(plan_.lead), plan_.c.count, plan_.link_bytes,
+                  plan_.resident ? "resident" : "tiled", static_cast<long long>(plan_.open_depth),
+                  static_cast<long long>(task_count(plan_)));
     return buf;
 }
 
@@ -298,7 +300,7 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
     cur_ = x;
     tgemm_status st;
     bool loaded = false;
-    const bool c_host = plan_.c.cache == Cache::Tile;
+    const bool c_host = plan_.c.cache != Cache::InPlace;
     if ((st = load_operand(x.a, plan_.a, pl_.free_a, p_.a, p_.lda, ka_, 'A', &loaded)) != TGEMM_SUCCESS ||
         (st = load_operand(x.b, plan_.b, pl_.free_b, p_.b, p_.ldb, kb_, 'B', &loaded)) != TGEMM_SUCCESS)
         return st;
@@ -409,10 +411,30 @@ void HostRun::recover()
         arena_ = nullptr;
 }
 
+// Calls fn(rect) for each part of C that leaves the device whole, as the
+// plan has them: every tile (tiled schedule), or every task's part where
+// it is the part's last (resident schedule).
+template <typename Fn>
+void HostRun::for_each_final_part(Fn fn) const
+{
+    if (plan_.resident) {
+        for (int64_t t = 0; t < task_count(plan_); ++t) {
+            const Task x = host_task(plan_, req_, t);
+            if (x.last)
+                fn(Rect{x.i0, x.j0, x.rows, x.cols});
+        }
+        return;
+    }
+    for (int64_t bi = 0; bi < plan_.mb; ++bi)
+        for (int64_t bj = 0; bj < plan_.nb; ++bj)
+            fn(Rect{bi * plan_.mt, bj * plan_.nt, std::min(plan_.mt, p_.m - bi * plan_.mt),
+                    std::min(plan_.nt, p_.n - bj * plan_.nt)});
+}
+
 // The parts of C not written back, after a failure: all of C when none is,
-// else each tile of the plan (for a pageable C, each piece of a tile that
-// has pieces written back) missing from written_, joined where they meet
-// along a whole side.
+// else each part of C the plan writes back whole (for a pageable C, each
+// piece of a part that has pieces written back) missing from written_,
+// joined where they meet along a whole side.
 void HostRun::not_written_back(std::vector<Rect> *left)
 {
     if (written_.empty()) {
@@ -423,28 +445,25 @@ void HostRun::not_written_back(std::vector<Rect> *left)
     std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> written;
     for (const Rect &r : written_)
         written.insert(key(r));
-    for (int64_t bi = 0; bi < plan_.mb; ++bi)
-        for (int64_t bj = 0; bj < plan_.nb; ++bj) {
-            const Rect t{bi * plan_.mt, bj * plan_.nt, std::min(plan_.mt, p_.m - bi * plan_.mt),
-                         std::min(plan_.nt, p_.n - bj * plan_.nt)};
-            if (written.count(key(t)) != 0)
-                continue;
-            std::vector<Rect> pieces;
-            bool some = false;
-            if (kc_ == MemKind::Pageable)
-                (void)for_each_piece(t.rows, t.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
-                    const Rect q{t.row + r0, t.col + c0, pr, pc};
-                    if (written.count(key(q)) != 0)
-                        some = true;
-                    else
-                        pieces.push_back(q);
-                    return TGEMM_SUCCESS;
-                });
-            if (some)
-                left->insert(left->end(), pieces.begin(), pieces.end());
-            else
-                left->push_back(t);
-        }
+    for_each_final_part([&](const Rect &t) {
+        if (written.count(key(t)) != 0)
+            return;
+        std::vector<Rect> pieces;
+        bool some = false;
+        if (kc_ == MemKind::Pageable)
+            (void)for_each_piece(t.rows, t.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
+                const Rect q{t.row + r0, t.col + c0, pr, pc};
+                if (written.count(key(q)) != 0)
+                    some = true;
+                else
+                    pieces.push_back(q);
+                return TGEMM_SUCCESS;
+            });
+        if (some)
+            left->insert(left->end(), pieces.begin(), pieces.end());
+        else
+            left->push_back(t);
+    });
     join_rects(left);
 }
 

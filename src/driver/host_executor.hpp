@@ -81,6 +81,8 @@ private:
     tgemm_status finish(cudaStream_t caller, tgemm_status st);
     void recover();
     void not_written_back(std::vector<Rect> *left);
+    template <typename Fn>
+    void for_each_final_part(Fn fn) const;
 
     // host_transfers.cpp: copies and staging buffers.
     tgemm_status copy_async(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols,
