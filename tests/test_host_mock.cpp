@@ -744,7 +744,8 @@ std::vector<FaultCase> fault_cases()
     const MemKind pg = MemKind::Pageable, pn = MemKind::Pinned, dv = MemKind::Device, mg = MemKind::Managed;
     // 3 x 2 tiles of 32, 4 chunks of K: the resident schedule (A, B and C
     // whole on the device), its two column blocks of tiles the lead, its
-    // last kernel on the last tile.
+    // last kernel on the last tile; pieces of a pageable C copied out as
+    // staging buffers come free.
     add("lead NN pageable C beta 0", false, false, pg, pn, pg, 0.0f);
     add("lead TN pageable C beta 0.5", true, false, pn, pg, pg, 0.5f);
     add("lead NT pinned C beta 0", false, true, pg, pg, pn, 0.0f);

@@ -131,6 +131,11 @@ tgemm_status HostRun::run_call(cudaStream_t caller)
         st = wait(pl_.out, pl_.ready);
     for (int64_t t = 0; st == TGEMM_SUCCESS && t < task_count(plan_); ++t)
         st = run_task(t, host_task(plan_, req_, t));
+    if (st == TGEMM_SUCCESS)
+        st = issue_stores(true);
+    // After a failure, the pieces still waiting are not written back.
+    pending_.clear();
+    pending_head_ = 0;
     return finish(caller, st);
 }
 
@@ -222,6 +227,12 @@ tgemm_status HostRun::plan_and_allocate()
     if ((st = check_cuda(grow_events(pl_.free_c, static_cast<size_t>(plan_.c.count), cudaEventDisableTiming),
                          "cudaEventCreateWithFlags")) != TGEMM_SUCCESS)
         return st;
+    defer_stores_ = kc_ == MemKind::Pageable && plan_.c.cache == Cache::Whole;
+    for (int64_t t = task_count(plan_) - 1; defer_stores_ && t >= 0 && last_load_task_ < 0; --t) {
+        const Task x = host_task(plan_, req_, t);
+        if (x.a.load || x.b.load || x.c.load)
+            last_load_task_ = t;
+    }
     if (settings().verbose >= 2)
         std::fprintf(stderr, "tgemm: host plan %s\n", describe_plan().c_str());
     return TGEMM_SUCCESS;
@@ -338,11 +349,87 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
     if (slotted(plan_.b.cache) && (st = record(pl_.free_b[x.b.slot], pl_.comp)) != TGEMM_SUCCESS)
         return st;
     if (!c_host || !x.last)
-        return TGEMM_SUCCESS;
+        return defer_stores_ ? issue_stores(t >= last_load_task_) : TGEMM_SUCCESS;
+    if (defer_stores_)
+        return defer_store(x);
     if ((st = record_wait(pl_.computed, pl_.comp, pl_.out)) != TGEMM_SUCCESS ||
         (st = store(x.c.rect, arena_ + x.c.offset, plan_.c.ld)) != TGEMM_SUCCESS)
         return st;
     return record(pl_.free_c[x.c.slot], pl_.out);
+}
+
+// Queues the copies out of task x's part of C (a pageable C that stays on
+// the device) behind an event after its kernel, then issues what it may.
+tgemm_status HostRun::defer_store(const Task &x)
+{
+    int ev = 0;
+    if (!free_events_.empty()) {
+        ev = free_events_.back();
+        free_events_.pop_back();
+    } else {
+        ev = static_cast<int>(pl_.stored_c.size());
+        const tgemm_status st = check_cuda(grow_events(pl_.stored_c, pl_.stored_c.size() + 1, cudaEventDisableTiming),
+                                           "cudaEventCreateWithFlags");
+        if (st != TGEMM_SUCCESS)
+            return st;
+    }
+    tgemm_status st = record(pl_.stored_c[static_cast<size_t>(ev)], pl_.comp);
+    if (st != TGEMM_SUCCESS) {
+        free_events_.push_back(ev);
+        return st;
+    }
+    (void)for_each_piece(x.c.rect.rows, x.c.rect.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
+        PendingPiece q;
+        q.rect = Rect{x.c.rect.row + r0, x.c.rect.col + c0, pr, pc};
+        q.offset = x.c.offset + r0 + c0 * plan_.c.ld;
+        q.event = ev;
+        q.task = task_;
+        q.at = x;
+        pending_.push_back(q);
+        return TGEMM_SUCCESS;
+    });
+    return issue_stores(task_ >= last_load_task_);
+}
+
+// Issues the deferred copies out in order: while a staging buffer is free
+// beyond the kInputBuffers kept for A and B, or, with `block`, all of
+// them, waiting for buffers as acquire() does.
+tgemm_status HostRun::issue_stores(bool block)
+{
+    const int64_t task = task_;
+    const Task cur = cur_;
+    tgemm_status st = TGEMM_SUCCESS;
+    while (st == TGEMM_SUCCESS && pending_head_ < pending_.size()) {
+        int free_count = 0;
+        for (const Staging &b : pl_.staging)
+            free_count += b.out == nullptr;
+        if (!block && free_count <= kInputBuffers)
+            break;
+        PendingPiece &q = pending_[pending_head_];
+        // The piece is traced as part of its own task.
+        task_ = q.task;
+        cur_ = q.at;
+        if (!q.waited) {
+            if ((st = wait(pl_.out, pl_.stored_c[static_cast<size_t>(q.event)])) != TGEMM_SUCCESS)
+                break;
+            for (size_t i = pending_head_; i < pending_.size() && pending_[i].event == q.event; ++i)
+                pending_[i].waited = true;
+        }
+        Staging *b = nullptr;
+        if ((st = acquire(&b, true)) != TGEMM_SUCCESS ||
+            (st = store_piece(q.rect, arena_ + q.offset, plan_.c.ld, b)) != TGEMM_SUCCESS)
+            break;
+        ++pending_head_;
+        if (pending_head_ == pending_.size() || pending_[pending_head_].event != q.event)
+            free_events_.push_back(q.event);
+    }
+    task_ = task;
+    cur_ = cur;
+    if (pending_head_ == pending_.size()) {
+        pending_.clear();
+        pending_head_ = 0;
+    }
+    return st;
 }
 
 // Joins the copy streams into the compute stream, frees the arena there,

@@ -22,6 +22,8 @@ std::vector<cudaEvent_t *> Pipeline::events()
     }
     for (cudaEvent_t &e : free_c)
         v.push_back(&e);
+    for (cudaEvent_t &e : stored_c)
+        v.push_back(&e);
     for (Staging &b : staging)
         v.push_back(&b.done);
     for (cudaEvent_t &e : timing)

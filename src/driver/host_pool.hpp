@@ -66,6 +66,7 @@ struct Pipeline {
     cudaEvent_t in_done = nullptr, out_done = nullptr, end = nullptr;
     cudaEvent_t free_a[2] = {}, free_b[2] = {};  // a slot's last reader
     std::vector<cudaEvent_t> free_c;             // a C slot's copy out, as many as a plan has slots
+    std::vector<cudaEvent_t> stored_c;           // a finished part of C's kernel, for its deferred copy out
     Staging staging[kStagingBuffers];
     uint64_t uses = 0;      // staging buffers taken so far
     int64_t max_pitch = 0;  // bytes; cudaMemcpy2D takes no larger pitch
