@@ -273,7 +273,8 @@ HostPlan evaluate_resident(const PlanRequest &r, const Sizes &s)
     const double m = static_cast<double>(r.m), n = static_cast<double>(r.n), k = static_cast<double>(r.k);
     const Rect whole_a = stored_a(r.trans_a, 0, 0, r.m, r.k), whole_b = stored_b(r.trans_b, 0, 0, r.k, r.n);
     p.a = make_slots(r.a_host ? Cache::Whole : Cache::InPlace, r.a_host ? 1 : 0, whole_a, 0);
-    p.b = make_slots(r.b_host ? Cache::Whole : Cache::InPlace, r.b_host ? 1 : 0, whole_b, p.a.offset + p.a.count * p.a.stride);
+    p.b = make_slots(r.b_host ? Cache::Whole : Cache::InPlace, r.b_host ? 1 : 0, whole_b,
+                     p.a.offset + p.a.count * p.a.stride);
     p.c = make_slots(r.c_host ? Cache::Whole : Cache::InPlace, r.c_host ? 1 : 0, Rect{0, 0, r.m, r.n},
                      p.b.offset + p.b.count * p.b.stride);
     p.arena_elems = p.c.offset + p.c.count * p.c.stride;
@@ -282,7 +283,8 @@ HostPlan evaluate_resident(const PlanRequest &r, const Sizes &s)
     const int64_t last_tiles = outer_count(p) > lead_count(p) ? inner_count(p) : 1;
     int64_t start = 0, len = 0;
     const int64_t runs = cut_runs(last_tiles, 0, &start, &len);
-    const int64_t last_side = p.rows_outer ? std::min(p.mt, r.m - (p.mb - 1) * p.mt) : std::min(p.nt, r.n - (p.nb - 1) * p.nt);
+    const int64_t last_side =
+        p.rows_outer ? std::min(p.mt, r.m - (p.mb - 1) * p.mt) : std::min(p.nt, r.n - (p.nb - 1) * p.nt);
     p.tasks = uncut_tasks(p, r.k) - 1 + (runs - 1) + cut_parts(last_side, 0, &start, &len);
     return p;
 }
@@ -452,7 +454,8 @@ Task resident_task(const HostPlan &p, const PlanRequest &r, int64_t t)
     x.first = k0 == 0;
     x.last = k1 == r.k;
     const bool load_a = p.rows_outer ? load_outer : load_inner, load_b = p.rows_outer ? load_inner : load_outer;
-    const Rect ra = stored_a(r.trans_a, x.i0, x.k0, x.rows, x.depth), rb = stored_b(r.trans_b, x.k0, x.j0, x.depth, x.cols);
+    const Rect ra = stored_a(r.trans_a, x.i0, x.k0, x.rows, x.depth);
+    const Rect rb = stored_b(r.trans_b, x.k0, x.j0, x.depth, x.cols);
     if (p.a.cache == Cache::Whole)
         x.a = place(p.a, ra, 0, 0, 0, load_a, false);
     else

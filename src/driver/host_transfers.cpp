@@ -155,7 +155,8 @@ tgemm_status HostRun::store(const Rect &r, const float *src, int64_t dld)
     return for_each_piece(r.rows, r.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
         Staging *b = nullptr;
         const tgemm_status st = acquire(&b, true);
-        return st != TGEMM_SUCCESS ? st : store_piece(Rect{r.row + r0, r.col + c0, pr, pc}, src + r0 + c0 * dld, dld, b);
+        return st != TGEMM_SUCCESS ? st
+                                   : store_piece(Rect{r.row + r0, r.col + c0, pr, pc}, src + r0 + c0 * dld, dld, b);
     });
 }
 
