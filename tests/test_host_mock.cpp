@@ -915,7 +915,7 @@ void test_fault_injection(void **)
 }
 
 // After a failure that breaks the context, the pipeline is given up, not
-// reused: the next call makes a new one (three more streams), and
+// reused: the next call makes a new one (four more streams), and
 // tgemm_release_resources() frees both, the one given up once its streams
 // are found idle (here: after the mock's revival).
 void test_broken_pipeline_replaced(void **)
@@ -938,7 +938,7 @@ void test_broken_pipeline_replaced(void **)
     Outcome o = run_with_fault(fc, data, want, mock::Fault());
     assert_true(o.status == TGEMM_SUCCESS && o.error.empty());
     counts(&streams, &events, &host);
-    assert_int_equal(streams, streams0 + 3);
+    assert_int_equal(streams, streams0 + 4);
     mock::arm(mock::Fault{mock::RunKernel, 3, true});
     Data d = data;
     std::vector<tgemm::Rect> left;
@@ -950,7 +950,7 @@ void test_broken_pipeline_replaced(void **)
     o = run_with_fault(fc, data, want, mock::Fault());
     assert_true(o.status == TGEMM_SUCCESS && o.error.empty());
     counts(&streams, &events, &host);
-    assert_int_equal(streams, streams0 + 6);
+    assert_int_equal(streams, streams0 + 8);
     assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
     mock::drain_all();
     counts(&streams, &events, &host);

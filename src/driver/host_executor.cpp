@@ -127,8 +127,9 @@ tgemm_status HostRun::run_call(cudaStream_t caller)
         st = plan_and_allocate();
     // The arena is stream-ordered on the compute stream; the copy streams
     // may use it once they wait for this point.
-    if (st == TGEMM_SUCCESS && (st = record_wait(pl_.ready, pl_.comp, pl_.in)) == TGEMM_SUCCESS)
-        st = wait(pl_.out, pl_.ready);
+    if (st == TGEMM_SUCCESS && (st = record_wait(pl_.ready, pl_.comp, pl_.in)) == TGEMM_SUCCESS &&
+        (st = wait(pl_.out, pl_.ready)) == TGEMM_SUCCESS)
+        st = wait(pl_.comp2, pl_.ready);
     for (int64_t t = 0; st == TGEMM_SUCCESS && t < task_count(plan_); ++t)
         st = run_task(t, host_task(plan_, req_, t));
     if (st == TGEMM_SUCCESS)
@@ -305,6 +306,24 @@ const float *HostRun::operand(const OperandStep &s, const Slots &slots, const fl
     return arena_ + s.offset;
 }
 
+// The stream of task x's kernel: in the resident schedule, a kernel within
+// one tile runs on the stream of its outer block's parity, so that the
+// next tile's kernel (in the opening and the lead, mostly of the other
+// outer block) starts on the SMs that the last wave of this one's blocks
+// leaves idle, while each tile's kernels stay in order on one stream. A
+// kernel over several tiles runs on comp after both streams' earlier
+// kernels, and both streams' later kernels follow it (*several_tiles).
+cudaStream_t HostRun::kernel_stream(const Task &x, bool *several_tiles) const
+{
+    *several_tiles = false;
+    if (!plan_.resident)
+        return pl_.comp;
+    *several_tiles =
+        x.i0 / plan_.mt != (x.i0 + x.rows - 1) / plan_.mt || x.j0 / plan_.nt != (x.j0 + x.cols - 1) / plan_.nt;
+    const int64_t outer = plan_.rows_outer ? x.i0 / plan_.mt : x.j0 / plan_.nt;
+    return !*several_tiles && outer % 2 == 1 ? pl_.comp2 : pl_.comp;
+}
+
 tgemm_status HostRun::run_task(int64_t t, const Task &x)
 {
     task_ = t;
@@ -324,7 +343,18 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
         if ((st = load(x.c.rect, p_.c, p_.ldc, kc_, arena_ + x.c.offset, plan_.c.ld, 'C')) != TGEMM_SUCCESS)
             return st;
     }
-    if (loaded && (st = record_wait(pl_.loaded, pl_.in, pl_.comp)) != TGEMM_SUCCESS)
+    // The kernel waits for every copy in enqueued so far that its stream has
+    // not waited for: its own, and, with two streams of kernels, those of
+    // earlier tasks whose kernels ran on the other stream and whose parts
+    // of A and B it reads too.
+    bool several_tiles = false;
+    const cudaStream_t ks = kernel_stream(x, &several_tiles);
+    int64_t &seen = loads_seen_[ks == pl_.comp2 ? 1 : 0];
+    loads_ += loaded;
+    if (seen < loads_ && (st = record_wait(pl_.loaded, pl_.in, ks)) != TGEMM_SUCCESS)
+        return st;
+    seen = loads_;
+    if (several_tiles && (st = record_wait(pl_.joined, pl_.comp2, pl_.comp)) != TGEMM_SUCCESS)
         return st;
 
     GemmParams d = p_;
@@ -338,8 +368,8 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
     d.c = c_host ? arena_ + x.c.offset : p_.c + x.i0 + x.j0 * p_.ldc;
     d.ldc = c_host ? plan_.c.ld : p_.ldc;
     d.beta = x.first ? p_.beta : 1.0f;
-    st = observe_gpu(pl_.comp, TraceEvent::Kernel, '-', 0, [&] { return run_device_operands(d, dev_, pl_.comp); });
-    if (st != TGEMM_SUCCESS)
+    st = observe_gpu(ks, TraceEvent::Kernel, '-', 0, [&] { return run_device_operands(d, dev_, ks); });
+    if (st != TGEMM_SUCCESS || (several_tiles && (st = record_wait(pl_.joined, pl_.comp, pl_.comp2)) != TGEMM_SUCCESS))
         return st;
     if (!c_host && x.last)
         enqueued_.push_back(Rect{x.i0, x.j0, x.rows, x.cols});
@@ -351,16 +381,17 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
     if (!c_host || !x.last)
         return defer_stores_ ? issue_stores(t >= last_load_task_) : TGEMM_SUCCESS;
     if (defer_stores_)
-        return defer_store(x);
-    if ((st = record_wait(pl_.computed, pl_.comp, pl_.out)) != TGEMM_SUCCESS ||
+        return defer_store(x, ks);
+    if ((st = record_wait(pl_.computed, ks, pl_.out)) != TGEMM_SUCCESS ||
         (st = store(x.c.rect, arena_ + x.c.offset, plan_.c.ld)) != TGEMM_SUCCESS)
         return st;
     return record(pl_.free_c[x.c.slot], pl_.out);
 }
 
 // Queues the copies out of task x's part of C (a pageable C that stays on
-// the device) behind an event after its kernel, then issues what it may.
-tgemm_status HostRun::defer_store(const Task &x)
+// the device) behind an event after its kernel (on ks), then issues what
+// it may.
+tgemm_status HostRun::defer_store(const Task &x, cudaStream_t ks)
 {
     int ev = 0;
     if (!free_events_.empty()) {
@@ -373,7 +404,7 @@ tgemm_status HostRun::defer_store(const Task &x)
         if (st != TGEMM_SUCCESS)
             return st;
     }
-    tgemm_status st = record(pl_.stored_c[static_cast<size_t>(ev)], pl_.comp);
+    tgemm_status st = record(pl_.stored_c[static_cast<size_t>(ev)], ks);
     if (st != TGEMM_SUCCESS) {
         free_events_.push_back(ev);
         return st;
@@ -432,17 +463,21 @@ tgemm_status HostRun::issue_stores(bool block)
     return st;
 }
 
-// Joins the copy streams into the compute stream, frees the arena there,
-// makes the caller's stream wait; moves the pieces of a pageable C still in
-// staging buffers into place as they arrive, and waits for the end. Runs
-// after errors too: recover() then leaves the pipeline idle, or marks it
-// broken.
+// Joins the copy streams and the second stream of kernels into the compute
+// stream, frees the arena there, makes the caller's stream wait; moves the
+// pieces of a pageable C still in staging buffers into place as they
+// arrive, and waits for the end. Runs after errors too: recover() then
+// leaves the pipeline idle, or marks it broken.
 tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
 {
     task_ = -1;
     cudaError_t e = cudaEventRecord(pl_.in_done, pl_.in);
     if (e == cudaSuccess)
         e = cudaEventRecord(pl_.out_done, pl_.out);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(pl_.joined, pl_.comp2);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(pl_.comp, pl_.joined, 0);
     if (e == cudaSuccess)
         e = cudaStreamWaitEvent(pl_.comp, pl_.in_done, 0);
     if (e == cudaSuccess)
@@ -472,7 +507,7 @@ tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
     return st;
 }
 
-// After a failure: waits for the three streams to go idle, asking each
+// After a failure: waits for the four streams to go idle, asking each
 // twice, since a failure that persists is a broken context, in which
 // nothing runs any more. Once they are idle, every copy and kernel enqueued
 // has finished and nothing else will: the pieces of C waiting in staging go
@@ -482,7 +517,7 @@ tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
 // written back and the pipeline is broken.
 void HostRun::recover()
 {
-    for (cudaStream_t s : {pl_.in, pl_.comp, pl_.out})
+    for (cudaStream_t s : {pl_.in, pl_.comp, pl_.comp2, pl_.out})
         if (cudaStreamSynchronize(s) != cudaSuccess && cudaStreamSynchronize(s) != cudaSuccess)
             broken_ = true;
     if (broken_) {

@@ -1,9 +1,9 @@
 // The executor of one call on host operands: plans it within the device
 // memory it may use (host_plan.hpp), allocates the tile buffers, enqueues
-// every task of the plan on a leased pipeline's three streams (copies in,
-// kernels, copies out) ordered by events, moves pieces of pageable operands
-// through the pinned staging buffers on the host copy threads, and waits
-// for the end. After a failure it works out what C holds (the contract of
+// every task of the plan on a leased pipeline's streams (copies in,
+// kernels, copies out; in the resident schedule two streams of kernels)
+// ordered by events, moves pieces of pageable operands through the pinned
+// staging buffers on the host copy threads, and waits for the end. After a failure it works out what C holds (the contract of
 // run_host_operands in host_pipeline.hpp).
 //
 // Its events (copies, kernels, host waits) go to one observer
@@ -78,7 +78,8 @@ private:
     const float *operand(const OperandStep &s, const Slots &slots, const float *src, int64_t ld,
                          int64_t *out_ld) const;
     tgemm_status run_task(int64_t t, const Task &x);
-    tgemm_status defer_store(const Task &x);
+    cudaStream_t kernel_stream(const Task &x, bool *several_tiles) const;
+    tgemm_status defer_store(const Task &x, cudaStream_t ks);
     tgemm_status issue_stores(bool block);
     tgemm_status finish(cudaStream_t caller, tgemm_status st);
     void recover();
@@ -147,6 +148,10 @@ private:
     float *arena_ = nullptr;  // until finish() frees it
     int64_t task_ = -1;       // the task being enqueued, -1 = none
     Task cur_;
+    // Tasks so far that copied anything in, and how many of them each
+    // stream of kernels (comp, comp2) has waited for.
+    int64_t loads_ = 0;
+    int64_t loads_seen_[2] = {0, 0};
     // Pieces of a pageable C whose copies out wait, in order, for a staging
     // buffer that no piece of A or B needs (defer_store): each with its
     // task and the event recorded after the task's kernel (in
