@@ -6,20 +6,25 @@
 Replays a call the way the executor enqueues it: one host thread that copies
 pieces of pageable operands through eight 16 MiB pinned staging buffers (the
 copy threads count as one resource: the calling thread waits for each
-piece), one stream of copies in, one of kernels, one of copies out, each in
-order, and events between them. Two schedules (src/driver/host_plan.hpp):
+piece), one stream of copies in, the kernels, one stream of copies out, each
+in order, and events between them. The schedules (src/driver/host_plan.hpp):
 
-  tiled     2048 x 2048 tiles, 2048-deep chunks, one kernel per chunk of a
-            tile; the first two rows of tiles K-outer (the lead group), A
-            and B whole on the device; a finished tile of pageable C takes a
-            staging buffer at once (the library before the resident
-            schedule, and still where the device cannot hold A, B and C)
-  resident  A, B and C whole on the device: the opening (every tile's first
-            K/4 of a chunk, squares growing from the corner; only the lead's
-            tiles when C is read), the lead (two rows of tiles K-outer), each
-            later row of tiles in one kernel, the last kernel cut into runs
-            of tiles and parts of a tile; pieces of a pageable C wait for a
-            staging buffer that no piece of A or B needs
+  tiled      2048 x 2048 tiles, 2048-deep chunks, one kernel per chunk of a
+             tile; the first two rows of tiles K-outer (the lead group), A
+             and B whole on the device; a finished tile of pageable C takes
+             a staging buffer at once (the library before the resident
+             schedule, and still where the device cannot hold A, B and C)
+  resident1  A, B and C whole on the device: the opening (every tile's first
+             K/4 of a chunk, squares growing from the corner; only the
+             lead's tiles when C is read), the lead (two rows of tiles
+             K-outer), each later row of tiles in one kernel, the last kernel
+             cut into runs of tiles and parts of a tile (the kernels as
+             host_plan.cpp makes them); pieces of a pageable C wait for a
+             staging buffer that no piece of A or B needs; one stream of
+             kernels
+  resident   the same on two streams of kernels, as the library runs it: a
+             kernel within one tile on the stream of its outer block's
+             parity, one over several tiles on both
 
 The kernels. A launch of m x n x k runs 256 x 128 blocks of 16-deep K steps
 (the dispatcher's family for these shapes) on 132 SMs: whole waves of
@@ -29,7 +34,11 @@ and epilogue; stream-K (no partial last wave) where the launch has at least
 wave) where it has fewer blocks than SMs. --iter-us and --block-us default to
 the values that put one 2048^3 kernel at --tile-ms and one 8192^3 kernel at
 --whole-ms (both measured on the H100). Every kernel also leaves --launch-us
-of idle GPU before the next.
+of idle GPU after it. Where the next kernel runs on the other stream of
+kernels (neither spanning several tiles), it takes the SMs this one's last
+wave leaves idle: this kernel then counts as its blocks' work spread over
+all SMs, with no idle time after it. That the H100 overlaps the two so is
+this model's assumption, for the trace of the resident schedule to check.
 
 Calibration (the defaults): an H100 trace of the tiled schedule, 8192^3 NN,
 beta = 0 (bench_gemm --host), median of 5 calls, ms (model in brackets):
@@ -65,20 +74,29 @@ MiB = 1 << 20
 SMS, BM, BN, BK = 132, 256, 128, 16
 
 
-def kernel_ms(m, n, k, a):
-    """One launch of m x n x k as the dispatcher plans it (see the docstring)."""
+def kernel_times(m, n, k, a):
+    """One launch of m x n x k as the dispatcher plans it (see the docstring): its time alone, and its time
+    when the next launch's blocks take the SMs its last wave leaves idle (its blocks' work spread over all
+    SMs)."""
     ci, cf = a.iter_us * 1e-3, a.block_us * 1e-3
     tiles = math.ceil(m / BM) * math.ceil(n / BN)
     iters = math.ceil(k / BK)
     if tiles >= SMS:
         waves = math.ceil(tiles / SMS)
         if tiles % SMS and tiles >= a.streamk_waves * SMS and iters >= 64:
-            return tiles * iters / SMS * ci + waves * cf
-        return waves * (iters * ci + cf)
+            t = tiles * iters / SMS * ci + waves * cf
+            return t, t
+        return waves * (iters * ci + cf), tiles * (iters * ci + cf) / SMS
     s = 1
     while tiles * s * 2 <= SMS and s < 8 and iters // (2 * s) >= 32:
         s *= 2
-    return math.ceil(iters / s) * ci + cf + (cf if s > 1 else 0.0)
+    reduce = cf if s > 1 else 0.0
+    per_block = math.ceil(iters / s) * ci + cf
+    return per_block + reduce, tiles * s * per_block / SMS + reduce
+
+
+def kernel_ms(m, n, k, a):
+    return kernel_times(m, n, k, a)[0]
 
 
 def fit_kernel(a):
@@ -130,7 +148,8 @@ def tiled_schedule(m, n, k, c_in):
             loads.append(4 * d * cols)
         if c == 0 and c_in:
             loads.append(4 * rows * cols)
-        out.append((rows, cols, d, loads, [4 * rows * cols] if c == kb - 1 else [], 'tile (%d,%d) chunk %d' % (i, j, c)))
+        out.append((rows, cols, d, loads, [4 * rows * cols] if c == kb - 1 else [], 'tile (%d,%d) chunk %d' % (i, j, c),
+                    0))
     return out
 
 
@@ -202,14 +221,20 @@ def resident_units(m, n, k, c_in):
     return res
 
 
-def resident_schedule(m, n, k, c_in):
+def resident_schedule(m, n, k, c_in, streams=2):
+    """Kernels of the resident schedule; with two streams of kernels, one within a tile runs on the stream
+    of its outer block's parity, one over several tiles on both (host_executor.cpp: kernel_stream)."""
+    mt, nt, kt = preferred_sizes(m, n, k)
+    rows_outer = math.ceil(m / mt) <= math.ceil(n / nt)
     out = []
     for r0, c0, rows, cols, k0, k1, la, lb in resident_units(m, n, k, c_in):
         loads = ([4 * rows * (k1 - k0)] if la else []) + ([4 * cols * (k1 - k0)] if lb else [])
         if c_in and k0 == 0:
             loads.append(4 * rows * cols)
+        several = r0 // mt != (r0 + rows - 1) // mt or c0 // nt != (c0 + cols - 1) // nt
+        stream = None if several else (r0 // mt if rows_outer else c0 // nt) % streams
         out.append((rows, cols, k1 - k0, loads, [4 * rows * cols] if k1 == k else [],
-                    'C (%d,%d) %dx%d K %d-%d' % (r0, c0, rows, cols, k0, k1)))
+                    'C (%d,%d) %dx%d K %d-%d' % (r0, c0, rows, cols, k0, k1), stream))
     return out
 
 
@@ -284,7 +309,11 @@ def simulate(kernels, a, pinned, defer, seed):
             b['out'] = p
 
     timeline = []
-    for t, (km, kn, kk, loads, stores, label) in enumerate(kernels):
+    # A kernel's last wave shares the SMs with the next kernel when that one runs on the other stream of
+    # kernels and neither spans several tiles (a stream of None); the launch's idle time is hidden too.
+    overlapped = [i + 1 < len(kernels) and kernels[i][6] is not None and kernels[i + 1][6] is not None and
+                  kernels[i][6] != kernels[i + 1][6] for i in range(len(kernels))]
+    for t, (km, kn, kk, loads, stores, label, _) in enumerate(kernels):
         for nbytes in loads:
             for p in pieces(nbytes):
                 if pinned:
@@ -295,9 +324,11 @@ def simulate(kernels, a, pinned, defer, seed):
                     host += stage_in(p) + api
                     b['done'] = s_in.op(host, p / h2d * 1e3 * jitter())
         host += api
-        dur = kernel_ms(km, kn, kk, a) * slow
-        done = s_comp.op(host, dur + a.launch_us * 1e-3, [s_in.t] if loads else [])
-        s_comp.busy -= a.launch_us * 1e-3
+        alone, shared = kernel_times(km, kn, kk, a)
+        dur = (shared if overlapped[t] else alone) * slow
+        gap = 0.0 if overlapped[t] else a.launch_us * 1e-3
+        done = s_comp.op(host, dur + gap, [s_in.t] if loads else []) - gap
+        s_comp.busy -= gap
         timeline.append((done - dur, done, label))
         for nbytes in stores:
             for p in pieces(nbytes):
@@ -354,7 +385,7 @@ def main():
     ap.add_argument('--end-ms', type=float, default=0.02)
     ap.add_argument('--jitter', type=float, default=0.4)
     ap.add_argument('--seeds', type=int, default=20)
-    ap.add_argument('--timeline', choices=('tiled', 'resident'))
+    ap.add_argument('--timeline', choices=('tiled', 'resident1', 'resident'))
     a = ap.parse_args()
     fit_kernel(a)
     m, n, k = a.shape
@@ -362,6 +393,7 @@ def main():
     schedules = [('tiled', tiled_schedule(m, n, k, a.c_in), False)]
     mt, nt, kt = preferred_sizes(m, n, k)
     if k > 0 and math.ceil(k / kt) >= 4:
+        schedules.append(('resident1', resident_schedule(m, n, k, a.c_in, streams=1), True))
         schedules.append(('resident', resident_schedule(m, n, k, a.c_in), True))
     print('%dx%dx%d%s: multiply alone %.2f ms (kernel steps %.3f us, blocks %.1f us)'
           % (m, n, k, ' beta != 0' if a.c_in else '', alone, a.iter_us, a.block_us))
