@@ -368,10 +368,12 @@ void test_plan_8192_cube(void **)
     assert_true(p.link_bytes == 3.0 * 256 * kMiB);
     assert_int_equal(p.open_depth, 512);
     assert_int_equal(p.open_blocks, 4);
-    assert_int_equal(p.lead, 8);
-    // 16 kernels of the opening, 4 steps of the lead's 8 tiles, a row of
-    // tiles in one kernel, and the last row cut into 5: 54 kernels, not 64.
-    assert_int_equal(task_count(p), 54);
+    // Three rows of four tiles in the lead: 12 kernels for 7 chunks per K
+    // step (two rows: 8 for 6, under kLeadFeed).
+    assert_int_equal(p.lead, 12);
+    // 16 kernels of the opening, 4 steps of the lead's 12 tiles, and the
+    // last row, after the lead, in one kernel cut into 5: 69 kernels.
+    assert_int_equal(task_count(p), 69);
     replay(r, p);
 
     // The first kernel waits for a 2048 x 512 slice of A and one of B:
@@ -392,37 +394,48 @@ void test_plan_8192_cube(void **)
         assert_int_equal(x.b.load, x.i0 == 0);
         assert_true(std::max(x.i0, x.j0) / 2048 == static_cast<int64_t>(std::sqrt(static_cast<double>(t))));
     }
-    // The lead: rows 0 and 1, K steps [512, 2048), [2048, 4096), ...,
+    // The lead: rows 0 to 2, K steps [512, 2048), [2048, 4096), ...,
     // column by column; its last step finishes its tiles.
     const int64_t steps[][2] = {{512, 2048}, {2048, 4096}, {4096, 6144}, {6144, 8192}};
-    for (int64_t t = 16; t < 48; ++t) {
+    for (int64_t t = 16; t < 64; ++t) {
         x = host_task(p, r, t);
         const int64_t u = t - 16;
-        assert_int_equal(x.k0, steps[u / 8][0]);
-        assert_int_equal(x.k0 + x.depth, steps[u / 8][1]);
-        assert_int_equal(x.i0, u % 2 * 2048);
-        assert_int_equal(x.j0, u % 8 / 2 * 2048);
+        assert_int_equal(x.k0, steps[u / 12][0]);
+        assert_int_equal(x.k0 + x.depth, steps[u / 12][1]);
+        assert_int_equal(x.i0, u % 3 * 2048);
+        assert_int_equal(x.j0, u % 12 / 3 * 2048);
         assert_int_equal(x.a.load, x.j0 == 0);
         assert_int_equal(x.b.load, x.i0 == 0);
-        assert_int_equal(x.last, u >= 24);
+        assert_int_equal(x.last, u >= 36);
     }
-    // Row 2 in one kernel: 2048 x 8192 x 7680, loading the rest of its A
-    // panel; all of B is there.
-    x = host_task(p, r, 48);
-    assert_true(x.i0 == 4096 && x.j0 == 0 && x.rows == 2048 && x.cols == 8192 && x.k0 == 512 && x.last);
-    assert_true(x.a.load && !x.b.load);
-    assert_true(loaded_bytes(x) == 4.0 * 2048 * 7680);
-    // Row 3 cut: two tiles, one tile, then the last tile in parts of 1024,
-    // 512 and 512 rows. The last kernel leaves 4 MiB of C to copy out.
+    // Row 3, all of B there, in one kernel of 2048 x 8192 x 7680, cut: two
+    // tiles (loading the rest of its A panel), one tile, then the last tile
+    // in parts of 1024, 512 and 512 rows. The last kernel leaves 4 MiB of
+    // C to copy out.
     const int64_t cut[][4] = {{6144, 0, 2048, 4096}, {6144, 4096, 2048, 2048}, {6144, 6144, 1024, 2048},
                               {7168, 6144, 512, 2048}, {7680, 6144, 512, 2048}};
-    for (int64_t t = 49; t < 54; ++t) {
+    for (int64_t t = 64; t < 69; ++t) {
         x = host_task(p, r, t);
-        assert_true(x.i0 == cut[t - 49][0] && x.j0 == cut[t - 49][1] && x.rows == cut[t - 49][2] &&
-                    x.cols == cut[t - 49][3]);
-        assert_true(x.k0 == 512 && x.last && x.a.load == (t == 49) && !x.b.load);
+        assert_true(x.i0 == cut[t - 64][0] && x.j0 == cut[t - 64][1] && x.rows == cut[t - 64][2] &&
+                    x.cols == cut[t - 64][3]);
+        assert_true(x.k0 == 512 && x.depth == 7680 && x.last && x.a.load == (t == 64) && !x.b.load);
     }
+    assert_true(loaded_bytes(host_task(p, r, 64)) == 4.0 * 2048 * 7680);
     assert_true(4.0 * static_cast<double>(x.rows * x.cols) == 4.0 * kMiB);
+
+    // 16384^3: 8 x 8 tiles; two rows make 16 kernels per 10 chunks, enough
+    // for the lead; its 8 steps, then the six rows after it each in one
+    // kernel of 2048 x 16384 x 15872, the last one cut into runs of 4, 2
+    // and 1 tiles and 3 parts: 64 + 8 * 16 + 5 + 6 = 203 kernels, not 512.
+    r = request(16384, 16384, 16384);
+    p = must_plan(r);
+    assert_true(p.resident);
+    assert_int_equal(p.lead, 16);
+    assert_int_equal(task_count(p), 203);
+    x = host_task(p, r, 64 + 8 * 16);
+    assert_true(x.i0 == 4096 && x.j0 == 0 && x.rows == 2048 && x.cols == 16384 && x.k0 == 512 && x.last);
+    replay(r, p);
+    r = request(8192, 8192, 8192);
 
     // Below 768 MiB: the tiled schedule, A and B whole, the first two rows
     // of tiles (8) K-outer, each in its own C slot, two more slots for the
@@ -570,7 +583,19 @@ void test_plan_resident(void **)
             const int64_t outer = p.rows_outer ? p.mb : p.nb, inner = p.rows_outer ? p.nb : p.mb;
             assert_true(outer <= inner);
             assert_int_equal(p.open_depth, p.kt / kOpenDivisor);
-            assert_int_equal(p.open_blocks, r.c_in ? std::min<int64_t>(outer, kLeadBlocks) : outer);
+            // The lead: kLeadBlocks outer blocks, more (up to all but one)
+            // until its steps feed kLeadFeed kernels per chunk.
+            const int64_t leads = p.lead / inner;
+            assert_int_equal(p.lead % inner, 0);
+            assert_true(leads >= std::min<int64_t>(outer, kLeadBlocks) && leads <= outer);
+            const auto feeds = [inner](int64_t l) {
+                return static_cast<double>(l * inner) >= kLeadFeed * static_cast<double>(l + inner);
+            };
+            if (leads > kLeadBlocks)
+                assert_true(!feeds(leads - 1) && leads <= outer - 1);
+            if (leads < outer - 1)
+                assert_true(leads == kLeadBlocks || feeds(leads));
+            assert_int_equal(p.open_blocks, r.c_in ? leads : outer);
             // The first kernel waits for a slice of A and of B (and its C).
             const Task first = host_task(p, r, 0);
             assert_true(first.i0 == 0 && first.j0 == 0 && first.depth == p.open_depth);
@@ -583,7 +608,7 @@ void test_plan_resident(void **)
                 const int64_t extent = p.rows_outer ? x.cols : x.rows;
                 whole_blocks += extent == (p.rows_outer ? r.n : r.m) && x.last && x.depth >= r.k - p.open_depth;
             }
-            const int64_t rest = outer - std::min<int64_t>(outer, kLeadBlocks);
+            const int64_t rest = outer - leads;
             assert_int_equal(whole_blocks, rest > 0 ? rest - 1 : 0);
             if (rest >= 2)
                 assert_true(task_count(p) < p.mb * p.nb * p.kb);

@@ -162,7 +162,16 @@ HostPlan evaluate(const PlanRequest &r, const Sizes &s, const Config &cfg)
 
 int64_t outer_count(const HostPlan &p) { return p.rows_outer ? p.mb : p.nb; }
 int64_t inner_count(const HostPlan &p) { return p.rows_outer ? p.nb : p.mb; }
-int64_t lead_count(const HostPlan &p) { return std::min(outer_count(p), kLeadBlocks); }
+int64_t lead_count(const HostPlan &p) { return p.lead / inner_count(p); }
+
+// The resident lead's outer blocks (kLeadFeed).
+int64_t lead_blocks(int64_t outer, int64_t inner)
+{
+    int64_t blocks = kLeadBlocks;
+    while (blocks < outer - 1 && static_cast<double>(blocks * inner) < kLeadFeed * static_cast<double>(blocks + inner))
+        ++blocks;
+    return std::min(blocks, outer);
+}
 
 // Where the K steps of the opening and the lead start: 0, the opening's
 // depth, then every chunk boundary after it; s == steps gives k.
@@ -268,8 +277,8 @@ HostPlan evaluate_resident(const PlanRequest &r, const Sizes &s)
     p.rows_outer = p.mb <= p.nb;  // the lead's steps then feed more tiles per chunk of the outer operand
     p.resident = true;
     p.open_depth = std::max(kTileQuantum, s.kt / kOpenDivisor / kTileQuantum * kTileQuantum);
+    p.lead = lead_blocks(outer_count(p), inner_count(p)) * inner_count(p);
     p.open_blocks = r.c_in ? lead_count(p) : outer_count(p);
-    p.lead = lead_count(p) * inner_count(p);
     const double m = static_cast<double>(r.m), n = static_cast<double>(r.n), k = static_cast<double>(r.k);
     const Rect whole_a = stored_a(r.trans_a, 0, 0, r.m, r.k), whole_b = stored_b(r.trans_b, 0, 0, r.k, r.n);
     p.a = make_slots(r.a_host ? Cache::Whole : Cache::InPlace, r.a_host ? 1 : 0, whole_a, 0);

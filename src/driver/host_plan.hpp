@@ -26,10 +26,11 @@
 //                B, a few MiB, instead of whole chunks. When C is read
 //                (beta != 0) every tile of the opening must bring its C in
 //                first, so the opening covers only the lead's tiles.
-//   the lead     the first two outer blocks, K-outer: the rest of the first
+//   the lead     the first outer blocks (two, or more where the inner
+//                blocks are few: kLeadFeed), K-outer: the rest of the first
 //                chunk, then chunk by chunk, each step over the lead's tiles
-//                one inner block at a time (both outer blocks' tiles of it),
-//                so that each new chunk of B, and of A, soon has kernels to
+//                one inner block at a time (all the lead's tiles of it), so
+//                that each new chunk of B, and of A, soon has kernels to
 //                feed. These kernels wait for chunks still crossing the
 //                link; the host stages pageable operands more slowly than
 //                the link carries them, and the lead asks the link for less
@@ -94,8 +95,16 @@ constexpr int64_t kOpenDivisor = 4;
 // once, is too large a part of it, and the opening delays every tile of C
 // by too large a part of the multiply.
 constexpr int64_t kLeadMinChunks = 4;
-// Outer blocks in the lead.
+// Outer blocks in the tiled schedule's lead group, and the fewest in the
+// resident schedule's lead.
 constexpr int64_t kLeadBlocks = 2;
+// The resident schedule's lead takes outer blocks (up to all but one) until
+// each of its K steps runs at least this many kernels per chunk of A or B
+// it brings in: L outer blocks of I tiles run L * I kernels per L + I
+// chunks. A chunk of a 2048-wide tile takes a little longer to cross the
+// link from pageable memory than its kernel takes to run, and the lead must
+// keep ahead of the link when the host stages more slowly than usual.
+constexpr double kLeadFeed = 1.5;
 // When memory is short, K chunks shrink to this before tiles shrink: a short
 // chunk costs one more kernel per tile, a small tile costs idle SMs.
 constexpr int64_t kChunkFloor = 256;
