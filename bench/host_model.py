@@ -17,7 +17,8 @@ in order, and events between them. The schedules (src/driver/host_plan.hpp):
   resident1  A, B and C whole on the device: the opening (every tile's first
              K/4 of a chunk, squares growing from the corner; only the
              lead's tiles when C is read), the lead (rows of tiles K-outer,
-             two or more: kLeadFeed), each later row of tiles in one kernel, the last kernel
+             two, or more where C is not read: kLeadFeed), each later row of
+             tiles in one kernel, the last kernel
              cut into runs of tiles and parts of a tile (the kernels as
              host_plan.cpp makes them); pieces of a pageable C wait for a
              staging buffer that no piece of A or B needs; one stream of
@@ -163,7 +164,7 @@ def resident_units(m, n, k, c_in):
     O, I = (mb, nb) if rows_outer else (nb, mb)
     so, si, eo, ei = (mt, nt, m, n) if rows_outer else (nt, mt, n, m)
     L = 2  # host_plan.cpp's lead_blocks: kernels per chunk of the lead's K steps at least 1.5 (kLeadFeed)
-    while L < O - 1 and L * I < 1.5 * (L + I):
+    while L < O - 1 and L * I < 1.5 * (L + I) and not c_in:
         L += 1
     L = min(L, O)
     d0 = max(q, kt // 4 // q * q)

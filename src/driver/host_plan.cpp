@@ -277,7 +277,11 @@ HostPlan evaluate_resident(const PlanRequest &r, const Sizes &s)
     p.rows_outer = p.mb <= p.nb;  // the lead's steps then feed more tiles per chunk of the outer operand
     p.resident = true;
     p.open_depth = std::max(kTileQuantum, s.kt / kOpenDivisor / kTileQuantum * kTileQuantum);
-    p.lead = lead_blocks(outer_count(p), inner_count(p)) * inner_count(p);
+    // When C is read, each of the lead's tiles brings its C in before its
+    // first kernel: more lead tiles delay the first steps by more than
+    // their feeding gains.
+    p.lead = (r.c_in ? std::min(outer_count(p), kLeadBlocks) : lead_blocks(outer_count(p), inner_count(p))) *
+             inner_count(p);
     p.open_blocks = r.c_in ? lead_count(p) : outer_count(p);
     const double m = static_cast<double>(r.m), n = static_cast<double>(r.n), k = static_cast<double>(r.k);
     const Rect whole_a = stored_a(r.trans_a, 0, 0, r.m, r.k), whole_b = stored_b(r.trans_b, 0, 0, r.k, r.n);

@@ -27,7 +27,7 @@
 //                (beta != 0) every tile of the opening must bring its C in
 //                first, so the opening covers only the lead's tiles.
 //   the lead     the first outer blocks (two, or more where the inner
-//                blocks are few: kLeadFeed), K-outer: the rest of the first
+//                blocks are few and C is not read: kLeadFeed), K-outer: the rest of the first
 //                chunk, then chunk by chunk, each step over the lead's tiles
 //                one inner block at a time (all the lead's tiles of it), so
 //                that each new chunk of B, and of A, soon has kernels to
@@ -101,7 +101,7 @@ constexpr int64_t kLeadBlocks = 2;
 // The resident schedule's lead takes outer blocks (up to all but one) until
 // each of its K steps runs at least this many kernels per chunk of A or B
 // it brings in: L outer blocks of I tiles run L * I kernels per L + I
-// chunks. A chunk of a 2048-wide tile takes a little longer to cross the
+// chunks. Not when C is read: the lead's tiles then bring their C in too. A chunk of a 2048-wide tile takes a little longer to cross the
 // link from pageable memory than its kernel takes to run, and the lead must
 // keep ahead of the link when the host stages more slowly than usual.
 constexpr double kLeadFeed = 1.5;
