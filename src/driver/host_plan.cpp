@@ -108,7 +108,8 @@ int64_t lead_tiles(const PlanRequest &r, int64_t tiles, int64_t inner_blocks, in
     return leads(r, kb) && tiles > 1 ? std::min(tiles, kLeadBlocks * inner_blocks) : 0;
 }
 
-HostPlan evaluate(const PlanRequest &r, const Sizes &s, const Config &cfg)
+// A plan's tiles and chunks at sizes s, nothing else decided.
+HostPlan grid(const PlanRequest &r, const Sizes &s)
 {
     HostPlan p;
     p.mt = s.mt;
@@ -117,6 +118,12 @@ HostPlan evaluate(const PlanRequest &r, const Sizes &s, const Config &cfg)
     p.mb = ceil_div(r.m, s.mt);
     p.nb = ceil_div(r.n, s.nt);
     p.kb = r.k == 0 ? 1 : ceil_div(r.k, s.kt);
+    return p;
+}
+
+HostPlan evaluate(const PlanRequest &r, const Sizes &s, const Config &cfg)
+{
+    HostPlan p = grid(r, s);
     p.rows_outer = cfg.rows_outer;
     const int64_t outer_blocks = cfg.rows_outer ? p.mb : p.nb;
     const int64_t inner_blocks = cfg.rows_outer ? p.nb : p.mb;
@@ -267,13 +274,7 @@ void opening_tile(int64_t outer, int64_t inner, int64_t t, int64_t *o, int64_t *
 // The resident plan at sizes s: every host operand whole on the device.
 HostPlan evaluate_resident(const PlanRequest &r, const Sizes &s)
 {
-    HostPlan p;
-    p.mt = s.mt;
-    p.nt = s.nt;
-    p.kt = s.kt;
-    p.mb = ceil_div(r.m, s.mt);
-    p.nb = ceil_div(r.n, s.nt);
-    p.kb = ceil_div(r.k, s.kt);
+    HostPlan p = grid(r, s);
     p.rows_outer = p.mb <= p.nb;  // the lead's steps then feed more tiles per chunk of the outer operand
     p.resident = true;
     p.open_depth = std::max(kTileQuantum, s.kt / kOpenDivisor / kTileQuantum * kTileQuantum);
