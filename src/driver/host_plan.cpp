@@ -275,7 +275,7 @@ void opening_tile(int64_t outer, int64_t inner, int64_t t, int64_t *o, int64_t *
 HostPlan evaluate_resident(const PlanRequest &r, const Sizes &s)
 {
     HostPlan p = grid(r, s);
-    p.rows_outer = p.mb <= p.nb;  // the lead's steps then feed more tiles per chunk of the outer operand
+    p.rows_outer = p.mb <= p.nb;  // the outer loop over the fewer blocks: longer lead rows feed more kernels per chunk
     p.resident = true;
     p.open_depth = std::max(kTileQuantum, s.kt / kOpenDivisor / kTileQuantum * kTileQuantum);
     // When C is read, each of the lead's tiles brings its C in before its

@@ -27,14 +27,14 @@
 //                (beta != 0) every tile of the opening must bring its C in
 //                first, so the opening covers only the lead's tiles.
 //   the lead     the first outer blocks (two, or more where the inner
-//                blocks are few and C is not read: kLeadFeed), K-outer: the rest of the first
-//                chunk, then chunk by chunk, each step over the lead's tiles
-//                one inner block at a time (all the lead's tiles of it), so
-//                that each new chunk of B, and of A, soon has kernels to
-//                feed. These kernels wait for chunks still crossing the
-//                link; the host stages pageable operands more slowly than
-//                the link carries them, and the lead asks the link for less
-//                per kernel than a row of tiles would.
+//                blocks are few and C is not read: kLeadFeed), K-outer:
+//                the rest of the first chunk, then chunk by chunk, each step
+//                over the lead's tiles one inner block at a time (all the
+//                lead's tiles of it), so that each new chunk of B, and of
+//                A, soon has kernels to feed. These kernels wait for chunks
+//                still crossing the link; the host stages pageable operands
+//                more slowly than the link carries them, and the lead asks
+//                the link for less per kernel than a row of tiles would.
 //   the rest     once the lead has brought all of the inner operand in,
 //                each later outer block is one kernel over all of its tiles
 //                and all of its K not yet done: few, large launches, whose
@@ -45,8 +45,8 @@
 //                parts of 1/2, 1/4 and 1/4 of its outer side. Each run's C
 //                crosses the link while the next ones compute.
 // Each element of C thus sums K in the same ranges on every run of the same
-// plan, and a plan depends only on the sizes, the operands' kinds and the
-// device memory the call may use.
+// plan, and a plan depends only on the sizes, which operands cross the
+// link, whether C is read and the device memory the call may use.
 //
 // The tiled schedule, everywhere else (K shorter, or device memory too
 // small to hold the operands). Each tile runs one kernel per K chunk, and a
@@ -101,9 +101,10 @@ constexpr int64_t kLeadBlocks = 2;
 // The resident schedule's lead takes outer blocks (up to all but one) until
 // each of its K steps runs at least this many kernels per chunk of A or B
 // it brings in: L outer blocks of I tiles run L * I kernels per L + I
-// chunks. Not when C is read: the lead's tiles then bring their C in too. A chunk of a 2048-wide tile takes a little longer to cross the
+// chunks. A chunk of a 2048-wide tile takes a little longer to cross the
 // link from pageable memory than its kernel takes to run, and the lead must
-// keep ahead of the link when the host stages more slowly than usual.
+// keep ahead of the link when the host stages more slowly than usual. Not
+// when C is read: the lead's tiles then bring their C in too.
 constexpr double kLeadFeed = 1.5;
 // When memory is short, K chunks shrink to this before tiles shrink: a short
 // chunk costs one more kernel per tile, a small tile costs idle SMs.
