@@ -8,7 +8,9 @@ the first, warm-up call of each kind left out when there are others), in ms
 unless marked:
 
   total        the call, wall clock on the host
-  kernels      the GPU's kernels back to back (the multiply alone, roughly)
+  kernels      the GPU's kernels back to back (the multiply alone, roughly): the sum of their spans
+  kernels_busy the time some kernel ran (the union of their spans): less than kernels where kernels
+               overlap (the resident schedule's two streams of kernels)
   gpu_first    when the first kernel started
   gpu_idle     gaps between kernels, from the first kernel's start to the last one's end
   gpu_tail     from the last kernel's end to the end of the call (last piece of C out)
@@ -52,6 +54,21 @@ def detail_fields(detail):
     return out
 
 
+def union_ms(spans):
+    """ms covered by the (start_us, end_us) spans."""
+    busy, cur = 0.0, None
+    for a, b in sorted(spans):
+        if cur is None or a > cur[1]:
+            if cur:
+                busy += cur[1] - cur[0]
+            cur = [a, b]
+        else:
+            cur[1] = max(cur[1], b)
+    if cur:
+        busy += cur[1] - cur[0]
+    return busy / 1000.0
+
+
 def summarise(rows):
     call = next(r for r in rows if r['event'] == 'call')
     d = detail_fields(call['detail'])
@@ -63,6 +80,7 @@ def summarise(rows):
     kernels = sorted(by['kernel'], key=lambda r: r['start_us'])
     if kernels:
         s['kernels'] = sum(r['end_us'] - r['start_us'] for r in kernels) / 1000.0
+        s['kernels_busy'] = union_ms((r['start_us'], r['end_us']) for r in kernels)
         s['gpu_first'] = kernels[0]['start_us'] / 1000.0
         idle, last = 0.0, kernels[0]['start_us']
         for r in kernels:
@@ -93,27 +111,18 @@ def summarise(rows):
     s['wake_us'] = statistics.median(wakes) if wakes else 0.0
     s['join_us'] = statistics.median(joins) if joins else 0.0
     for ev in ('h2d', 'd2h'):
-        spans = sorted((r['start_us'], r['end_us']) for r in by[ev])
-        busy, cur = 0.0, None
-        for a, b in spans:  # union of the spans: copies on one stream run one at a time
-            if cur is None or a > cur[1]:
-                if cur:
-                    busy += cur[1] - cur[0]
-                cur = [a, b]
-            else:
-                cur[1] = max(cur[1], b)
-        if cur:
-            busy += cur[1] - cur[0]
+        busy = union_ms((r['start_us'], r['end_us']) for r in by[ev]) * 1000.0
         nbytes = sum(r['bytes'] for r in by[ev])
         s[ev] = busy / 1000.0
         s[ev + '_GBs'] = nbytes / busy / 1e3 if busy > 0 else 0.0
     key = 'm={m} n={n} k={k} A={A} B={B} C={C}'.format(**{k: d.get(k, '?') for k in 'm n k A B C'.split()})
-    plan = 'tile={} lead={} cache_a={} cache_b={} threads={}'.format(d.get('tile'), d.get('lead'), d.get('cache_a'),
-                                                                    d.get('cache_b'), d.get('copy_threads'))
+    plan = 'tile={} schedule={} tasks={} lead={} cache_a={} cache_b={} threads={}'.format(
+        d.get('tile'), d.get('schedule'), d.get('tasks'), d.get('lead'), d.get('cache_a'), d.get('cache_b'),
+        d.get('copy_threads'))
     return key, plan, s
 
 
-COLUMNS = ['total', 'kernels', 'gpu_first', 'gpu_idle', 'gpu_tail', 'stage_in', 'stage_in_GBs', 'stage_out',
+COLUMNS = ['total', 'kernels', 'kernels_busy', 'gpu_first', 'gpu_idle', 'gpu_tail', 'stage_in', 'stage_in_GBs', 'stage_out',
            'stage_out_GBs', 'copy_busy', 'wait_buffer', 'wait_out', 'wait_end', 'part_GBs', 'wake_us', 'join_us',
            'h2d', 'h2d_GBs', 'd2h', 'd2h_GBs']
 

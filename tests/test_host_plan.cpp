@@ -164,55 +164,82 @@ struct Replay {
         read(s, st, stored_rows, what, t);
     }
 
+    // Per cell of kTileQuantum x kTileQuantum of C (the last ones cut by
+    // C's edge): where the next K range of a kernel on it must start.
+    // Every part of C a task names starts and ends on this grid or at C's
+    // edge.
+    std::vector<int64_t> next_k;
+    int64_t cell_rows = 0, cell_cols = 0;
+
+    void cover(const Task &x, int64_t t)
+    {
+        const auto on_grid = [](int64_t at, int64_t extent) { return at % kTileQuantum == 0 || at == extent; };
+        if (!on_grid(x.i0, r.m) || !on_grid(x.j0, r.n) || !on_grid(x.i0 + x.rows, r.m) || !on_grid(x.j0 + x.cols, r.n))
+            fail_msg("task %lld: part (%lld, %lld) %lld x %lld is off the grid of quanta", (long long)t,
+                     (long long)x.i0, (long long)x.j0, (long long)x.rows, (long long)x.cols);
+        for (int64_t cj = x.j0 / kTileQuantum; cj * kTileQuantum < x.j0 + x.cols; ++cj)
+            for (int64_t ci = x.i0 / kTileQuantum; ci * kTileQuantum < x.i0 + x.rows; ++ci) {
+                int64_t &nk = next_k[static_cast<size_t>(ci + cj * cell_rows)];
+                if (x.first != (nk == 0) || x.k0 != nk)
+                    fail_msg("task %lld: K range starts at %lld on cell (%lld, %lld), expected %lld (first = %d)",
+                             (long long)t, (long long)x.k0, (long long)ci, (long long)cj, (long long)nk, x.first);
+                nk = x.k0 + x.depth;
+                if (x.last != (nk == r.k) || nk > r.k)
+                    fail_msg("task %lld: K range ends at %lld of %lld, last = %d", (long long)t, (long long)nk,
+                             (long long)r.k, x.last);
+                if (x.last)
+                    nk = -1;  // done: no kernel may touch it again
+            }
+    }
+
+    // The tiled schedule's order: tiles on the grid of mt x nt, cut only
+    // by C's edge; the lead group's tiles take each chunk in turn, every
+    // other tile runs its chunks back to back.
+    void tiled_order(const Task &x, int64_t t, int64_t *open_tile)
+    {
+        if (x.i0 % p.mt != 0 || x.j0 % p.nt != 0 || x.rows != std::min(p.mt, r.m - x.i0) ||
+            x.cols != std::min(p.nt, r.n - x.j0))
+            fail_msg("task %lld: tile (%lld, %lld) %lld x %lld is off the grid", (long long)t, (long long)x.i0,
+                     (long long)x.j0, (long long)x.rows, (long long)x.cols);
+        const int64_t tile = x.i0 / p.mt + x.j0 / p.nt * p.mb;
+        if (t >= p.lead * p.kb) {
+            if (*open_tile >= 0 && *open_tile != tile)
+                fail_msg("task %lld: tile %lld starts before tile %lld has all its chunks", (long long)t,
+                         (long long)tile, (long long)*open_tile);
+            *open_tile = x.last ? -1 : tile;
+        } else if (t % p.lead != 0 && x.k0 != host_task(p, r, t - 1).k0) {
+            fail_msg("task %lld: the lead group leaves a K chunk before all its tiles had it", (long long)t);
+        }
+    }
+
     void run()
     {
         const int64_t a_rows = r.trans_a ? r.k : r.m, b_rows = r.trans_b ? r.n : r.k;
-        std::vector<unsigned char> covered(static_cast<size_t>(p.mb * p.nb), 0);
-        // Per tile: where its next K chunk must start. Tiles of the lead
-        // group interleave; every other tile runs its chunks back to back.
-        std::vector<int64_t> next_k(static_cast<size_t>(p.mb * p.nb), 0);
+        cell_rows = (r.m + kTileQuantum - 1) / kTileQuantum;
+        cell_cols = (r.n + kTileQuantum - 1) / kTileQuantum;
+        next_k.assign(static_cast<size_t>(cell_rows * cell_cols), 0);
+        // The resident schedule keeps every host operand whole; the tiled
+        // one has tile slots for host C.
+        const auto kept = [this](const Slots &s, Cache host) {
+            return s.cache == Cache::InPlace || s.cache == (p.resident ? Cache::Whole : host);
+        };
+        if (!kept(p.c, Cache::Tile) || (p.resident && (!kept(p.a, Cache::Whole) || !kept(p.b, Cache::Whole))))
+            fail_msg("resident = %d, caches %d %d %d", p.resident, (int)p.a.cache, (int)p.b.cache, (int)p.c.cache);
         int64_t open_tile = -1;  // a tile after the lead group with chunks still to come
         for (int64_t t = 0; t < task_count(p); ++t) {
             const Task x = host_task(p, r, t);
-            // The tile and its K chunks.
-            if (x.rows < 1 || x.cols < 1 || x.i0 + x.rows > r.m || x.j0 + x.cols > r.n)
-                fail_msg("task %lld: tile (%lld, %lld) %lld x %lld outside C", (long long)t, (long long)x.i0,
+            if (x.rows < 1 || x.cols < 1 || x.i0 < 0 || x.j0 < 0 || x.i0 + x.rows > r.m || x.j0 + x.cols > r.n)
+                fail_msg("task %lld: part (%lld, %lld) %lld x %lld outside C", (long long)t, (long long)x.i0,
                          (long long)x.j0, (long long)x.rows, (long long)x.cols);
-            // Tiles sit on the grid of mt x nt and are cut only by the edge of C.
-            if (x.i0 % p.mt != 0 || x.j0 % p.nt != 0 || x.rows != std::min(p.mt, r.m - x.i0) ||
-                x.cols != std::min(p.nt, r.n - x.j0))
-                fail_msg("task %lld: tile (%lld, %lld) %lld x %lld is off the grid", (long long)t, (long long)x.i0,
-                         (long long)x.j0, (long long)x.rows, (long long)x.cols);
-            const int64_t tile = x.i0 / p.mt + x.j0 / p.nt * p.mb;
-            int64_t &nk = next_k[static_cast<size_t>(tile)];
-            if (x.first != (nk == 0) || x.k0 != nk)
-                fail_msg("task %lld: K chunk starts at %lld, expected %lld", (long long)t, (long long)x.k0,
-                         (long long)nk);
-            if (t >= p.lead * p.kb) {
-                if (open_tile >= 0 && open_tile != tile)
-                    fail_msg("task %lld: tile %lld starts before tile %lld has all its chunks", (long long)t,
-                             (long long)tile, (long long)open_tile);
-                open_tile = tile;
-            } else if (t % p.lead != 0 && x.k0 != host_task(p, r, t - 1).k0) {
-                fail_msg("task %lld: the lead group leaves a K chunk before all its tiles had it", (long long)t);
-            }
-            nk = x.k0 + x.depth;
             if (r.k > 0 && x.depth < 1)
-                fail_msg("task %lld: empty K chunk", (long long)t);
-            if (x.last != (nk == r.k) || nk > r.k)
-                fail_msg("task %lld: K chunk ends at %lld of %lld, last = %d", (long long)t, (long long)nk,
-                         (long long)r.k, x.last);
-            if (x.last) {
-                nk = 0;
-                if (open_tile == tile)
-                    open_tile = -1;
-            }
-            if (x.first)
-                ++covered[static_cast<size_t>(x.i0 / p.mt + x.j0 / p.nt * p.mb)];
+                fail_msg("task %lld: empty K range", (long long)t);
+            if (!p.resident)
+                tiled_order(x, t, &open_tile);
+            cover(x, t);
             const Rect ra = r.trans_a ? Rect{x.k0, x.i0, x.depth, x.rows} : Rect{x.i0, x.k0, x.rows, x.depth};
             const Rect rb = r.trans_b ? Rect{x.j0, x.k0, x.cols, x.depth} : Rect{x.k0, x.j0, x.depth, x.cols};
             if (memcmp(&ra, &x.a.rect, sizeof ra) != 0 || memcmp(&rb, &x.b.rect, sizeof rb) != 0)
-                fail_msg("task %lld: A or B rect does not match the tile", (long long)t);
+                fail_msg("task %lld: A or B rect does not match the part of C", (long long)t);
 
             operand(p.a, x.a, a_rows, wait_a, "A", t);
             operand(p.b, x.b, b_rows, wait_b, "B", t);
@@ -226,6 +253,22 @@ struct Replay {
                 fail_msg("task %lld: C load = %d, first = %d, c_in = %d", (long long)t, x.c.load, x.first, r.c_in);
             if (x.c.slot < 0 || x.c.slot >= p.c.count)
                 fail_msg("task %lld: C slot %d of %d", (long long)t, x.c.slot, p.c.count);
+            if (p.c.cache == Cache::Whole) {
+                // All of C has its place; a part's first kernel (or its
+                // copy in) puts it there.
+                if (x.c.reuse)
+                    fail_msg("task %lld: a whole C waits for a slot", (long long)t);
+                if (x.first) {
+                    if (x.c.load)
+                        moved += 4.0 * static_cast<double>(x.rows * x.cols);
+                    each(p.c, x.c, r.m, "C", t, [&](size_t e, int64_t id) { content[e] = id; });
+                }
+                read(p.c, x.c, r.m, "C", t);
+                if (x.last)
+                    moved += 4.0 * static_cast<double>(x.rows * x.cols);
+                continue;
+            }
+            const int64_t tile = x.i0 / p.mt + x.j0 / p.nt * p.mb;
             const size_t slot = static_cast<size_t>(x.c.slot);
             if (x.first) {
                 // The slot's previous tile must have been copied out before
@@ -253,10 +296,10 @@ struct Replay {
                 moved += 4.0 * static_cast<double>(x.rows * x.cols);
             }
         }
-        // Together with the grid check: every element of C in exactly one tile.
-        for (size_t e = 0; e < covered.size(); ++e)
-            if (covered[e] != 1)
-                fail_msg("C tile %zu computed %d times", e, covered[e]);
+        // Every cell of C had all of K, in order, exactly once.
+        for (size_t e = 0; e < next_k.size(); ++e)
+            if (next_k[e] != -1)
+                fail_msg("cell %zu of C ends at K %lld", e, (long long)next_k[e]);
         if (p.mb != (r.m + p.mt - 1) / p.mt || p.nb != (r.n + p.nt - 1) / p.nt)
             fail_msg("%lld x %lld tiles do not cover C", (long long)p.mb, (long long)p.nb);
         if (moved != p.link_bytes)
@@ -299,17 +342,109 @@ void replay(const PlanRequest &r, const HostPlan &p)
 
 // ---------------------------------------------------------------- plans for the benchmark shapes
 
+// Bytes task x copies in before its kernel.
+double loaded_bytes(const Task &x)
+{
+    double b = 0;
+    for (const OperandStep *s : {&x.a, &x.b, &x.c})
+        if (s->load)
+            b += 4.0 * static_cast<double>(s->rect.rows * s->rect.cols);
+    return b;
+}
+
 void test_plan_8192_cube(void **)
 {
+    // With the device memory for all of A, B and C (768 MiB): the resident
+    // schedule.
     PlanRequest r = request(8192, 8192, 8192);
     HostPlan p = must_plan(r);
+    assert_true(p.resident);
     assert_int_equal(p.mt, 2048);
     assert_int_equal(p.nt, 2048);
     assert_int_equal(p.kt, 2048);
+    assert_true(p.rows_outer);
+    assert_true(p.a.cache == Cache::Whole && p.b.cache == Cache::Whole && p.c.cache == Cache::Whole);
+    assert_int_equal(arena_bytes(p), 768 * kMiB);
+    assert_true(p.link_bytes == 3.0 * 256 * kMiB);
+    assert_int_equal(p.open_depth, 512);
+    assert_int_equal(p.open_blocks, 4);
+    // Three rows of four tiles in the lead: 12 kernels for 7 chunks per K
+    // step (two rows: 8 for 6, under kLeadFeed).
+    assert_int_equal(p.lead, 12);
+    // 16 kernels of the opening, 4 steps of the lead's 12 tiles, and the
+    // last row, after the lead, in one kernel cut into 5: 69 kernels.
+    assert_int_equal(task_count(p), 69);
+    replay(r, p);
+
+    // The first kernel waits for a 2048 x 512 slice of A and one of B:
+    // 8 MiB, not the 32 MiB of a chunk of each.
+    Task x = host_task(p, r, 0);
+    assert_true(x.i0 == 0 && x.j0 == 0 && x.rows == 2048 && x.cols == 2048 && x.k0 == 0 && x.depth == 512);
+    assert_true(loaded_bytes(x) == 8.0 * kMiB);
+    // The opening: every tile's [0, 512), squares growing from (0, 0); a
+    // slice of A loads at a row's first tile (column 0), of B at a column's
+    // (row 0); after s * s tasks the s x s corner is done.
+    const int64_t corner[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}, {2, 1}, {0, 2}, {1, 2}, {2, 2}};
+    for (int64_t t = 0; t < 16; ++t) {
+        x = host_task(p, r, t);
+        if (t < 9)
+            assert_true(x.i0 == corner[t][0] * 2048 && x.j0 == corner[t][1] * 2048);
+        assert_true(x.rows == 2048 && x.cols == 2048 && x.k0 == 0 && x.depth == 512 && x.first && !x.last);
+        assert_int_equal(x.a.load, x.j0 == 0);
+        assert_int_equal(x.b.load, x.i0 == 0);
+        assert_true(std::max(x.i0, x.j0) / 2048 == static_cast<int64_t>(std::sqrt(static_cast<double>(t))));
+    }
+    // The lead: rows 0 to 2, K steps [512, 2048), [2048, 4096), ...,
+    // column by column; its last step finishes its tiles.
+    const int64_t steps[][2] = {{512, 2048}, {2048, 4096}, {4096, 6144}, {6144, 8192}};
+    for (int64_t t = 16; t < 64; ++t) {
+        x = host_task(p, r, t);
+        const int64_t u = t - 16;
+        assert_int_equal(x.k0, steps[u / 12][0]);
+        assert_int_equal(x.k0 + x.depth, steps[u / 12][1]);
+        assert_int_equal(x.i0, u % 3 * 2048);
+        assert_int_equal(x.j0, u % 12 / 3 * 2048);
+        assert_int_equal(x.a.load, x.j0 == 0);
+        assert_int_equal(x.b.load, x.i0 == 0);
+        assert_int_equal(x.last, u >= 36);
+    }
+    // Row 3, all of B there, in one kernel of 2048 x 8192 x 7680, cut: two
+    // tiles (loading the rest of its A panel), one tile, then the last tile
+    // in parts of 1024, 512 and 512 rows. The last kernel leaves 4 MiB of
+    // C to copy out.
+    const int64_t cut[][4] = {{6144, 0, 2048, 4096}, {6144, 4096, 2048, 2048}, {6144, 6144, 1024, 2048},
+                              {7168, 6144, 512, 2048}, {7680, 6144, 512, 2048}};
+    for (int64_t t = 64; t < 69; ++t) {
+        x = host_task(p, r, t);
+        assert_true(x.i0 == cut[t - 64][0] && x.j0 == cut[t - 64][1] && x.rows == cut[t - 64][2] &&
+                    x.cols == cut[t - 64][3]);
+        assert_true(x.k0 == 512 && x.depth == 7680 && x.last && x.a.load == (t == 64) && !x.b.load);
+    }
+    assert_true(loaded_bytes(host_task(p, r, 64)) == 4.0 * 2048 * 7680);
+    assert_true(4.0 * static_cast<double>(x.rows * x.cols) == 4.0 * kMiB);
+
+    // 16384^3: 8 x 8 tiles; two rows make 16 kernels per 10 chunks, enough
+    // for the lead; its 8 steps, then the six rows after it each in one
+    // kernel of 2048 x 16384 x 15872, the last one cut into runs of 4, 2
+    // and 1 tiles and 3 parts: 64 + 8 * 16 + 5 + 6 = 203 kernels, not 512.
+    r = request(16384, 16384, 16384);
+    p = must_plan(r);
+    assert_true(p.resident);
+    assert_int_equal(p.lead, 16);
+    assert_int_equal(task_count(p), 203);
+    x = host_task(p, r, 64 + 8 * 16);
+    assert_true(x.i0 == 4096 && x.j0 == 0 && x.rows == 2048 && x.cols == 16384 && x.k0 == 512 && x.last);
+    replay(r, p);
+    r = request(8192, 8192, 8192);
+
+    // Below 768 MiB: the tiled schedule, A and B whole, the first two rows
+    // of tiles (8) K-outer, each in its own C slot, two more slots for the
+    // rest: 672 MiB.
+    r.budget = 767 * kMiB;
+    p = must_plan(r);
+    assert_false(p.resident);
     assert_int_equal(task_count(p), 64);
     assert_true(p.rows_outer);
-    // All of A and B stay; the first two rows of tiles (8) run K-outer,
-    // each in its own C slot, two more slots for the rest: 672 MiB.
     assert_true(p.a.cache == Cache::Whole && p.b.cache == Cache::Whole);
     assert_int_equal(p.lead, 8);
     assert_true(p.c.cache == Cache::Tile);
@@ -373,12 +508,15 @@ void test_plan_benchmark_shapes(void **)
     assert_int_equal(arena_bytes(p), 160 * kMiB);
     replay(r, p);
 
-    // 4096 x 4096 x 16384: eight K chunks; all four tiles in the lead group.
+    // 4096 x 4096 x 16384: eight K chunks, the resident schedule; both rows
+    // of tiles are the lead: 4 kernels of the opening, 8 steps of 4, the
+    // last tile's last step in 3 parts.
     r = request(4096, 4096, 16384);
     p = must_plan(r);
-    assert_true(p.a.cache == Cache::Whole && p.b.cache == Cache::Whole);
+    assert_true(p.resident);
+    assert_true(p.a.cache == Cache::Whole && p.b.cache == Cache::Whole && p.c.cache == Cache::Whole);
     assert_int_equal(p.lead, 4);
-    assert_int_equal(p.c.count, 4);
+    assert_int_equal(task_count(p), 4 + 8 * 4 - 1 + 3);
     assert_int_equal(arena_bytes(p), (256 + 256 + 64) * kMiB);
     replay(r, p);
 
@@ -399,15 +537,103 @@ void test_plan_benchmark_shapes(void **)
     assert_true(p.link_bytes == 4.0 * (16384.0 * 1024 * 2 + 16384.0 * 16384));
     replay(r, p);
 
-    // 2048 x 2048 x 32768: one tile, 16 K chunks; double-buffered chunks of
-    // A and B move as few bytes as caching and take the least memory.
+    // 2048 x 2048 x 32768: one tile, 16 K chunks: the resident schedule
+    // (its first kernel after 8 MiB, its last on a quarter of the tile);
+    // with less memory, double-buffered chunks of A and B, which move as
+    // few bytes as caching and take the least memory.
     r = request(2048, 2048, 32768);
+    p = must_plan(r);
+    assert_true(p.resident);
+    assert_int_equal(arena_bytes(p), (256 + 256 + 16) * kMiB);
+    assert_true(loaded_bytes(host_task(p, r, 0)) == 8.0 * kMiB);
+    assert_int_equal(host_task(p, r, task_count(p) - 1).rows, 512);
+    replay(r, p);
+    r.budget = 527 * kMiB;
     p = must_plan(r);
     assert_int_equal(p.mb * p.nb, 1);
     assert_int_equal(p.kb, 16);
     assert_true(p.a.cache == Cache::Chunk && p.b.cache == Cache::Chunk);
     assert_int_equal(arena_bytes(p), 80 * kMiB);
     assert_true(p.link_bytes == 4.0 * (2.0 * 2048 * 32768 + 2048.0 * 2048));
+    replay(r, p);
+}
+
+// The resident schedule's rules, on shapes around the benchmark's: which
+// plans take it, the opening (small first step, every tile or, when C is
+// read, the lead's), the lead, the rest (one kernel per outer block, all
+// its K), the cut (the last kernel on a small part of C), and fewer
+// kernels than the tiled schedule where two outer blocks or more follow
+// the lead (with one, the opening and the cut add about as many kernels as
+// that block saves).
+void test_plan_resident(void **)
+{
+    const int64_t shapes[][3] = {{8192, 8192, 8192},  {12000, 9000, 7000}, {16384, 4096, 8192},
+                                 {4096, 16384, 8192}, {20000, 20000, 8192}, {6144, 6144, 8192},
+                                 {3000, 2500, 9000},  {100, 30000, 9000},  {8192, 8192, 6145}};
+    for (const auto &d : shapes)
+        for (int variant = 0; variant < 8; ++variant) {
+            PlanRequest r = request(d[0], d[1], d[2]);
+            r.trans_a = variant & 1;
+            r.trans_b = variant & 2;
+            r.c_in = variant & 4;
+            const HostPlan p = must_plan(r);
+            if (!p.resident)
+                fail_msg("%lld x %lld x %lld: not resident", (long long)d[0], (long long)d[1], (long long)d[2]);
+            replay(r, p);
+            const int64_t outer = p.rows_outer ? p.mb : p.nb, inner = p.rows_outer ? p.nb : p.mb;
+            assert_true(outer <= inner);
+            assert_int_equal(p.open_depth, p.kt / kOpenDivisor);
+            // The lead: kLeadBlocks outer blocks, more (up to all but one,
+            // and only when C is not read) until its steps feed kLeadFeed
+            // kernels per chunk.
+            const int64_t leads = p.lead / inner;
+            assert_int_equal(p.lead % inner, 0);
+            assert_true(leads >= std::min<int64_t>(outer, kLeadBlocks) && leads <= outer);
+            const auto feeds = [inner](int64_t l) {
+                return static_cast<double>(l * inner) >= kLeadFeed * static_cast<double>(l + inner);
+            };
+            if (leads > kLeadBlocks)
+                assert_true(!r.c_in && !feeds(leads - 1) && leads <= outer - 1);
+            if (leads < outer - 1 && !r.c_in)
+                assert_true(leads == kLeadBlocks || feeds(leads));
+            assert_int_equal(p.open_blocks, r.c_in ? leads : outer);
+            // The first kernel waits for a slice of A and of B (and its C).
+            const Task first = host_task(p, r, 0);
+            assert_true(first.i0 == 0 && first.j0 == 0 && first.depth == p.open_depth);
+            assert_true(loaded_bytes(first) <=
+                        4.0 * static_cast<double>((p.mt + p.nt) * p.open_depth + (r.c_in ? p.mt * p.nt : 0)));
+            // Kernels over a whole outer block and all of its K not yet done.
+            int64_t whole_blocks = 0;
+            for (int64_t t = 0; t < task_count(p); ++t) {
+                const Task x = host_task(p, r, t);
+                const int64_t extent = p.rows_outer ? x.cols : x.rows;
+                whole_blocks += extent == (p.rows_outer ? r.n : r.m) && x.last && x.depth >= r.k - p.open_depth;
+            }
+            const int64_t rest = outer - leads;
+            assert_int_equal(whole_blocks, rest > 0 ? rest - 1 : 0);
+            if (rest >= 2)
+                assert_true(task_count(p) < p.mb * p.nb * p.kb);
+            // The last kernel: at most a quarter of a tile where its outer
+            // side has four quanta, else at most a tile.
+            const Task last = host_task(p, r, task_count(p) - 1);
+            const int64_t side = p.rows_outer ? std::min(p.mt, r.m - (p.mb - 1) * p.mt)
+                                              : std::min(p.nt, r.n - (p.nb - 1) * p.nt);
+            assert_true(last.last && last.rows * last.cols <= p.mt * p.nt / (side >= 4 * kTileQuantum ? 4 : 1));
+        }
+
+    // K of fewer than four chunks, or only C on the host: the tiled
+    // schedule.
+    assert_false(must_plan(request(8192, 8192, 6144)).resident);
+    PlanRequest r = request(8192, 8192, 8192, false);
+    r.c_host = true;
+    assert_false(must_plan(r).resident);
+    // A alone on the host: A whole, B and C in place, the opening over
+    // every tile.
+    r = request(8192, 8192, 8192, false);
+    r.a_host = true;
+    HostPlan p = must_plan(r);
+    assert_true(p.resident && p.a.cache == Cache::Whole && p.b.cache == Cache::InPlace && p.c.cache == Cache::InPlace);
+    assert_int_equal(arena_bytes(p), 256 * kMiB);
     replay(r, p);
 }
 
@@ -786,6 +1012,7 @@ int main(int argc, char **argv)
         cmocka_set_test_filter(argv[1]);
     const CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_8192_cube),      cmocka_unit_test(test_plan_benchmark_shapes),
+        cmocka_unit_test(test_plan_resident),
         cmocka_unit_test(test_plan_budget_limits),  cmocka_unit_test(test_plan_mixed_operands),
         cmocka_unit_test(test_plan_degenerate),     cmocka_unit_test(test_plan_too_small),
         cmocka_unit_test(test_plan_random_schedules), cmocka_unit_test(test_host_copy),

@@ -127,10 +127,16 @@ tgemm_status HostRun::run_call(cudaStream_t caller)
         st = plan_and_allocate();
     // The arena is stream-ordered on the compute stream; the copy streams
     // may use it once they wait for this point.
-    if (st == TGEMM_SUCCESS && (st = record_wait(pl_.ready, pl_.comp, pl_.in)) == TGEMM_SUCCESS)
-        st = wait(pl_.out, pl_.ready);
+    if (st == TGEMM_SUCCESS && (st = record_wait(pl_.ready, pl_.comp, pl_.in)) == TGEMM_SUCCESS &&
+        (st = wait(pl_.out, pl_.ready)) == TGEMM_SUCCESS)
+        st = wait(pl_.comp2, pl_.ready);
     for (int64_t t = 0; st == TGEMM_SUCCESS && t < task_count(plan_); ++t)
         st = run_task(t, host_task(plan_, req_, t));
+    if (st == TGEMM_SUCCESS)
+        st = issue_stores(true);
+    // After a failure, the pieces still waiting are not written back.
+    pending_.clear();
+    pending_head_ = 0;
     return finish(caller, st);
 }
 
@@ -222,6 +228,12 @@ tgemm_status HostRun::plan_and_allocate()
     if ((st = check_cuda(grow_events(pl_.free_c, static_cast<size_t>(plan_.c.count), cudaEventDisableTiming),
                          "cudaEventCreateWithFlags")) != TGEMM_SUCCESS)
         return st;
+    defer_stores_ = kc_ == MemKind::Pageable && plan_.c.cache == Cache::Whole;
+    for (int64_t t = task_count(plan_) - 1; defer_stores_ && t >= 0 && last_load_task_ < 0; --t) {
+        const Task x = host_task(plan_, req_, t);
+        if (x.a.load || x.b.load || x.c.load)
+            last_load_task_ = t;
+    }
     if (settings().verbose >= 2)
         std::fprintf(stderr, "tgemm: host plan %s\n", describe_plan().c_str());
     return TGEMM_SUCCESS;
@@ -233,7 +245,7 @@ std::string HostRun::describe_plan() const
     std::snprintf(buf, sizeof buf,
                   "m=%lld n=%lld k=%lld A=%s B=%s C=%s tile=%lldx%lldx%lld blocks=%lldx%lldx%lld order=%s "
                   "cache_a=%s cache_b=%s device_bytes=%llu budget=%llu link_mib=%.1f lead=%lld c_slots=%d "
-                  "link_bytes=%.0f",
+                  "link_bytes=%.0f schedule=%s open_depth=%lld tasks=%lld",
                   static_cast<long long>(p_.m), static_cast<long long>(p_.n), static_cast<long long>(p_.k),
                   kind_name(ka_), kind_name(kb_), kind_name(kc_), static_cast<long long>(plan_.mt),
                   static_cast<long long>(plan_.nt), static_cast<long long>(plan_.kt),
@@ -242,7 +254,9 @@ std::string HostRun::describe_plan() const
                   cache_name(plan_.a.cache), cache_name(plan_.b.cache),
                   static_cast<unsigned long long>(arena_bytes(plan_)),
                   static_cast<unsigned long long>(req_.budget), plan_.link_bytes / 1048576.0,
-                  static_cast<long long>(plan_.lead), plan_.c.count, plan_.link_bytes);
+                  static_cast<long long>(plan_.lead), plan_.c.count, plan_.link_bytes,
+                  plan_.resident ? "resident" : "tiled", static_cast<long long>(plan_.open_depth),
+                  static_cast<long long>(task_count(plan_)));
     return buf;
 }
 
@@ -292,13 +306,31 @@ const float *HostRun::operand(const OperandStep &s, const Slots &slots, const fl
     return arena_ + s.offset;
 }
 
+// The stream of task x's kernel: in the resident schedule, a kernel within
+// one tile runs on the stream of its outer block's parity, so that the
+// next tile's kernel (in the opening and the lead, mostly of the other
+// outer block) starts on the SMs that the last wave of this one's blocks
+// leaves idle, while each tile's kernels stay in order on one stream. A
+// kernel over several tiles runs on comp after both streams' earlier
+// kernels, and both streams' later kernels follow it (*several_tiles).
+cudaStream_t HostRun::kernel_stream(const Task &x, bool *several_tiles) const
+{
+    *several_tiles = false;
+    if (!plan_.resident)
+        return pl_.comp;
+    *several_tiles =
+        x.i0 / plan_.mt != (x.i0 + x.rows - 1) / plan_.mt || x.j0 / plan_.nt != (x.j0 + x.cols - 1) / plan_.nt;
+    const int64_t outer = plan_.rows_outer ? x.i0 / plan_.mt : x.j0 / plan_.nt;
+    return !*several_tiles && outer % 2 == 1 ? pl_.comp2 : pl_.comp;
+}
+
 tgemm_status HostRun::run_task(int64_t t, const Task &x)
 {
     task_ = t;
     cur_ = x;
     tgemm_status st;
     bool loaded = false;
-    const bool c_host = plan_.c.cache == Cache::Tile;
+    const bool c_host = plan_.c.cache != Cache::InPlace;
     if ((st = load_operand(x.a, plan_.a, pl_.free_a, p_.a, p_.lda, ka_, 'A', &loaded)) != TGEMM_SUCCESS ||
         (st = load_operand(x.b, plan_.b, pl_.free_b, p_.b, p_.ldb, kb_, 'B', &loaded)) != TGEMM_SUCCESS)
         return st;
@@ -311,7 +343,18 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
         if ((st = load(x.c.rect, p_.c, p_.ldc, kc_, arena_ + x.c.offset, plan_.c.ld, 'C')) != TGEMM_SUCCESS)
             return st;
     }
-    if (loaded && (st = record_wait(pl_.loaded, pl_.in, pl_.comp)) != TGEMM_SUCCESS)
+    // The kernel waits for every copy in enqueued so far that its stream has
+    // not waited for: its own, and, with two streams of kernels, those of
+    // earlier tasks whose kernels ran on the other stream and whose parts
+    // of A and B it reads too.
+    bool several_tiles = false;
+    const cudaStream_t ks = kernel_stream(x, &several_tiles);
+    int64_t &seen = loads_seen_[ks == pl_.comp2 ? 1 : 0];
+    loads_ += loaded;
+    if (seen < loads_ && (st = record_wait(pl_.loaded, pl_.in, ks)) != TGEMM_SUCCESS)
+        return st;
+    seen = loads_;
+    if (several_tiles && (st = record_wait(pl_.joined, pl_.comp2, pl_.comp)) != TGEMM_SUCCESS)
         return st;
 
     GemmParams d = p_;
@@ -325,8 +368,8 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
     d.c = c_host ? arena_ + x.c.offset : p_.c + x.i0 + x.j0 * p_.ldc;
     d.ldc = c_host ? plan_.c.ld : p_.ldc;
     d.beta = x.first ? p_.beta : 1.0f;
-    st = observe_gpu(pl_.comp, TraceEvent::Kernel, '-', 0, [&] { return run_device_operands(d, dev_, pl_.comp); });
-    if (st != TGEMM_SUCCESS)
+    st = observe_gpu(ks, TraceEvent::Kernel, '-', 0, [&] { return run_device_operands(d, dev_, ks); });
+    if (st != TGEMM_SUCCESS || (several_tiles && (st = record_wait(pl_.joined, pl_.comp, pl_.comp2)) != TGEMM_SUCCESS))
         return st;
     if (!c_host && x.last)
         enqueued_.push_back(Rect{x.i0, x.j0, x.rows, x.cols});
@@ -336,24 +379,105 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
     if (slotted(plan_.b.cache) && (st = record(pl_.free_b[x.b.slot], pl_.comp)) != TGEMM_SUCCESS)
         return st;
     if (!c_host || !x.last)
-        return TGEMM_SUCCESS;
-    if ((st = record_wait(pl_.computed, pl_.comp, pl_.out)) != TGEMM_SUCCESS ||
+        return defer_stores_ ? issue_stores(t >= last_load_task_) : TGEMM_SUCCESS;
+    if (defer_stores_)
+        return defer_store(x, ks);
+    if ((st = record_wait(pl_.computed, ks, pl_.out)) != TGEMM_SUCCESS ||
         (st = store(x.c.rect, arena_ + x.c.offset, plan_.c.ld)) != TGEMM_SUCCESS)
         return st;
     return record(pl_.free_c[x.c.slot], pl_.out);
 }
 
-// Joins the copy streams into the compute stream, frees the arena there,
-// makes the caller's stream wait; moves the pieces of a pageable C still in
-// staging buffers into place as they arrive, and waits for the end. Runs
-// after errors too: recover() then leaves the pipeline idle, or marks it
-// broken.
+// Queues the copies out of task x's part of C (a pageable C that stays on
+// the device) behind an event after its kernel (on ks), then issues what
+// it may.
+tgemm_status HostRun::defer_store(const Task &x, cudaStream_t ks)
+{
+    int ev = 0;
+    if (!free_events_.empty()) {
+        ev = free_events_.back();
+        free_events_.pop_back();
+    } else {
+        ev = static_cast<int>(pl_.stored_c.size());
+        const tgemm_status st = check_cuda(grow_events(pl_.stored_c, pl_.stored_c.size() + 1, cudaEventDisableTiming),
+                                           "cudaEventCreateWithFlags");
+        if (st != TGEMM_SUCCESS)
+            return st;
+    }
+    tgemm_status st = record(pl_.stored_c[static_cast<size_t>(ev)], ks);
+    if (st != TGEMM_SUCCESS) {
+        free_events_.push_back(ev);
+        return st;
+    }
+    (void)for_each_piece(x.c.rect.rows, x.c.rect.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
+        PendingPiece q;
+        q.rect = Rect{x.c.rect.row + r0, x.c.rect.col + c0, pr, pc};
+        q.offset = x.c.offset + r0 + c0 * plan_.c.ld;
+        q.event = ev;
+        q.task = task_;
+        q.at = x;
+        pending_.push_back(q);
+        return TGEMM_SUCCESS;
+    });
+    return issue_stores(task_ >= last_load_task_);
+}
+
+// Issues the deferred copies out in order: while a staging buffer is free
+// beyond the kInputBuffers kept for A and B, or, with `block`, all of
+// them, waiting for buffers as acquire() does.
+tgemm_status HostRun::issue_stores(bool block)
+{
+    const int64_t task = task_;
+    const Task cur = cur_;
+    tgemm_status st = TGEMM_SUCCESS;
+    while (st == TGEMM_SUCCESS && pending_head_ < pending_.size()) {
+        int free_count = 0;
+        for (const Staging &b : pl_.staging)
+            free_count += b.out == nullptr;
+        if (!block && free_count <= kInputBuffers)
+            break;
+        PendingPiece &q = pending_[pending_head_];
+        // The piece is traced as part of its own task.
+        task_ = q.task;
+        cur_ = q.at;
+        if (!q.waited) {
+            if ((st = wait(pl_.out, pl_.stored_c[static_cast<size_t>(q.event)])) != TGEMM_SUCCESS)
+                break;
+            for (size_t i = pending_head_; i < pending_.size() && pending_[i].event == q.event; ++i)
+                pending_[i].waited = true;
+        }
+        Staging *b = nullptr;
+        if ((st = acquire(&b, true)) != TGEMM_SUCCESS ||
+            (st = store_piece(q.rect, arena_ + q.offset, plan_.c.ld, b)) != TGEMM_SUCCESS)
+            break;
+        ++pending_head_;
+        if (pending_head_ == pending_.size() || pending_[pending_head_].event != q.event)
+            free_events_.push_back(q.event);
+    }
+    task_ = task;
+    cur_ = cur;
+    if (pending_head_ == pending_.size()) {
+        pending_.clear();
+        pending_head_ = 0;
+    }
+    return st;
+}
+
+// Joins the copy streams and the second stream of kernels into the compute
+// stream, frees the arena there, makes the caller's stream wait; moves the
+// pieces of a pageable C still in staging buffers into place as they
+// arrive, and waits for the end. Runs after errors too: recover() then
+// leaves the pipeline idle, or marks it broken.
 tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
 {
     task_ = -1;
     cudaError_t e = cudaEventRecord(pl_.in_done, pl_.in);
     if (e == cudaSuccess)
         e = cudaEventRecord(pl_.out_done, pl_.out);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(pl_.joined, pl_.comp2);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(pl_.comp, pl_.joined, 0);
     if (e == cudaSuccess)
         e = cudaStreamWaitEvent(pl_.comp, pl_.in_done, 0);
     if (e == cudaSuccess)
@@ -383,7 +507,7 @@ tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
     return st;
 }
 
-// After a failure: waits for the three streams to go idle, asking each
+// After a failure: waits for the four streams to go idle, asking each
 // twice, since a failure that persists is a broken context, in which
 // nothing runs any more. Once they are idle, every copy and kernel enqueued
 // has finished and nothing else will: the pieces of C waiting in staging go
@@ -393,7 +517,7 @@ tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
 // written back and the pipeline is broken.
 void HostRun::recover()
 {
-    for (cudaStream_t s : {pl_.in, pl_.comp, pl_.out})
+    for (cudaStream_t s : {pl_.in, pl_.comp, pl_.comp2, pl_.out})
         if (cudaStreamSynchronize(s) != cudaSuccess && cudaStreamSynchronize(s) != cudaSuccess)
             broken_ = true;
     if (broken_) {
@@ -409,10 +533,30 @@ void HostRun::recover()
         arena_ = nullptr;
 }
 
+// Calls fn(rect) for each part of C that leaves the device whole, as the
+// plan has them: every tile (tiled schedule), or every task's part where
+// it is the part's last (resident schedule).
+template <typename Fn>
+void HostRun::for_each_final_part(Fn fn) const
+{
+    if (plan_.resident) {
+        for (int64_t t = 0; t < task_count(plan_); ++t) {
+            const Task x = host_task(plan_, req_, t);
+            if (x.last)
+                fn(Rect{x.i0, x.j0, x.rows, x.cols});
+        }
+        return;
+    }
+    for (int64_t bi = 0; bi < plan_.mb; ++bi)
+        for (int64_t bj = 0; bj < plan_.nb; ++bj)
+            fn(Rect{bi * plan_.mt, bj * plan_.nt, std::min(plan_.mt, p_.m - bi * plan_.mt),
+                    std::min(plan_.nt, p_.n - bj * plan_.nt)});
+}
+
 // The parts of C not written back, after a failure: all of C when none is,
-// else each tile of the plan (for a pageable C, each piece of a tile that
-// has pieces written back) missing from written_, joined where they meet
-// along a whole side.
+// else each part of C the plan writes back whole (for a pageable C, each
+// piece of a part that has pieces written back) missing from written_,
+// joined where they meet along a whole side.
 void HostRun::not_written_back(std::vector<Rect> *left)
 {
     if (written_.empty()) {
@@ -423,28 +567,25 @@ void HostRun::not_written_back(std::vector<Rect> *left)
     std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> written;
     for (const Rect &r : written_)
         written.insert(key(r));
-    for (int64_t bi = 0; bi < plan_.mb; ++bi)
-        for (int64_t bj = 0; bj < plan_.nb; ++bj) {
-            const Rect t{bi * plan_.mt, bj * plan_.nt, std::min(plan_.mt, p_.m - bi * plan_.mt),
-                         std::min(plan_.nt, p_.n - bj * plan_.nt)};
-            if (written.count(key(t)) != 0)
-                continue;
-            std::vector<Rect> pieces;
-            bool some = false;
-            if (kc_ == MemKind::Pageable)
-                (void)for_each_piece(t.rows, t.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
-                    const Rect q{t.row + r0, t.col + c0, pr, pc};
-                    if (written.count(key(q)) != 0)
-                        some = true;
-                    else
-                        pieces.push_back(q);
-                    return TGEMM_SUCCESS;
-                });
-            if (some)
-                left->insert(left->end(), pieces.begin(), pieces.end());
-            else
-                left->push_back(t);
-        }
+    for_each_final_part([&](const Rect &t) {
+        if (written.count(key(t)) != 0)
+            return;
+        std::vector<Rect> pieces;
+        bool some = false;
+        if (kc_ == MemKind::Pageable)
+            (void)for_each_piece(t.rows, t.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
+                const Rect q{t.row + r0, t.col + c0, pr, pc};
+                if (written.count(key(q)) != 0)
+                    some = true;
+                else
+                    pieces.push_back(q);
+                return TGEMM_SUCCESS;
+            });
+        if (some)
+            left->insert(left->end(), pieces.begin(), pieces.end());
+        else
+            left->push_back(t);
+    });
     join_rects(left);
 }
 

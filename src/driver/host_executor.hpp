@@ -1,9 +1,9 @@
 // The executor of one call on host operands: plans it within the device
 // memory it may use (host_plan.hpp), allocates the tile buffers, enqueues
-// every task of the plan on a leased pipeline's three streams (copies in,
-// kernels, copies out) ordered by events, moves pieces of pageable operands
-// through the pinned staging buffers on the host copy threads, and waits
-// for the end. After a failure it works out what C holds (the contract of
+// every task of the plan on a leased pipeline's streams (copies in,
+// kernels, copies out; in the resident schedule two streams of kernels)
+// ordered by events, moves pieces of pageable operands through the pinned
+// staging buffers on the host copy threads, and waits for the end. After a failure it works out what C holds (the contract of
 // run_host_operands in host_pipeline.hpp).
 //
 // Its events (copies, kernels, host waits) go to one observer
@@ -78,9 +78,14 @@ private:
     const float *operand(const OperandStep &s, const Slots &slots, const float *src, int64_t ld,
                          int64_t *out_ld) const;
     tgemm_status run_task(int64_t t, const Task &x);
+    cudaStream_t kernel_stream(const Task &x, bool *several_tiles) const;
+    tgemm_status defer_store(const Task &x, cudaStream_t ks);
+    tgemm_status issue_stores(bool block);
     tgemm_status finish(cudaStream_t caller, tgemm_status st);
     void recover();
     void not_written_back(std::vector<Rect> *left);
+    template <typename Fn>
+    void for_each_final_part(Fn fn) const;
 
     // host_transfers.cpp: copies and staging buffers.
     tgemm_status copy_async(float *dst, int64_t dld, const float *src, int64_t sld, int64_t rows, int64_t cols,
@@ -97,6 +102,7 @@ private:
     tgemm_status load(const Rect &r, const float *src, int64_t ld, MemKind kind, float *dst, int64_t dld,
                       char operand);
     tgemm_status store(const Rect &r, const float *src, int64_t dld);
+    tgemm_status store_piece(const Rect &piece, const float *src, int64_t dld, Staging *b);
 
     // The observer's view of the task being enqueued, and of a piece of C
     // waiting in a staging buffer.
@@ -142,6 +148,31 @@ private:
     float *arena_ = nullptr;  // until finish() frees it
     int64_t task_ = -1;       // the task being enqueued, -1 = none
     Task cur_;
+    // Tasks so far that copied anything in, and how many of them each
+    // stream of kernels (comp, comp2) has waited for.
+    int64_t loads_ = 0;
+    int64_t loads_seen_[2] = {0, 0};
+    // Pieces of a pageable C whose copies out wait, in order, for a staging
+    // buffer that no piece of A or B needs (defer_store): each with its
+    // task and the event recorded after the task's kernel (in
+    // pl_.stored_c; `waited` once the out stream waits for it). Used in the
+    // resident schedule, whose C stays on the device, so that the calling
+    // thread does not wait for a kernel to finish while pieces of A and B
+    // remain to be staged; from the last task that loads anything on,
+    // stores wait as they must.
+    struct PendingPiece {
+        Rect rect;           // of C
+        int64_t offset = 0;  // of its first element, floats from the arena start
+        int event = 0;
+        bool waited = false;
+        int64_t task = -1;
+        Task at;
+    };
+    bool defer_stores_ = false;
+    int64_t last_load_task_ = -1;
+    std::vector<PendingPiece> pending_;
+    size_t pending_head_ = 0;
+    std::vector<int> free_events_;  // indices into pl_.stored_c not in use by pending_
     // Failure bookkeeping. Parts of C written back (host copies from
     // staging done; after a failure, also the enqueued_ ones), parts whose
     // last write is enqueued (copies into pinned C, the last kernel of a

@@ -1,6 +1,6 @@
 // Products with operands in host memory: C tiles and K chunks stream over
-// the link while kernels run, on three streams (copies in, kernels, copies
-// out) ordered by events. host_plan.hpp says how the work is cut,
+// the link while kernels run, on streams of copies in, kernels and copies
+// out, ordered by events. host_plan.hpp says how the work is cut,
 // host_pool.hpp which resources a call holds, host_executor.hpp how it runs
 // them, host_tracer.hpp what TGEMM_HOST_TRACE records of it.
 #pragma once

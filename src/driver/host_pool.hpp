@@ -1,5 +1,5 @@
 // The resources of the host-operand path, per device: up to
-// kPipelinesPerDevice pipelines (three streams, their events and pinned
+// kPipelinesPerDevice pipelines (four streams, their events and pinned
 // staging buffers), created on first use and reused by later calls, and
 // one memory pool for the tile buffers. A call leases a whole pipeline for
 // its duration (a mutex and condition variable hand them out; a call that
@@ -62,10 +62,16 @@ struct Staging {
 
 struct Pipeline {
     cudaStream_t in = nullptr, comp = nullptr, out = nullptr;
+    // A second stream of kernels (the resident schedule): the next tile's
+    // kernel starts on the SMs that the last wave of this tile's blocks
+    // leaves idle.
+    cudaStream_t comp2 = nullptr;
     cudaEvent_t start = nullptr, ready = nullptr, loaded = nullptr, computed = nullptr;
+    cudaEvent_t joined = nullptr;  // one stream of kernels waits for the other
     cudaEvent_t in_done = nullptr, out_done = nullptr, end = nullptr;
     cudaEvent_t free_a[2] = {}, free_b[2] = {};  // a slot's last reader
     std::vector<cudaEvent_t> free_c;             // a C slot's copy out, as many as a plan has slots
+    std::vector<cudaEvent_t> stored_c;           // a finished part of C's kernel, for its deferred copy out
     Staging staging[kStagingBuffers];
     uint64_t uses = 0;      // staging buffers taken so far
     int64_t max_pitch = 0;  // bytes; cudaMemcpy2D takes no larger pitch

@@ -154,25 +154,32 @@ tgemm_status HostRun::store(const Rect &r, const float *src, int64_t dld)
     }
     return for_each_piece(r.rows, r.cols, [&](int64_t r0, int64_t c0, int64_t pr, int64_t pc) {
         Staging *b = nullptr;
-        tgemm_status st = acquire(&b, true);
-        if (st != TGEMM_SUCCESS)
-            return st;
-        if ((st = copy_async(b->ptr, pr, src + r0 + c0 * dld, dld, pr, pc, cudaMemcpyDeviceToHost, pl_.out,
-                             'C')) != TGEMM_SUCCESS ||
-            (st = record(b->done, pl_.out)) != TGEMM_SUCCESS)
-            return st;
-        b->out = to + r0 + c0 * p_.ldc;
-        b->out_ld = p_.ldc;
-        b->rows = pr;
-        b->cols = pc;
-        b->c_row = r.row + r0;
-        b->c_col = r.col + c0;
-        const TaskPlace at = place();
-        b->task = at.task;
-        b->tile_row = at.tile_row;
-        b->tile_col = at.tile_col;
-        return TGEMM_SUCCESS;
+        const tgemm_status st = acquire(&b, true);
+        return st != TGEMM_SUCCESS ? st
+                                   : store_piece(Rect{r.row + r0, r.col + c0, pr, pc}, src + r0 + c0 * dld, dld, b);
     });
+}
+
+// Copies a piece of C (piece: rows and columns of C; src, dld: on the
+// device) into staging buffer b, where it waits to be copied into C.
+tgemm_status HostRun::store_piece(const Rect &piece, const float *src, int64_t dld, Staging *b)
+{
+    tgemm_status st;
+    if ((st = copy_async(b->ptr, piece.rows, src, dld, piece.rows, piece.cols, cudaMemcpyDeviceToHost, pl_.out,
+                         'C')) != TGEMM_SUCCESS ||
+        (st = record(b->done, pl_.out)) != TGEMM_SUCCESS)
+        return st;
+    b->out = p_.c + piece.row + piece.col * p_.ldc;
+    b->out_ld = p_.ldc;
+    b->rows = piece.rows;
+    b->cols = piece.cols;
+    b->c_row = piece.row;
+    b->c_col = piece.col;
+    const TaskPlace at = place();
+    b->task = at.task;
+    b->tile_row = at.tile_row;
+    b->tile_col = at.tile_col;
+    return TGEMM_SUCCESS;
 }
 
 }  // namespace tgemm
