@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Calibrating the tiled planner's per-family fixed costs on random products.
 
-    python3 bench/fit_plans.py shapes --seed S [--count 80]
-        M N K triples for bench_plans: m, n log-uniform 96 to 8000, K 16 to
-        4096, m n <= 1.6e7, 2 m n k <= 2e10 (bounded so that every plan of
-        a set is timed and checked within minutes)
+    python3 bench/fit_plans.py shapes --seed S [--count 80] [--mn LO HI] [--k LO HI]
+        M N K triples for bench_plans: m, n log-uniform over --mn (96 to
+        8000), K over --k (16 to 4096), m n <= 1.6e7, 2 m n k <= 2e10
+        (bounded so that every plan of a set is timed and checked within
+        minutes)
     python3 bench/fit_plans.py fit FIT.csv VAL.csv [--plan-dump build/bench/plan_dump]
         FIT.csv, VAL.csv: bench_plans output on two independent sets. Fits,
         per family, the seconds a block and a wave cost beside the K steps
@@ -29,6 +30,7 @@ import sys
 SM, CLOCK, BW = 132, 1.98e9, 2.88e12
 SM_FLOPS, WARP_FLOPS = 2 * 128 * CLOCK, 0.5 * 2 * 32 * CLOCK
 STEP, ALONE, OLD_BLOCK = 0.8e-6, 0.75, 0.75e-6
+L2_BYTES, L2_FACTOR = 50e6, 3.0
 # name: bm, bn, bk, threads, NN efficiency, blocks per SM, step floor, lone share
 FAMILIES = {
     "256x128x16": (256, 128, 16, 256, 0.778, 1, STEP, ALONE),
@@ -39,7 +41,7 @@ FAMILIES = {
     "128x64x8": (128, 64, 8, 128, 0.584, 4, STEP, ALONE),
     "64x128x8": (64, 128, 8, 128, 0.565, 4, STEP, ALONE),
     "64x64x8": (64, 64, 8, 128, 0.483, 4, STEP, ALONE),
-    "64x64x16": (64, 64, 16, 128, 0.50, 4, 0.3e-6, 1.0),
+    "64x64x16": (64, 64, 16, 128, 0.50, 4, 0.59e-6, 1.0),
     "32x32x8": (32, 32, 8, 32, 0.430, 16, STEP, ALONE),
 }
 CLUSTER_BLOCKS = {"256": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
@@ -73,7 +75,8 @@ def features(m, n, k, family, splits, chunk, cluster):
     elif cluster:
         reduce = 0.5e-6 + 0.1e-6 * cdiv(bm * bn // 4, splits * threads)
     else:
-        reduce = (2.0 * splits * m * n * 4 + m * n * 4) / BW + 3e-6
+        slices = splits * m * n * 4.0
+        reduce = 2.0 * slices / (BW * (L2_FACTOR if slices <= 0.5 * L2_BYTES else 1.0)) + m * n * 4 / BW + 3e-6
     return waves * (cdiv(chunk, bk) + 1) * step, busiest, waves, reduce
 
 
@@ -126,6 +129,8 @@ def main():
     sh = sub.add_parser("shapes")
     sh.add_argument("--seed", type=int, required=True)
     sh.add_argument("--count", type=int, default=80)
+    sh.add_argument("--mn", type=float, nargs=2, default=[96, 8000])
+    sh.add_argument("--k", type=float, nargs=2, default=[16, 4096])
     ft = sub.add_parser("fit")
     ft.add_argument("fit")
     ft.add_argument("val")
@@ -134,8 +139,8 @@ def main():
     if a.cmd == "shapes":
         r, out = random.Random(a.seed), []
         while len(out) < a.count:
-            m, n = (int(math.exp(r.uniform(math.log(96), math.log(8000)))) for _ in range(2))
-            k = int(math.exp(r.uniform(math.log(16), math.log(4096))))
+            m, n = (int(math.exp(r.uniform(math.log(a.mn[0]), math.log(a.mn[1])))) for _ in range(2))
+            k = int(math.exp(r.uniform(math.log(a.k[0]), math.log(a.k[1]))))
             if m * n <= 1.6e7 and 2 * m * n * k <= 2e10:
                 out.append(f"{m} {n} {k}")
         print(" ".join(out))

@@ -46,6 +46,10 @@ struct ArchFactors {
     // than 16 warps on the SM) at this fraction of its efficiency.
     double alone_factor;
     double launch_seconds;        // one more kernel on the stream
+    // L2's size and its bandwidth over the memory's, for split-K slices
+    // that stay in it.
+    double l2_bytes;
+    double l2_bandwidth_factor;
     double cluster_sync_seconds;  // split-K cluster form: its two cluster barriers
     double dsmem_round_seconds;   // cluster form: one round of reads of the other blocks' shared memory
     // Stream-K's reduction: the rate at which a block leaves or reads back a

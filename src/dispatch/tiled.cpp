@@ -29,8 +29,8 @@ int64_t chunk_for(int64_t k, int splits, int64_t step)
     return ceil_div(ceil_div(k, splits), step) * step;
 }
 
-// The split-K reduction's cost: the slices' traffic through the workspace and
-// the second launch, or in cluster form the barriers and each thread's
+// The split-K reduction's cost: the slices' traffic through the workspace
+// (through L2 where they fit in half of it) and C's, and the second launch, or in cluster form the barriers and each thread's
 // rounds of reads (one 4-row piece of every slice per round) for its block's
 // 1 / splits of the tile.
 double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily &f, int splits, bool cluster)
@@ -43,7 +43,9 @@ double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily 
                a.dsmem_round_seconds * static_cast<double>(ceil_div(f.bm * f.bn / 4, int64_t{splits} * f.threads));
     const double slices = static_cast<double>(splits) * p.m * p.n * 4.0;
     const double c = (p.beta != 0.0f ? 2.0 : 1.0) * p.m * p.n * 4.0;
-    return (2.0 * slices + c) / m.memory_bandwidth + a.launch_seconds;
+    // Slices that fit in half of L2 are read back from it, not from memory.
+    const double rate = m.memory_bandwidth * (slices <= 0.5 * a.l2_bytes ? a.l2_bandwidth_factor : 1.0);
+    return 2.0 * slices / rate + c / m.memory_bandwidth + a.launch_seconds;
 }
 
 // The family's measured share of the FFMA peak for these transposes and
