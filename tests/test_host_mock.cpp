@@ -960,6 +960,36 @@ void test_broken_pipeline_replaced(void **)
     tgemm::set_host_plan_sizes(0, 0, 0);
 }
 
+// Calls one after another on the same pipeline, the resident schedule with
+// a pageable C (its pieces copied out behind events of their kernels): the
+// second call and every later one reuse the events the first made.
+void test_calls_reuse_events(void **)
+{
+    std::mt19937_64 rng(37);
+    for (const FaultCase &fc : fault_cases()) {
+        if (fc.p.kc != MemKind::Pageable || fc.p.alpha == 0.0f)
+            continue;
+        tgemm::set_host_plan_sizes(fc.tile, fc.depth, fc.tile ? 32 : 0);
+        set_budget(fc.budget);
+        const Data data = make_data(fc.p, rng);
+        const std::vector<float> want = expected(fc.p, data);
+        size_t after_first = 0;
+        for (int i = 0; i < 6; ++i) {
+            const Outcome o = run_with_fault(fc, data, want, mock::Fault());
+            if (!o.error.empty() || o.status != TGEMM_SUCCESS)
+                fail_msg("%s: call %d: status %d, %s", fc.name, i, (int)o.status, o.error.c_str());
+            std::lock_guard<std::mutex> lk(mu);
+            if (i == 0)
+                after_first = mock::events.size();
+            else if (mock::events.size() != after_first)
+                fail_msg("%s: %zu events after call %d, %zu after the first", fc.name, mock::events.size(), i + 1,
+                         after_first);
+        }
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
+}
+
 // Threads call at once, more than there are pipelines, and the context
 // breaks under them: every call either succeeds or leaves what the BLAS
 // layer completes exactly; the pipelines given up are replaced, so the
@@ -1275,6 +1305,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_allocation_retry), cmocka_unit_test(test_launch_failure),
         cmocka_unit_test(test_caller_stream), cmocka_unit_test(test_threads),
         cmocka_unit_test(test_no_trace_cost), cmocka_unit_test(test_release),
+        cmocka_unit_test(test_calls_reuse_events),
     };
     return cmocka_run_group_tests_name("tgemm_host_mock", tests, nullptr, nullptr) ? 1 : 0;
 }

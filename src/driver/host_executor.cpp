@@ -229,6 +229,11 @@ tgemm_status HostRun::plan_and_allocate()
                          "cudaEventCreateWithFlags")) != TGEMM_SUCCESS)
         return st;
     defer_stores_ = kc_ == MemKind::Pageable && plan_.c.cache == Cache::Whole;
+    // The pipeline's events for deferred copies are all free when a call
+    // starts (the call before it ended on every stream): reused, not grown.
+    free_events_.clear();
+    for (size_t i = pl_.stored_c.size(); i > 0; --i)
+        free_events_.push_back(static_cast<int>(i - 1));
     for (int64_t t = task_count(plan_) - 1; defer_stores_ && t >= 0 && last_load_task_ < 0; --t) {
         const Task x = host_task(plan_, req_, t);
         if (x.a.load || x.b.load || x.c.load)
