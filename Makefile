@@ -176,9 +176,9 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) tests/common.h tests/gpu_probe.h $(BU
 TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/test_gemm $(BUILD)/tests/test_env \
                 $(BUILD)/tests/test_host $(BUILD)/tests/test_blas $(BUILD)/tests/test_skinny_plan \
                 $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
-                $(PRELOAD_BINS) $(BUILD)/tests/run_fixture $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/examples/demo \
+                $(BUILD)/tests/test_spread_plan $(PRELOAD_BINS) $(BUILD)/tests/run_fixture $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/examples/demo \
                 $(BUILD)/tests/test_offload_model $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check $(PLAN_DUMP)
-TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-host-mock test-gpu test-host \
+TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-spread-plan test-host-mock test-gpu test-host \
              test-kernels test-gpu-probe test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
              test-tools test-offload-model test-cpu-blas test-numpy test-reference test-bench-check test-plans
 TEST_RESULTS := $(BUILD)/tests/results
@@ -327,6 +327,16 @@ $(BUILD)/tests/test_host_plan: tests/test_host_plan.cpp tests/line_buffered.c $(
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< tests/line_buffered.c $(HOST_PLAN_OBJ) -lcmocka -lpthread
 
+# How a product on host operands is spread over several GPUs
+# (src/driver/spread_plan.cpp): plain C++, no GPU.
+$(BUILD)/tests/test_spread_plan: tests/test_spread_plan.cpp tests/line_buffered.c $(BUILD)/obj/driver/spread_plan.o
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -o $@ $< tests/line_buffered.c \
+	    $(BUILD)/obj/driver/spread_plan.o -lcmocka
+
+test-spread-plan: $(BUILD)/tests/test_spread_plan
+	$(RUN_TEST) test_spread_plan -- $(BUILD)/tests/test_spread_plan
+
 test-host-plan: $(BUILD)/tests/test_host_plan
 	env -u TGEMM_HOST_COPY_THREADS $(RUN_TEST) test_host_plan -- $(BUILD)/tests/test_host_plan
 	TGEMM_HOST_COPY_THREADS=3 $(RUN_TEST) test_host_plan -- $(BUILD)/tests/test_host_plan test_host_copy_parts
@@ -339,7 +349,8 @@ test-host-plan: $(BUILD)/tests/test_host_plan
 HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/driver/host_pipeline.o $(BUILD)/obj/driver/host_pool.o \
                  $(BUILD)/obj/driver/host_executor.o $(BUILD)/obj/driver/host_transfers.o \
                  $(BUILD)/obj/driver/host_tracer.o $(BUILD)/obj/runtime/workspace.o \
-                 $(BUILD)/obj/core/status.o $(BUILD)/obj/driver/execute.o
+                 $(BUILD)/obj/core/status.o $(BUILD)/obj/driver/execute.o $(BUILD)/obj/driver/spread.o \
+                 $(BUILD)/obj/driver/spread_plan.o
 $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/mock_cuda.cpp tests/mock_cuda.hpp tests/line_buffered.c \
                                $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)
@@ -429,6 +440,18 @@ test-env: $(BUILD)/tests/test_env
 	    TGEMM_PACK=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-pack || rc=1; \
 	done; exit $$rc
 	TGEMM_DEVICE_MEMORY_LIMIT=100 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env tiny-memory-limit
+	rc=0; for v in abc 0, ,0 0,,1 -1 1.5 Auto all1 0:1 '0 1' \
+	    0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4; do \
+	    echo "== TGEMM_DEVICES=$$v"; \
+	    TGEMM_DEVICES="$$v" $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-devices || rc=1; \
+	done; exit $$rc
+	TGEMM_DEVICES=0,999 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env devices-bad-device
+	TGEMM_DEVICE=local-rank OMPI_COMM_WORLD_LOCAL_RANK=x $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-local-rank
+	rc=0; for v in OMPI_COMM_WORLD_LOCAL_RANK=3 MPI_LOCALRANKID=1 MV2_COMM_WORLD_LOCAL_RANK=2 SLURM_LOCALID=5 NONE=1; do \
+	    echo "== TGEMM_DEVICE=local-rank $$v"; \
+	    env -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID -u MV2_COMM_WORLD_LOCAL_RANK -u SLURM_LOCALID \
+	        TGEMM_DEVICE=local-rank $$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env local-rank || rc=1; \
+	done; exit $$rc
 
 # The BLAS ABI, one scenario per process (settings are read once). Every
 # run starts from a clean TGEMM_* environment; see tests/test_blas.c.

@@ -23,7 +23,21 @@
  *   tiny-memory-limit  TGEMM_DEVICE_MEMORY_LIMIT=100
  *                                           -> OUT_OF_MEMORY naming the variable
  *                                              (NO_DEVICE without a GPU), C unchanged
+ *   bad-devices        TGEMM_DEVICES=0,,1 (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
+ *   devices-bad-device TGEMM_DEVICES=0,999  -> INVALID_DEVICE naming the variable
+ *                                              (NO_DEVICE without a GPU), C unchanged
+ *   bad-local-rank     TGEMM_DEVICE=local-rank OMPI_COMM_WORLD_LOCAL_RANK=x
+ *                                           -> INVALID_SETTING naming OMPI_COMM_WORLD_LOCAL_RANK
+ *   local-rank         TGEMM_DEVICE=local-rank and one launcher variable = R
+ *                      (or none): the call runs on device R mod count (or
+ *                      the thread's current device), whatever device the
+ *                      thread has current: C in that device's memory is
+ *                      accepted and computed, C on another device refused
+ *                      with INVALID_DEVICE
  */
+#include <cuda_runtime_api.h>
+
 #include "common.h"
 
 #include <stdio.h>
@@ -226,6 +240,92 @@ static void test_quiet_by_default(void **state)
         fail_msg("tgemm printed %zu bytes without being asked: %s", len, buf);
 }
 
+static void test_bad_devices(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_DEVICES");
+}
+
+static void test_devices_bad_device(void **state)
+{
+    (void)state;
+    float c[kN * kN];
+    if (!gpu_available()) {
+        assert_int_equal(real_call(c), TGEMM_ERROR_NO_DEVICE);
+    } else {
+        assert_int_equal(real_call(c), TGEMM_ERROR_INVALID_DEVICE);
+        assert_non_null(strstr(tgemm_last_error_detail(), "TGEMM_DEVICES"));
+    }
+    assert_c_untouched(c);
+}
+
+static void test_bad_local_rank(void **state)
+{
+    (void)state;
+    assert_invalid_setting("OMPI_COMM_WORLD_LOCAL_RANK");
+}
+
+/* A product with C in the memory of device `dev`; its status, and C
+ * checked when it succeeds. */
+static tgemm_status call_on_device_c(int dev)
+{
+    static float a[kN * kN], b[kN * kN];
+    float c[kN * kN], want[kN * kN];
+    for (int i = 0; i < kN * kN; ++i) {
+        a[i] = (float)(i % 5);
+        b[i] = (float)(i % 3);
+        c[i] = (float)(i % 7);
+    }
+    for (int j = 0; j < kN; ++j)
+        for (int i = 0; i < kN; ++i) {
+            float acc = 0.0f;
+            for (int q = 0; q < kN; ++q)
+                acc += a[i + q * kN] * b[q + j * kN];
+            want[i + j * kN] = acc + 2.0f * c[i + j * kN];
+        }
+    int saved = 0;
+    float *dc = NULL;
+    CK(cudaGetDevice(&saved));
+    CK(cudaSetDevice(dev));
+    CK(cudaMalloc((void **)&dc, sizeof c));
+    CK(cudaMemcpy(dc, c, sizeof c, cudaMemcpyHostToDevice));
+    CK(cudaSetDevice(saved));
+    const tgemm_status s = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, kN, kN, kN, 1.0f, a, kN, b, kN, 2.0f, dc, kN);
+    CK(cudaMemcpy(c, dc, sizeof c, cudaMemcpyDeviceToHost));
+    CK(cudaFree(dc));
+    for (int i = 0; i < kN * kN && s == TGEMM_SUCCESS; ++i)
+        assert_true(c[i] == want[i]);
+    return s;
+}
+
+static void test_local_rank(void **state)
+{
+    (void)state;
+    if (!gpu_available()) {
+        float c[kN * kN];
+        assert_int_equal(real_call(c), TGEMM_ERROR_NO_DEVICE);
+        skip();
+    }
+    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                          "SLURM_LOCALID"};
+    int count = 0, current = 0, rank = -1;
+    CK(cudaGetDeviceCount(&count));
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0] && rank < 0; ++i)
+        if (getenv(vars[i]) != NULL)
+            rank = atoi(getenv(vars[i]));
+    /* The thread's current device is another one where there is another. */
+    const int want = rank >= 0 ? rank % count : 0;
+    CK(cudaSetDevice(rank >= 0 ? (want + 1) % count : 0));
+    CK(cudaGetDevice(&current));
+    printf("local rank %d of %d device(s): expect device %d, current %d\n", rank, count,
+           rank >= 0 ? want : current, current);
+    assert_int_equal(call_on_device_c(rank >= 0 ? want : current), TGEMM_SUCCESS);
+    if (count > 1) {
+        const int other = ((rank >= 0 ? want : current) + 1) % count;
+        assert_int_equal(call_on_device_c(other), TGEMM_ERROR_INVALID_DEVICE);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -245,6 +345,10 @@ int main(int argc, char **argv)
         {"bad-tma", cmocka_unit_test(test_bad_tma)},
         {"bad-pack", cmocka_unit_test(test_bad_pack)},
         {"tiny-memory-limit", cmocka_unit_test(test_tiny_memory_limit)},
+        {"bad-devices", cmocka_unit_test(test_bad_devices)},
+        {"devices-bad-device", cmocka_unit_test(test_devices_bad_device)},
+        {"bad-local-rank", cmocka_unit_test(test_bad_local_rank)},
+        {"local-rank", cmocka_unit_test(test_local_rank)},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: %s SCENARIO (see the comment at the top of tests/test_env.c)\n", argv[0]);

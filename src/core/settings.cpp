@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 
 namespace tgemm {
@@ -97,16 +98,68 @@ void read_mode(Settings &st, const char *name, Mode *mode)
     }
 }
 
+// TGEMM_DEVICE=local-rank: the first launcher variable set, which must be a
+// rank >= 0.
+void read_local_rank(Settings &st)
+{
+    st.device_local_rank = true;
+    for (const char *name : kLocalRankVariables)
+        if (const char *e = std::getenv(name); e && *e) {
+            long v = 0;
+            if (parse_long(e, 0, 1 << 30, &v)) {
+                st.local_rank = static_cast<int>(v);
+                st.local_rank_from = name;
+            } else {
+                invalid(st, name, e, "a node-local rank >= 0 (read for TGEMM_DEVICE=local-rank)");
+            }
+            return;
+        }
+}
+
+// TGEMM_DEVICES: all, auto, or device numbers separated by commas.
+void read_devices(Settings &st, const char *e)
+{
+    if (std::strcmp(e, "all") == 0) {
+        st.spread = Spread::All;
+        return;
+    }
+    if (std::strcmp(e, "auto") == 0) {
+        st.spread = Spread::Auto;
+        return;
+    }
+    const char *expected = "all, auto, or device numbers >= 0 separated by commas, such as 0,1 (at most 64)";
+    std::vector<int> list;
+    for (const char *s = e;;) {
+        const char *comma = std::strchr(s, ',');
+        const std::string item = comma != nullptr ? std::string(s, comma) : std::string(s);
+        long v = 0;
+        if (!parse_long(item.c_str(), 0, 1 << 20, &v) || list.size() >= kMaxListedDevices) {
+            invalid(st, "TGEMM_DEVICES", e, expected);
+            return;
+        }
+        list.push_back(static_cast<int>(v));
+        if (comma == nullptr)
+            break;
+        s = comma + 1;
+    }
+    st.spread = Spread::List;
+    st.devices = std::move(list);
+}
+
 Settings read_settings()
 {
     Settings st;
     long v = 0;
     if (const char *e = std::getenv("TGEMM_DEVICE"); e && *e) {
-        if (parse_long(e, 0, 1 << 20, &v))
+        if (std::strcmp(e, "local-rank") == 0)
+            read_local_rank(st);
+        else if (parse_long(e, 0, 1 << 20, &v))
             st.device = static_cast<int>(v);
         else
-            invalid(st, "TGEMM_DEVICE", e, "a CUDA device number >= 0");
+            invalid(st, "TGEMM_DEVICE", e, "a CUDA device number >= 0, or local-rank");
     }
+    if (const char *e = std::getenv("TGEMM_DEVICES"); e && *e)
+        read_devices(st, e);
     if (const char *e = std::getenv("TGEMM_VERBOSE"); e && *e) {
         if (parse_long(e, 0, 9, &v))
             st.verbose = static_cast<int>(v);

@@ -5,15 +5,32 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tgemm {
 
 enum class Offload { Auto, Always, Never };
 enum class StreamKMode { Auto, Always, Never };
 enum class PackMode { Auto, Always, Never };
+// TGEMM_DEVICES: one device (unset), the devices listed, every visible one,
+// or every visible one where spreading pays (driver/spread_plan.hpp).
+enum class Spread { One, List, All, Auto };
+
+// Most entries TGEMM_DEVICES may list (a device may appear more than once:
+// each entry is one worker with its own pipeline).
+constexpr int kMaxListedDevices = 64;
 
 struct Settings {
     int device = -1;        // TGEMM_DEVICE: CUDA device number; -1 = the thread's current device
+    // TGEMM_DEVICE=local-rank: the device is the node-local rank of this
+    // process (local_rank, from the launcher's variable local_rank_from)
+    // modulo the number of visible devices; -1 = no launcher variable set,
+    // so the thread's current device, as when TGEMM_DEVICE is unset.
+    bool device_local_rank = false;
+    int local_rank = -1;
+    std::string local_rank_from;
+    Spread spread = Spread::One;  // TGEMM_DEVICES
+    std::vector<int> devices;     // TGEMM_DEVICES=list: the device of each worker, in order
     int verbose = 0;        // TGEMM_VERBOSE: 1 logs every error status and the CPU BLAS chosen to stderr,
                             // 2 also each host-operand plan
     std::string kernel;     // TGEMM_KERNEL: force one kernel family by name, or rank-k (tuning, tests)
@@ -42,6 +59,12 @@ struct Settings {
 const Settings &settings();
 
 constexpr long kMaxHostCopyThreads = 256;
+
+// The launchers' variables that hold a process's node-local rank, in the
+// order TGEMM_DEVICE=local-rank reads them: Open MPI, MPICH and Intel MPI
+// (Hydra), MVAPICH2, Slurm's srun.
+constexpr const char *kLocalRankVariables[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                               "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
 
 // Parses a positive byte count: decimal digits, optionally followed by one of
 // K, M, G, T (either case; powers of 1024). False on anything else, on zero

@@ -7,13 +7,6 @@
 
 namespace tgemm {
 
-int fp32_lanes_per_sm(int cc_major, int cc_minor)
-{
-    // Compute capability 8.0 has 64 FP32 lanes per SM; 8.6, 8.9 and every
-    // later one 128 (7.x, not supported by the build, has 64).
-    return cc_major > 8 || (cc_major == 8 && cc_minor > 0) ? 128 : 64;
-}
-
 tgemm_status derive_device_model(const DeviceDescription &desc, DeviceModel *model)
 {
     char why[128];

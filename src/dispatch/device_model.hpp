@@ -55,8 +55,6 @@ struct DeviceModel {
     DeviceModel &operator=(const DeviceModel &) = delete;
 };
 
-// FP32 lanes per SM for compute capability major.minor.
-int fp32_lanes_per_sm(int cc_major, int cc_minor);
 
 // Derives *model from a description; pure. Fails (TGEMM_ERROR_INTERNAL)
 // when the factors table does not cover the kernel registry.

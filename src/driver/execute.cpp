@@ -1,10 +1,13 @@
 #include "driver/execute.hpp"
 
+#include <algorithm>
+
 #include "core/check.hpp"
 #include "core/settings.hpp"
 #include "core/status.hpp"
 #include "driver/device_call.hpp"
 #include "driver/host_pipeline.hpp"
+#include "driver/spread.hpp"
 #include "runtime/device.hpp"
 
 namespace tgemm {
@@ -17,6 +20,55 @@ bool idle(cudaStream_t s)
     return cudaStreamSynchronize(s) == cudaSuccess || cudaStreamSynchronize(s) == cudaSuccess;
 }
 
+bool default_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread; }
+
+// With TGEMM_DEVICES set, the device of a call on the default stream: the
+// one whose memory an operand is, else the chosen device if listed, else
+// the first listed. Operands in the memory of two devices fail.
+tgemm_status spread_home(const GemmParams &p, const std::vector<int> &devices, int *dev_id)
+{
+    const void *ptrs[3] = {sgemm_reads_ab(p.k, p.alpha) ? p.a : nullptr, sgemm_reads_ab(p.k, p.alpha) ? p.b : nullptr,
+                           p.c};
+    int owner = -1;
+    for (const void *ptr : ptrs) {
+        int d = -1;
+        tgemm_status st;
+        if (ptr == nullptr || (st = memory_device(ptr, &d)) == TGEMM_SUCCESS) {
+            if (d < 0)
+                continue;
+            if (owner >= 0 && d != owner)
+                return fail(TGEMM_ERROR_INVALID_DEVICE, "operands are memory of devices %d and %d", owner, d);
+            owner = d;
+            continue;
+        }
+        return st;
+    }
+    if (owner >= 0)
+        *dev_id = owner;
+    else if (std::find(devices.begin(), devices.end(), *dev_id) == devices.end())
+        *dev_id = devices.front();
+    return TGEMM_SUCCESS;
+}
+
+// The spread plan of a call whose operands are all in host memory.
+SpreadPlan plan_for(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev, int workers,
+                    bool choose)
+{
+    SpreadRequest r;
+    r.m = p.m;
+    r.n = p.n;
+    r.k = sgemm_reads_ab(p.k, p.alpha) ? p.k : 0;
+    r.a_host = is_host(ka);
+    r.b_host = is_host(kb);
+    r.c_in = p.beta != 0.0f;
+    r.pageable = ka == MemKind::Pageable || kb == MemKind::Pageable || kc == MemKind::Pageable;
+    r.workers = workers;
+    r.choose_workers = choose;
+    r.peak_flops = fp32_peak_flops(dev);
+    r.min_side = spread_min_side();
+    return plan_spread(r);
+}
+
 // execute(), with *left (if asked for) all of C until the host-operand
 // path says otherwise.
 tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rect> *left)
@@ -26,6 +78,12 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
     int dev_id = -1;
     tgemm_status st = choose_device(&dev_id);
     if (st != TGEMM_SUCCESS)
+        return st;
+    std::vector<int> spread;
+    bool choose = false;
+    if ((st = spread_devices(&spread, &choose)) != TGEMM_SUCCESS)
+        return st;
+    if (!spread.empty() && default_stream(s) && (st = spread_home(p, spread, &dev_id)) != TGEMM_SUCCESS)
         return st;
     DeviceGuard guard;
     if ((st = guard.enter(dev_id)) != TGEMM_SUCCESS)
@@ -43,6 +101,12 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
     if ((st = classify_pointer(p.c, dev_id, &kc)) != TGEMM_SUCCESS)
         return st;
 
+    const bool ab_host = !sgemm_reads_ab(p.k, p.alpha) || (is_host(ka) && is_host(kb));
+    if (spread.size() > 1 && ab_host && is_host(kc)) {
+        const SpreadPlan plan = plan_for(p, ka, kb, kc, *dev, static_cast<int>(spread.size()), choose);
+        if (plan.workers > 1)
+            return run_spread(p, ka, kb, kc, plan, spread, s, left);
+    }
     if (is_host(ka) || is_host(kb) || is_host(left != nullptr ? recoverable_c(kc, p.beta) : kc))
         return run_host_operands(p, ka, kb, kc, *dev, s, left);
     st = run_device_operands(p, *dev, s);

@@ -45,18 +45,33 @@ tgemm_status init_device_info(int dev, DeviceInfo *info)
 
 }  // namespace
 
-tgemm_status choose_device(int *dev)
+tgemm_status visible_devices(int *count)
 {
     const DeviceCount &dc = device_count();
     if (dc.error != cudaSuccess)
         return fail_cuda(dc.error, "cudaGetDeviceCount");
     if (dc.count == 0)
         return fail(TGEMM_ERROR_NO_DEVICE, "cudaGetDeviceCount found no device");
-    const int want = settings().device;
+    *count = dc.count;
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status choose_device(int *dev)
+{
+    int count = 0;
+    const tgemm_status st = visible_devices(&count);
+    if (st != TGEMM_SUCCESS)
+        return st;
+    const Settings &set = settings();
+    if (set.device_local_rank && set.local_rank >= 0) {
+        *dev = set.local_rank % count;
+        return TGEMM_SUCCESS;
+    }
+    const int want = set.device;
     if (want >= 0) {
-        if (want >= dc.count)
+        if (want >= count)
             return fail(TGEMM_ERROR_INVALID_DEVICE, "TGEMM_DEVICE=%d but only %d device(s) are visible",
-                        want, dc.count);
+                        want, count);
         *dev = want;
         return TGEMM_SUCCESS;
     }
@@ -93,6 +108,16 @@ tgemm_status classify_pointer(const void *p, int dev, MemKind *kind)
         return TGEMM_SUCCESS;
     }
     return fail(TGEMM_ERROR_INTERNAL, "unknown cudaMemoryType %d", static_cast<int>(attr.type));
+}
+
+tgemm_status memory_device(const void *p, int *dev)
+{
+    cudaPointerAttributes attr;
+    const cudaError_t e = cudaPointerGetAttributes(&attr, p);
+    if (e != cudaSuccess)
+        return fail_cuda(e, "cudaPointerGetAttributes");
+    *dev = attr.type == cudaMemoryTypeDevice ? attr.device : -1;
+    return TGEMM_SUCCESS;
 }
 
 DeviceGuard::~DeviceGuard()

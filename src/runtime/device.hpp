@@ -24,6 +24,19 @@ struct DeviceInfo {
     cudaMemPool_t pool = nullptr;  // workspace pool (runtime/workspace.hpp)
 };
 
+// FP32 lanes per SM for compute capability major.minor: 64 on 8.0, 128 on
+// 8.6, 8.9 and every later one (7.x, not supported by the build, has 64).
+inline int fp32_lanes_per_sm(int cc_major, int cc_minor)
+{
+    return cc_major > 8 || (cc_major == 8 && cc_minor > 0) ? 128 : 64;
+}
+
+// The FP32 FFMA peak of a device, flop/s.
+inline double fp32_peak_flops(const DeviceInfo &d)
+{
+    return 2.0 * fp32_lanes_per_sm(d.cc_major, d.cc_minor) * d.sm_count * d.clock_khz * 1e3;
+}
+
 // Device numbers device_info() accepts are 0 to kMaxDevices - 1.
 constexpr int kMaxDevices = 64;
 
@@ -66,9 +79,19 @@ enum class MemKind { Unused, Pageable, Pinned, Device, Managed };
 
 inline bool is_host(MemKind k) { return k == MemKind::Pageable || k == MemKind::Pinned; }
 
-// The device for this call: TGEMM_DEVICE if set, else the calling thread's
-// current device. Fails with NO_DEVICE when CUDA sees no device at all.
+// The device for this call: TGEMM_DEVICE if set (a number, or the
+// process's node-local rank modulo the devices visible), else the calling
+// thread's current device. Fails with NO_DEVICE when CUDA sees no device
+// at all.
 tgemm_status choose_device(int *dev);
+
+// The number of devices CUDA sees (at least 1 on success; NO_DEVICE when
+// none).
+tgemm_status visible_devices(int *count);
+
+// The device whose memory p is (*dev), or -1 when p is not device memory
+// (host, pinned or managed memory).
+tgemm_status memory_device(const void *p, int *dev);
 
 // Cached properties of a device (and its workspace pool, created on first use).
 tgemm_status device_info(int dev, const DeviceInfo **info);

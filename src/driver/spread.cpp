@@ -1,0 +1,203 @@
+// The workers of a spread call (spread.hpp): a queue of parts of C, one
+// thread per listed device, each running the parts it takes through its
+// device's host-operand pipeline.
+#include "driver/spread.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/settings.hpp"
+#include "core/status.hpp"
+#include "driver/execute.hpp"
+#include "driver/host_pipeline.hpp"
+
+namespace tgemm {
+namespace {
+
+std::atomic<int64_t> g_min_side{0};
+
+// What the workers share: the parts of C no worker has taken, how many
+// parts are being run, and the first failure.
+struct Queue {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Rect> todo;
+    int running = 0;
+    bool stop = false;  // a failure that cannot be taken over: no worker takes another part
+    tgemm_status status = TGEMM_SUCCESS;
+    std::string detail;
+    int failed_device = -1;
+    std::vector<Rect> lost;  // parts a stopped call did not finish (for *left)
+};
+
+// Rect r of a part of C that starts at `at`, in the coordinates of C.
+Rect shifted(const Rect &r, const Rect &at)
+{
+    return Rect{r.row + at.row, r.col + at.col, r.rows, r.cols};
+}
+
+class Worker {
+public:
+    Worker(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, int device, bool recoverable, Queue &q)
+        : p_(p), ka_(ka), kb_(kb), kc_(kc), device_(device), recoverable_(recoverable), q_(q)
+    {
+    }
+
+    // Runs parts until none is left or this worker fails; the thread's
+    // current device is restored at the end.
+    void operator()()
+    {
+        DeviceGuard guard;
+        cudaStream_t stream = nullptr;
+        Rect part;
+        while (take(&part)) {
+            std::vector<Rect> left;
+            const tgemm_status st = run_part(part, guard, &stream, &left);
+            if (!done(part, st, left))
+                break;
+        }
+        if (stream != nullptr)
+            (void)cudaStreamDestroy(stream);
+    }
+
+private:
+    // The next part of C, waiting while others run parts that may come
+    // back; false once there is nothing left to do.
+    bool take(Rect *part)
+    {
+        std::unique_lock<std::mutex> lock(q_.mu);
+        q_.cv.wait(lock, [&] { return q_.stop || !q_.todo.empty() || q_.running == 0; });
+        if (q_.stop || q_.todo.empty())
+            return false;
+        *part = q_.todo.front();
+        q_.todo.pop_front();
+        ++q_.running;
+        return true;
+    }
+
+    // One part on this worker's device, through a stream of its own (made
+    // on first use) as the caller's stream of that call.
+    tgemm_status run_part(const Rect &part, DeviceGuard &guard, cudaStream_t *stream, std::vector<Rect> *left)
+    {
+        *left = {Rect{0, 0, part.rows, part.cols}};
+        tgemm_status st = guard.enter(device_);
+        const DeviceInfo *dev = nullptr;
+        if (st == TGEMM_SUCCESS)
+            st = device_info(device_, &dev);
+        if (st == TGEMM_SUCCESS && *stream == nullptr)
+            st = check_cuda(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+        if (st != TGEMM_SUCCESS)
+            return st;
+        return run_host_operands(part_of(p_, part), ka_, kb_, kc_, *dev, *stream, recoverable_ ? left : nullptr);
+    }
+
+    // Records the outcome of a part; false when this worker stops.
+    bool done(const Rect &part, tgemm_status st, const std::vector<Rect> &left)
+    {
+        std::lock_guard<std::mutex> lock(q_.mu);
+        --q_.running;
+        q_.cv.notify_all();
+        if (st == TGEMM_SUCCESS)
+            return true;
+        if (q_.failed_device < 0) {
+            q_.status = st;
+            q_.detail = tgemm_last_error_detail();
+            q_.failed_device = device_;
+        }
+        if (recoverable_) {
+            for (const Rect &r : left)
+                q_.todo.push_back(shifted(r, part));
+        } else {
+            q_.stop = true;
+            q_.lost.push_back(part);
+        }
+        return false;
+    }
+
+    const GemmParams &p_;
+    const MemKind ka_, kb_, kc_;
+    const int device_;
+    const bool recoverable_;
+    Queue &q_;
+};
+
+}  // namespace
+
+tgemm_status spread_devices(std::vector<int> *devices, bool *choose)
+{
+    const Settings &set = settings();
+    devices->clear();
+    *choose = set.spread == Spread::Auto;
+    if (set.spread == Spread::One)
+        return TGEMM_SUCCESS;
+    int count = 0;
+    const tgemm_status st = visible_devices(&count);
+    if (st != TGEMM_SUCCESS)
+        return st;
+    if (set.spread != Spread::List) {
+        for (int d = 0; d < count; ++d)
+            devices->push_back(d);
+        return TGEMM_SUCCESS;
+    }
+    for (const int d : set.devices)
+        if (d >= count)
+            return fail(TGEMM_ERROR_INVALID_DEVICE, "TGEMM_DEVICES lists device %d but only %d device(s) are visible",
+                        d, count);
+    *devices = set.devices;
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status run_spread(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const SpreadPlan &plan,
+                        const std::vector<int> &devices, cudaStream_t s, std::vector<Rect> *left)
+{
+    tgemm_status st = check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (caller's stream)");
+    if (st != TGEMM_SUCCESS)
+        return st;
+    Queue q;
+    for (int64_t i = 0; i < block_count(plan); ++i)
+        q.todo.push_back(spread_block(plan, p.m, p.n, i));
+    if (settings().verbose >= 2)
+        std::fprintf(stderr, "tgemm: spread m=%lld n=%lld k=%lld over %d device(s): blocks=%lldx%lld model_ms=%.2f "
+                     "one_gpu_ms=%.2f\n", static_cast<long long>(p.m), static_cast<long long>(p.n),
+                     static_cast<long long>(p.k), plan.workers, static_cast<long long>(plan.rows),
+                     static_cast<long long>(plan.cols), plan.seconds * 1e3, plan.one_gpu_seconds * 1e3);
+    // Parts that fail go back to the queue where what they leave is known
+    // and can be computed again: always with beta == 0 (C is not read) or
+    // pageable C, and with `left` (C is then handled as recoverable_c says).
+    const bool recoverable = left != nullptr || p.beta == 0.0f || kc == MemKind::Pageable;
+    // The calling thread is the first worker; a thread that cannot be
+    // started leaves its parts to the others.
+    std::vector<std::thread> threads;
+    for (int w = 1; w < plan.workers; ++w) {
+        try {
+            threads.emplace_back(Worker(p, ka, kb, kc, devices[static_cast<size_t>(w)], recoverable, q));
+        } catch (...) {
+            break;
+        }
+    }
+    Worker(p, ka, kb, kc, devices[0], recoverable, q)();
+    for (std::thread &t : threads)
+        t.join();
+    if (q.todo.empty() && q.lost.empty())
+        return TGEMM_SUCCESS;
+    if (left != nullptr) {
+        left->assign(q.todo.begin(), q.todo.end());
+        left->insert(left->end(), q.lost.begin(), q.lost.end());
+    }
+    return fail(q.status, "device %d: %s", q.failed_device, q.detail.c_str());
+}
+
+void set_spread_min_side(int64_t side) { g_min_side.store(side); }
+
+int64_t spread_min_side()
+{
+    const int64_t v = g_min_side.load();
+    return v > 0 ? v : kSpreadMinSide;
+}
+
+}  // namespace tgemm
