@@ -220,8 +220,9 @@ typedef enum tgemm_status {
  * Pointers may be device, managed, pinned host or pageable host memory, in
  * any mix; tgemm finds out which and moves host data as needed. The device
  * is the calling thread's current CUDA device, or the one named by the
- * environment variable `TGEMM_DEVICE`. Calls from many host threads at once
- * are safe.
+ * environment variable `TGEMM_DEVICE`; with `TGEMM_DEVICES`, calls whose
+ * operands are all in host memory are spread over several devices. Calls
+ * from many host threads at once are safe.
  *
  * When any operand is in host memory, the product runs in tiles: tiles of C
  * and chunks of K cross the PCIe link on copy streams of their own while

@@ -18,6 +18,11 @@
  *
  * make test-host runs the program several times:
  *   test_host              the default plans;
+ *   TGEMM_DEVICES=0,0 test_host (and =all where there are several GPUs)
+ *                          the same cases spread over two workers on one
+ *                          GPU (or over every GPU): calls on host operands
+ *                          only are cut into blocks of C, each run by the
+ *                          pipeline of a worker's device;
  *   test_host out-of-core  with TGEMM_DEVICE_MEMORY_LIMIT=<bytes> and
  *                          TGEMM_VERBOSE=2: the same cases on tiles of tens
  *                          to hundreds, operands crossing the link many
@@ -25,6 +30,9 @@
  *                          stderr and checked: within the limit, and cut
  *                          into several tasks when the operands exceed it
  *                          (the special-value rows: K into several chunks).
+ *                          With TGEMM_DEVICES too, each call on host operands
+ *                          only (with room for two 256-wide blocks of C) must
+ *                          show one spread line and a plan line per block.
  *   test_host broken-context h|p|m BETA
  *                          with TGEMM_OFFLOAD=gpu, TGEMM_TRACE=<file> and
  *                          TGEMM_CPU_BLAS=libopenblas.so.0: sgemm_ with C
@@ -55,17 +63,26 @@ static uint64_t g_limit;    /* its TGEMM_DEVICE_MEMORY_LIMIT */
 typedef struct {
     int lines;
     long long tasks, tiles, chunks;
+    int spreads;             /* spread lines (TGEMM_DEVICES) */
+    long long spread_blocks; /* and their blocks, each planned as a call of its own */
 } plans_seen_t;
 
 /* Checks every plan line of `log` against the limit, passes other lines on
  * to stderr. */
 static plans_seen_t check_plans(const char *log)
 {
-    plans_seen_t seen = {0, 0, 0, 0};
+    plans_seen_t seen = {0, 0, 0, 0, 0, 0};
     for (const char *line = log; *line;) {
         const char *eol = strchr(line, '\n');
         const size_t len = eol ? (size_t)(eol - line) + 1 : strlen(line);
-        if (strncmp(line, "tgemm: host plan ", 17) == 0) {
+        if (strncmp(line, "tgemm: spread ", 14) == 0) {
+            const char *b = strstr(line, " blocks=");
+            long long rows = 0, cols = 0;
+            if (!b || sscanf(b, " blocks=%lldx%lld", &rows, &cols) != 2 || rows * cols < 2)
+                fail_msg("unreadable spread line: %.*s", (int)len, line);
+            seen.spread_blocks += rows * cols;
+            ++seen.spreads;
+        } else if (strncmp(line, "tgemm: host plan ", 17) == 0) {
             const char *b = strstr(line, " blocks="), *d = strstr(line, " device_bytes=");
             long long mb = 0, nb = 0, kb = 0;
             unsigned long long bytes = 0;
@@ -125,6 +142,24 @@ static tgemm_status gemm(const host_case_t *t, const shapes_t *s, const float *a
  * `several` (the special-value rows), the plan must cut K into several
  * chunks where A and B are read, so that NaN and Inf of one chunk meet the
  * C of the others (beta = 1 after the first), else C into several tiles. */
+/* The workers TGEMM_DEVICES starts: 1 when unset, the devices listed, or
+ * every visible device for `all`; -1 for `auto` (the model decides). */
+static int listed_workers(void)
+{
+    const char *e = getenv("TGEMM_DEVICES");
+    if (!e || !*e)
+        return 1;
+    if (strcmp(e, "auto") == 0)
+        return -1;
+    int n = 1;
+    if (strcmp(e, "all") == 0)
+        CK(cudaGetDeviceCount(&n));
+    else
+        for (; *e; ++e)
+            n += *e == ',';
+    return n;
+}
+
 static tgemm_status gemm_checked(const host_case_t *t, const shapes_t *s, const float *a, const float *b, float *c,
                                  cudaStream_t stream, bool several)
 {
@@ -138,10 +173,22 @@ static tgemm_status gemm_checked(const host_case_t *t, const shapes_t *s, const 
     free(log);
     if (st != TGEMM_SUCCESS)
         return st;
-    if (seen.lines != 1)
-        fail_msg("%s: %d plan lines for one call", t->name, seen.lines);
+    /* With TGEMM_DEVICES, a call on host operands only whose C has room
+     * for two blocks of 256 is spread: one plan line per block. */
+    const bool host_only = t->mem_c != MEM_DEVICE && t->mem_c != MEM_MANAGED &&
+                           (t->alpha == 0.0f || t->k == 0 ||
+                            (t->mem_a != MEM_DEVICE && t->mem_a != MEM_MANAGED && t->mem_b != MEM_DEVICE &&
+                             t->mem_b != MEM_MANAGED));
+    const int64_t rows = t->row_major ? t->n : t->m, cols = t->row_major ? t->m : t->n;
+    const bool room = (rows / 256 > 1 ? rows / 256 : 1) * (cols / 256 > 1 ? cols / 256 : 1) >= 2;
+    const bool spread = listed_workers() >= 2 && host_only && room;
+    if (listed_workers() >= 0 && seen.spreads != (spread ? 1 : 0))
+        fail_msg("%s: %s spread over TGEMM_DEVICES=%s", t->name, spread ? "not" : "wrongly",
+                 getenv("TGEMM_DEVICES") ? getenv("TGEMM_DEVICES") : "(unset)");
+    if (seen.lines != (seen.spreads ? seen.spread_blocks : 1))
+        fail_msg("%s: %d plan lines for one call (%lld spread blocks)", t->name, seen.lines, seen.spread_blocks);
     const double bytes = 4.0 * ((double)t->m * t->k + (double)t->k * t->n + (double)t->m * t->n);
-    if (bytes > 2.0 * (double)g_limit && seen.tasks < 2)
+    if (!seen.spreads && bytes > 2.0 * (double)g_limit && seen.tasks < 2)
         fail_msg("%s: %.0f bytes of operands ran as one task under a limit of %llu bytes", t->name, bytes,
                  (unsigned long long)g_limit);
     if (several && (t->alpha != 0.0f && t->k > 0 ? seen.chunks < 2 : seen.tiles < 2))
@@ -497,8 +544,9 @@ static void test_concurrent_threads(void **state)
         char *log = capture_end(&cap);
         const plans_seen_t seen = check_plans(log);
         free(log);
-        if (seen.lines != kThreads * kJobsPerThread)
-            fail_msg("%d plan lines for %d calls", seen.lines, kThreads * kJobsPerThread);
+        if (seen.lines != kThreads * kJobsPerThread - seen.spreads + seen.spread_blocks)
+            fail_msg("%d plan lines for %d calls (%d spread over %lld blocks)", seen.lines, kThreads * kJobsPerThread,
+                     seen.spreads, seen.spread_blocks);
     }
     for (int i = 0; i < kThreads * kJobsPerThread; ++i) {
         job_t *j = &jobs[i];
