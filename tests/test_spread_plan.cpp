@@ -43,6 +43,7 @@ SpreadRequest square(int64_t s, int workers, bool pageable, bool choose)
     r.m = r.n = r.k = s;
     r.a_host = r.b_host = true;
     r.pageable = pageable;
+    r.copy_threads = 12;
     r.workers = workers;
     r.choose_workers = choose;
     r.peak_flops = kH100Peak;
@@ -96,6 +97,7 @@ void test_random_plans(void **)
         r.b_host = rng() % 4 != 0;
         r.c_in = rng() % 2 == 0;
         r.pageable = rng() % 3 == 0;
+        r.copy_threads = 1 + static_cast<int>(rng() % 32);
         r.workers = 1 + static_cast<int>(rng() % 8);
         r.choose_workers = rng() % 2 == 0;
         r.peak_flops = kH100Peak;

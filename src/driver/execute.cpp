@@ -8,6 +8,7 @@
 #include "driver/device_call.hpp"
 #include "driver/host_pipeline.hpp"
 #include "driver/spread.hpp"
+#include "runtime/host_copy.hpp"
 #include "runtime/device.hpp"
 
 namespace tgemm {
@@ -62,6 +63,7 @@ SpreadPlan plan_for(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, con
     r.b_host = is_host(kb);
     r.c_in = p.beta != 0.0f;
     r.pageable = ka == MemKind::Pageable || kb == MemKind::Pageable || kc == MemKind::Pageable;
+    r.copy_threads = host_copy_threads();
     r.workers = workers;
     r.choose_workers = choose;
     r.peak_flops = fp32_peak_flops(dev);

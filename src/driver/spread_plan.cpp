@@ -45,7 +45,7 @@ double grid_seconds(const SpreadRequest &r, int64_t rows, int64_t cols, int work
         const double bytes = 4.0 * ((r.a_host ? m * k * static_cast<double>(cols) : 0) +
                                     (r.b_host ? k * n * static_cast<double>(rows) : 0) +
                                     (r.c_in ? 2.0 : 1.0) * m * n);
-        t = std::max(t, bytes / kSpreadPageable);
+        t = std::max(t, bytes / (kSpreadPageablePerThread * std::max(1, r.copy_threads)));
     }
     return t;
 }

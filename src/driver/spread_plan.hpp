@@ -32,12 +32,13 @@ constexpr int64_t kSpreadAlign = 128;
 constexpr int kSpreadMaxBlocksPerWorker = 4;
 
 // The model's rates and costs. Link rates are per GPU over pinned memory
-// (each GPU has its own link); the pageable rate is the host's, shared by
-// all GPUs. The multiply runs at kSpreadFfmaShare of the FP32 peak that
+// (each GPU has its own link, though not all of its rate when all GPUs copy
+// at once); the pageable rate is the host's, shared by all GPUs. The multiply runs at kSpreadFfmaShare of the FP32 peak that
 // the caller gives.
 constexpr double kSpreadLinkIn = 30e9;     // bytes/s, host to device, pinned
 constexpr double kSpreadLinkOut = 20e9;    // bytes/s, device to host, pinned
-constexpr double kSpreadPageable = 9e9;    // bytes/s, both directions, all GPUs together
+// Pageable operands: bytes/s per host copy thread, all GPUs together.
+constexpr double kSpreadPageablePerThread = 3.5e9;
 constexpr double kSpreadFfmaShare = 0.8;
 constexpr double kSpreadBlockCost = 1e-3;  // seconds per block
 constexpr double kStragglerShare = 0.05;
@@ -50,6 +51,7 @@ struct SpreadRequest {
     bool a_host = false, b_host = false;
     bool c_in = false;                // C is read (beta != 0)
     bool pageable = false;            // some operand is pageable host memory
+    int copy_threads = 1;             // host copy threads (runtime/host_copy.hpp)
     int workers = 1;                  // listed devices (TGEMM_DEVICES), or those visible
     bool choose_workers = false;      // `auto`: use the fewest workers that pay, maybe one
     double peak_flops = 0;            // one GPU's FP32 peak, flop/s
