@@ -816,9 +816,19 @@ bench-blas: $(BUILD)/bench/bench_cpu_blas $(BUILD)/lib/$(LIBNAME)
 	$(BLAS_ENV) python3 bench/bench_blas.py --bin $(BUILD)/bench/bench_cpu_blas --lib $(abspath $(LIB)) \
 	    --out $(BENCH_OUT) --rounds $(BENCH_BLAS_ROUNDS) --max $(BENCH_BLAS_MAX) $(BENCH_BLAS_ENV:%=--env %)
 
+# Several GPUs (issue 30): tgemm on host operands spread over the GPUs of
+# TGEMM_DEVICES against cuBLAS-XT on the same GPUs, and the links between
+# them (bench/bench_multi.cpp says what it does). It links cuBLAS for
+# cuBLAS-XT's API; the library does not.
+$(BUILD)/bench/bench_multi: bench/bench_multi.cpp bench/multi_check.hpp $(BUILD)/bench/gemm_reference.o \
+                            bench/gemm_check.hpp bench/gemm_reference.hpp bench/bench_error.hpp bench/splitmix.hpp \
+                            $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ bench/bench_multi.cpp $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS) -lcublas
+
 # Every benchmark program, built and not run (no GPU needed).
 bench-programs: $(BUILD)/bench/bench_gemm $(BUILD)/bench/bench_random $(BUILD)/bench/bench_plans \
-                $(BUILD)/bench/bench_cpu_blas
+                $(BUILD)/bench/bench_cpu_blas $(BUILD)/bench/bench_multi
 
 # ---------------------------------------------------------------- install
 
