@@ -651,6 +651,20 @@ $(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp tests/line_buffered.
 test-bench-check: $(BUILD)/tests/test_bench_check
 	$(RUN_TEST) test_bench_check -- $(BUILD)/tests/test_bench_check
 
+# bench_multi's host side (bench/multi_check.hpp): its inputs, its sampled
+# and full output checks, its device lists; on the CPU, no GPU.
+.PHONY: test-bench-multi
+$(BUILD)/tests/test_bench_multi: tests/test_bench_multi.cpp tests/line_buffered.c bench/multi_check.hpp \
+                                 bench/gemm_check.hpp bench/splitmix.hpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Werror -Ibench \
+	    -o $@ $< tests/line_buffered.c -lcmocka -lpthread
+
+test-bench-multi: $(BUILD)/tests/test_bench_multi
+	$(RUN_TEST) test_bench_multi -- $(BUILD)/tests/test_bench_multi
+TEST_PROGRAMS += $(BUILD)/tests/test_bench_multi
+TEST_RUNS += test-bench-multi
+
 # The random-shape benchmark's problems (bench/random_shapes.cpp), on the CPU.
 .PHONY: test-random-shapes
 $(BUILD)/tests/test_random_shapes: tests/test_random_shapes.cpp bench/random_shapes.cpp bench/random_shapes.hpp \
