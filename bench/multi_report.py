@@ -248,7 +248,7 @@ def xt_tables(d, skeleton=False):
             "|---|---:|---|" + "---:|" * len(impls)]
     for mem in MEMORIES:
         for c in counts:
-            for s in shapes:
+            for s in shapes[-1:] if skeleton else shapes:
                 cells = [fmt_tf(s, None if skeleton else d.time.get((s, mem, c, i))) for i in impls]
                 if skeleton or any(x != "-" for x in cells):
                     out.append(f"| {mem} | {c} | {shape_name(s)} | " + " | ".join(cells) + " |")
