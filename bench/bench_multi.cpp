@@ -357,7 +357,8 @@ std::vector<int> devices_or_exit(const std::string &text, int count, const char 
     std::vector<int> v;
     std::string err;
     if (!parse_devices(text, count, v, err))
-        bad_argument("%s: %s", what, err.c_str());
+        bad_argument("%s: %s%s", what, err.c_str(),
+                     std::strcmp(what, "TGEMM_DEVICES") == 0 && err[0] == '\'' ? ", or auto" : "");
     return v;
 }
 
@@ -667,7 +668,8 @@ void run_links(const Options &opt, int count)
         for (int i = 0; i < count; ++i)
             for (int j = i + 1; j < count; ++j) {
                 const double sec = peer_time(i, j, true);
-                csv.row("peer", "on-both", std::to_string(i), std::to_string(j), 2 * bytes, sec, can[i][j] && can[j][i]);
+                csv.row("peer", "on-both", std::to_string(i), std::to_string(j), 2 * bytes, sec,
+                        can[i][j] && can[j][i]);
                 std::printf("  GPU %d <-> GPU %d %7.1f\n", i, j, 2 * bytes / sec / 1e9);
             }
         for (int i = 0; i < count; ++i)
@@ -790,8 +792,10 @@ Timing time_config(const Options &opt, const Shape &s, const Check &chk, const f
     return t;
 }
 
+// One configuration's line on standard output and row in the CSV; t null:
+// not run (`why` says why on standard output, else the status).
 void write_row(Run &run, const Shape &s, Memory mem, const std::string &devices, int ndev, const std::string &impl,
-               int block, const Timing *t, const char *check_kind, const char *status)
+               int block, const Timing *t, const char *check_kind, const char *status, const char *why = nullptr)
 {
     const double sec = t && !t->times.empty() ? median(t->times) : 0;
     const double mn = t && !t->times.empty() ? *std::min_element(t->times.begin(), t->times.end()) : 0;
@@ -804,7 +808,8 @@ void write_row(Run &run, const Shape &s, Memory mem, const std::string &devices,
                     t->times.size(), mn, mx, t->first, t->check.worst, check_kind,
                     std::strcmp(status, "ok") ? "  FAILED" : "");
     else
-        std::printf("  %-9s %-8s %-20s %s\n", s.name().c_str(), kMemoryName[mem], impl.c_str(), status);
+        std::printf("  %-9s %-8s %-20s %s\n", s.name().c_str(), kMemoryName[mem], impl.c_str(),
+                    why ? why : t ? t->call_error.c_str() : status);
     std::fflush(stdout);
     if (!run.csv)
         return;
@@ -852,7 +857,8 @@ cublasXtHandle_t xt_handle(Run &run, int pin)
         CUBLAS_CHECK(cublasXtCreate(&run.xt[pin]));
         std::vector<int> ids = run.xt_devs;
         CUBLAS_CHECK(cublasXtDeviceSelect(run.xt[pin], static_cast<int>(ids.size()), ids.data()));
-        CUBLAS_CHECK(cublasXtSetPinningMemMode(run.xt[pin], pin ? CUBLASXT_PINNING_ENABLED : CUBLASXT_PINNING_DISABLED));
+        CUBLAS_CHECK(
+            cublasXtSetPinningMemMode(run.xt[pin], pin ? CUBLASXT_PINNING_ENABLED : CUBLASXT_PINNING_DISABLED));
     }
     return run.xt[pin];
 }
@@ -921,7 +927,8 @@ void run_shape(Run &run, const std::vector<Shape> &shapes, size_t index)
     const double now = now_s();
     std::printf("  setup %.2f s (reference %.2f s: %s)\n", now - t_setup, now - t_ref,
                 chk.full ? "every element, DGEMM on the device"
-                         : (std::to_string(chk.rows.size() * chk.cols.size()) + " sampled elements, FP64 dots on the host, "
+                         : (std::to_string(chk.rows.size() * chk.cols.size()) +
+                            " sampled elements, FP64 dots on the host, "
                             "and every element finite").c_str());
     run.setup_spb = (now - t_setup) / shape_bytes(opt, s);
 
@@ -986,9 +993,10 @@ void run_shape(Run &run, const std::vector<Shape> &shapes, size_t index)
                             }
                     const double left = opt.deadline - (now_s() - run.start) - tgemm_reserve(run, shapes, index + 1);
                     if (est > left || left <= 0) {
-                        std::printf("  %-9s %-8s %-20s skipped: about %.1f s, %.1f s left before the deadline\n",
-                                    s.name().c_str(), kMemoryName[m], impl.c_str(), est, std::max(0.0, left));
-                        write_row(run, s, mem, xt_devices, xt_ndev, impl, bs, nullptr, check_kind, "skipped");
+                        char why[96];
+                        std::snprintf(why, sizeof why, "skipped: about %.1f s, %.1f s left before the deadline", est,
+                                      std::max(0.0, left));
+                        write_row(run, s, mem, xt_devices, xt_ndev, impl, bs, nullptr, check_kind, "skipped", why);
                         continue;
                     }
                 }
@@ -1237,8 +1245,9 @@ int main(int argc, char **argv)
     if (!products)
         return 0;
 
-    std::printf("\nTGEMM_DEVICES=%s: tgemm on %s (%s); the calling thread's current device: %d\n",
-                run.setting.c_str(), run.setting == "auto" ? "the devices tgemm picks per call" : "devices",
+    std::printf("\nTGEMM_DEVICES%s%s: tgemm on %s (%s); the calling thread's current device: %d\n",
+                env ? "=" : " ", run.setting.c_str(),
+                run.setting == "auto" ? "the devices tgemm picks per call" : "devices",
                 run.setting == "auto" ? (std::to_string(count) + " present").c_str()
                                       : join(listed, ", ").c_str(),
                 run.tgemm_first);
@@ -1261,7 +1270,7 @@ int main(int argc, char **argv)
                 "element finite\n",
                 static_cast<long long>(opt.full_max), static_cast<long long>(opt.sample));
     if (opt.deadline > 0)
-        std::printf("deadline %.0f s: cuBLAS-XT configurations that would pass it are skipped\n", opt.deadline);
+        std::printf("deadline %.4g s: cuBLAS-XT configurations that would pass it are skipped\n", opt.deadline);
     if (!opt.csv_path.empty())
         run.csv = open_csv(opt.csv_path, kCsvHeader);
     for (size_t i = 0; i < opt.shapes.size(); ++i)

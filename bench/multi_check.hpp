@@ -137,7 +137,7 @@ inline std::vector<int64_t> stratified(int64_t n, int64_t bands, bench::SplitMix
 // The sampled reference: op(A)'s sampled rows and op(B)'s sampled columns
 // gathered, then FP64 dot products; beta's term from C0.
 inline void make_sample(const Shape &s, const float *A, const float *B, double beta, const float *C0, int64_t sample,
-                 uint64_t seed, Check &chk)
+                        uint64_t seed, Check &chk)
 {
     bench::SplitMix64 rng{seed ^ 0x5a17e5ull};
     const int64_t bands = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(sample)))));
@@ -149,15 +149,15 @@ inline void make_sample(const Shape &s, const float *A, const float *B, double b
     parallel_for(R, [&](size_t b, size_t e) {
         for (size_t a = b; a < e; ++a)
             for (size_t p = 0; p < K; ++p) {
-                const int64_t i = chk.rows[a];
-                arows[a * K + p] = s.ta == 'N' ? A[i + static_cast<int64_t>(p) * lda] : A[static_cast<int64_t>(p) + i * lda];
+                const int64_t i = chk.rows[a], q = static_cast<int64_t>(p);
+                arows[a * K + p] = s.ta == 'N' ? A[i + q * lda] : A[q + i * lda];
             }
     }, 1);
     parallel_for(C, [&](size_t b, size_t e) {
         for (size_t c = b; c < e; ++c)
             for (size_t p = 0; p < K; ++p) {
-                const int64_t j = chk.cols[c];
-                bcols[c * K + p] = s.tb == 'N' ? B[static_cast<int64_t>(p) + j * ldb] : B[j + static_cast<int64_t>(p) * ldb];
+                const int64_t j = chk.cols[c], q = static_cast<int64_t>(p);
+                bcols[c * K + p] = s.tb == 'N' ? B[q + j * ldb] : B[j + q * ldb];
             }
     }, 1);
     chk.sref.assign(R * C, 0.0);
@@ -257,7 +257,7 @@ inline CheckResult check_output(const Shape &s, const Check &chk, const float *C
 
 // A list of device numbers ("0,1,2"), each in [0, count), or "all": every
 // one. False, with the reason in err, for anything else ("auto" included:
-// its set is the library's to choose).
+// its set is the library's to choose, and the caller's to handle).
 inline bool parse_devices(const std::string &text, int count, std::vector<int> &out, std::string &err)
 {
     out.clear();
@@ -274,7 +274,7 @@ inline bool parse_devices(const std::string &text, int count, std::vector<int> &
         errno = 0;
         const long d = std::strtol(part.c_str(), &end, 10);
         if (part.empty() || !std::isdigit(static_cast<unsigned char>(part[0])) || errno != 0 || *end != '\0') {
-            err = "'" + text + "' is not a list of device numbers, all or auto";
+            err = "'" + text + "' is not a list of device numbers (0,1,...) or all";
             return false;
         }
         if (d >= count) {

@@ -134,6 +134,10 @@ class Data:
         return best
 
 
+def gpus(c):
+    return f"{c} GPU{'s' if int(c) > 1 else ''}"
+
+
 def fmt_tf(s, t):
     return f"{flops(s) / t / 1e12:.1f}" if t else "-"
 
@@ -154,7 +158,7 @@ def speedup_table(d, mem, links, skeleton=False):
     shapes = [(n, n, n, "N", "N", 0.0) for n in SKELETON_SIZES] if skeleton else d.shapes
     auto = skeleton or d.auto
     limit = None if skeleton else (memcpy_rate(links) if mem == "pageable" else None)
-    head = "| size | " + " | ".join(f"{c} GPU{'s' if c > 1 else ''}" for c in counts)
+    head = "| size | " + " | ".join(gpus(c) for c in counts)
     rule = "|---|" + "---:|" * len(counts)
     if auto:
         head += " | auto"
@@ -208,7 +212,7 @@ def xt_tables(d, skeleton=False):
     counts = list(SKELETON_DEVICES) if skeleton else d.counts
     shapes = [(n, n, n, "N", "N", 0.0) for n in SKELETON_SIZES] if skeleton else d.shapes
     out = ["cuBLAS-XT's best time over tgemm's (above 1: tgemm faster), cuBLAS-XT's best block size in brackets:", "",
-           "| memory | size | " + " | ".join(f"{c} GPU{'s' if c > 1 else ''}" for c in counts) + " |",
+           "| memory | size | " + " | ".join(gpus(c) for c in counts) + " |",
            "|---|---|" + "---:|" * len(counts)]
     missed, met = [], 0
     for mem in MEMORIES:
@@ -226,7 +230,7 @@ def xt_tables(d, skeleton=False):
                     if ratio > 1:
                         met += 1
                     else:
-                        missed.append(f"{shape_name(s)} {mem} {c} GPU{'s' if c > 1 else ''} ({ratio:.2f})")
+                        missed.append(f"{shape_name(s)} {mem} {gpus(c)} ({ratio:.2f})")
             out.append(f"| {mem} | {shape_name(s)} | " + " | ".join(cells) + " |")
     out.append("")
     if skeleton:
@@ -328,7 +332,7 @@ def check_lines(rows):
                    f"(TGEMM_DEVICES {r['setting']}, {r['_file']}): error / bound {r['check'] or 'n/a'}")
     if skipped:
         out.append(f"Skipped for time (the run's deadline): {len(skipped)} cuBLAS-XT configuration(s): " +
-                   "; ".join(f"{r['impl']} {shape_name(shape_of(r))} {r['memory']} {r['ndev']} GPUs"
+                   "; ".join(f"{r['impl']} {shape_name(shape_of(r))} {r['memory']} {gpus(r['ndev'])}"
                              for r in skipped) + ".")
     return out
 
