@@ -1209,14 +1209,16 @@ int main(int argc, char **argv)
     run.setting = env ? env : "unset";
     std::vector<int> listed;  // TGEMM_DEVICES's numbers (every device for all and auto)
     if (!env) {
+        // One GPU: TGEMM_DEVICE's number, else device 0 (for local-rank,
+        // tgemm's choice, which this program does not repeat).
         const char *one = std::getenv("TGEMM_DEVICE");
         int d = 0;
-        if (one && *one) {
-            const std::vector<int> v = devices_or_exit(one, count, "TGEMM_DEVICE");
-            if (v.size() != 1)
-                bad_argument("TGEMM_DEVICE: '%s' is not one device number", one);
+        std::vector<int> v;
+        std::string err;
+        if (one && *one && parse_devices(one, count, v, err) && v.size() == 1)
             d = v[0];
-        }
+        else if (one && *one)
+            std::printf("TGEMM_DEVICE=%s: cuBLAS-XT on device 0, the current device at each tgemm call\n", one);
         listed = {d};
         run.tgemm_devices = std::to_string(d);
     } else if (run.setting == "auto") {
