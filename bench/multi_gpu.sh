@@ -15,6 +15,8 @@
 #    cuBLAS-XT on the same GPUs, pinned and pageable operands, the sizes
 #    of MULTI_SIZES (default 4096,8192,12288,16384);
 #  - multi_auto.csv, multi_auto.log: TGEMM_DEVICES=auto, tgemm alone;
+#  - plans_gN.log: TGEMM_VERBOSE=2, one call at the largest size on the
+#    most GPUs from pinned memory: the grid of blocks tgemm spreads;
 #  - multi_report.md: bench/multi_report.py over all of it;
 #  - summary.txt: each step's exit status and seconds.
 # The whole run keeps within MULTI_BUDGET seconds (default 330): each
@@ -79,10 +81,10 @@ step links "$OUT/links.log" timeout -k 10 120 "${clean[@]}" "$BIN" --links --lin
 # Device sets, and each one's weight in the sharing of the time left.
 sets=(0)
 weights=(3)
-[ "$ngpu" -ge 2 ] && { sets+=(0,1); weights+=(2); }
-[ "$ngpu" -ge 4 ] && { sets+=(0,1,2,3); weights+=(2); }
-[ "$ngpu" -ge 8 ] && { sets+=(0,1,2,3,4,5,6,7); weights+=(2); }
-AUTO_RESERVE=40  # tgemm alone under auto, and the report
+[ "$ngpu" -ge 2 ] && { sets+=("0,1"); weights+=(2); }
+[ "$ngpu" -ge 4 ] && { sets+=("0,1,2,3"); weights+=(2); }
+[ "$ngpu" -ge 8 ] && { sets+=("0,1,2,3,4,5,6,7"); weights+=(2); }
+AUTO_RESERVE=50  # tgemm alone under auto, the plans, the report
 for i in "${!sets[@]}"; do
     set_=${sets[$i]}
     n=$(printf '%s' "$set_" | tr ',' '\n' | grep -c .)
@@ -98,6 +100,17 @@ left=$((BUDGET - (SECONDS - start) - 10))
 [ "$left" -ge 20 ] || left=20
 step auto "$OUT/multi_auto.log" timeout -k 10 "$left" "${clean[@]}" TGEMM_DEVICES=auto \
     "$BIN" --sizes "$SIZES" --memory both --no-xt --csv "$OUT/multi_auto.csv" "${EXTRA[@]}"
+
+# The spread plan of one call at the largest size on the most GPUs
+# (TGEMM_VERBOSE=2: the grid of blocks, each block's host plan), time permitting.
+last=${sets[${#sets[@]}-1]}
+n=$(printf '%s' "$last" | tr ',' '\n' | grep -c .)
+largest=$(printf '%s' "$SIZES" | tr ',' '\n' | sort -n | tail -n 1)
+left=$((BUDGET - (SECONDS - start) - 10))
+if [ "$n" -gt 1 ] && [ "$left" -ge 30 ]; then
+    step plans "$OUT/plans_g$n.log" timeout -k 10 "$left" "${clean[@]}" TGEMM_VERBOSE=2 TGEMM_DEVICES="$last" \
+        "$BIN" --sizes "$largest" --memory pinned --no-xt --reps 1
+fi
 
 csvs=()
 for f in "$OUT"/multi_g*.csv "$OUT"/multi_auto.csv; do [ -s "$f" ] && csvs+=("$f"); done
