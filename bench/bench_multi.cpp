@@ -13,11 +13,12 @@
 // this program reads the same variable only to say which set it runs with
 // and to give cuBLAS-XT the same GPUs (cublasXtDeviceSelect): a comma list
 // of device numbers ("0,1,2,3"), "all", or "auto" (tgemm decides per call;
-// cuBLAS-XT gets every device). Unset: one GPU, TGEMM_DEVICE's or device 0.
-// --xt-devices LIST (numbers, or all) overrides cuBLAS-XT's set. So one
-// process measures one device set; bench/multi_gpu.sh runs one per set.
-// Before each tgemm call the calling thread's current device is the first
-// of the set (device 0 for all, auto and unset).
+// cuBLAS-XT gets every device). Unset: one GPU, TGEMM_DEVICE's number, or
+// device 0 (TGEMM_DEVICE unset or not a number: local-rank). --xt-devices
+// LIST (numbers, or all) overrides cuBLAS-XT's set. So one process
+// measures one device set; bench/multi_gpu.sh runs one per set. Before
+// each tgemm call the calling thread's current device is the first of the
+// set (device 0 for all and auto).
 //
 // What is timed, for each shape (default square NN 4096, 8192, 12288,
 // 16384; --shape for rectangular and transposed ones) and each memory kind
@@ -36,10 +37,13 @@
 // Each configuration: one warm-up call, checked; then R timed calls, wall
 // clock of each call alone; the median. R is --reps, else the number of
 // calls that fit --target-seconds (default 1.5 s) by the warm-up call's
-// time, within 3 and --max-reps (default 10); 1 when the warm-up call alone
-// took longer than twice the target. Before every call (untimed), C is
-// poisoned with the NaN 0x7FC0DEAD (beta 0) or set back to C0 (beta 1),
-// with the host's threads. The last timed call's output is checked too.
+// time (by the first timed call's, where that is shorter), within 3 and
+// --max-reps (default 10); 1 when a call takes longer than twice the
+// target. Configurations run one after another (tgemm, then each block
+// size of cuBLAS-XT), not call by call in turn. Before every call
+// (untimed), C is poisoned with the NaN 0x7FC0DEAD (beta 0) or set back to
+// C0 (beta 1), with the host's threads. The last timed call's output is
+// checked too.
 //
 // The check, of every checked output: |C - R| <= gamma_{K+2} (|A||B| +
 // |beta| |C0|) elementwise (bench/gemm_check.hpp: the bound of every
