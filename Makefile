@@ -839,7 +839,7 @@ bench-blas: $(BUILD)/bench/bench_cpu_blas $(BUILD)/lib/$(LIBNAME)
 # cuBLAS-XT's API; the library does not. bench-multi runs
 # bench/multi_gpu.sh into BENCH_OUT/multi (the GPUs': the links, one
 # process per device set, TGEMM_DEVICES=auto, the report; within
-# MULTI_BUDGET seconds, 330 by default).
+# MULTI_BUDGET seconds, 300 by default).
 $(BUILD)/bench/bench_multi: bench/bench_multi.cpp bench/multi_check.hpp $(BUILD)/bench/gemm_reference.o \
                             bench/gemm_check.hpp bench/gemm_reference.hpp bench/bench_error.hpp bench/splitmix.hpp \
                             $(BUILD)/lib/$(LIBNAME)

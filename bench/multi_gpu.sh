@@ -19,11 +19,12 @@
 #    most GPUs from pinned memory: the grid of blocks tgemm spreads;
 #  - multi_report.md: bench/multi_report.py over all of it;
 #  - summary.txt: each step's exit status and seconds.
-# The whole run keeps within MULTI_BUDGET seconds (default 330): each
+# The whole run keeps within MULTI_BUDGET seconds (default 300): each
 # bench_multi process gets a --deadline, its share of what is left (the
 # sets with fewer GPUs, whose cuBLAS-XT runs are the slowest, a larger
 # one), past which it skips cuBLAS-XT configurations (never tgemm's), and
-# is killed 90 s after it. On 4 H100s the run should take 3 to 4 minutes.
+# is killed 60 s after it. On 4 H100s the run should take about 3
+# minutes, and at most about 6 (the budget and one process's 60 s).
 # MULTI_ARGS adds arguments to every product run (--beta 1, --xt-pin both,
 # --shape ...). BENCH_MULTI names the program (default
 # build/bench/bench_multi). Exit status: that of the first step that
@@ -32,7 +33,7 @@ set -u
 : "${OUT:?set OUT to the directory for the results}"
 BIN=${BENCH_MULTI:-build/bench/bench_multi}
 SIZES=${MULTI_SIZES:-4096,8192,12288,16384}
-BUDGET=${MULTI_BUDGET:-330}
+BUDGET=${MULTI_BUDGET:-300}
 read -r -a EXTRA <<< "${MULTI_ARGS:-}"
 here=$(dirname "$0")
 mkdir -p "$OUT" || exit 2
@@ -93,7 +94,7 @@ for i in "${!sets[@]}"; do
     for w in "${weights[@]:$i}"; do wsum=$((wsum + w)); done
     deadline=$((left * weights[i] / wsum))
     [ "$deadline" -ge 20 ] || deadline=20
-    step "g$n" "$OUT/multi_g$n.log" timeout -k 10 $((deadline + 90)) "${clean[@]}" TGEMM_DEVICES="$set_" \
+    step "g$n" "$OUT/multi_g$n.log" timeout -k 10 $((deadline + 60)) "${clean[@]}" TGEMM_DEVICES="$set_" \
         "$BIN" --sizes "$SIZES" --memory both --deadline "$deadline" --csv "$OUT/multi_g$n.csv" "${EXTRA[@]}"
 done
 left=$((BUDGET - (SECONDS - start) - 10))
