@@ -12,6 +12,8 @@
 #   make bench-random    tgemm against cuBLAS on random problems (GPU): BENCH_RANDOM_SEEDS (3)
 #                        fresh seeds, or SEED, SEED+1, ...; BENCH_RANDOM_COUNT (100) problems
 #                        each; plans, CSV, Markdown report and plots in BENCH_OUT (build/bench)
+#   make bench-multi     several GPUs (issue 30): tgemm over TGEMM_DEVICES against cuBLAS-XT, the
+#                        links; CSV, logs and multi_report.md in BENCH_OUT/multi (bench/multi_gpu.sh)
 #   make bench-programs  build every benchmark program without running it
 #   make plan-dump       build/bench/plan_dump: the dispatcher's plans of random problems on a
 #                        described GPU, no GPU needed (make test-plans holds the H100's to
@@ -86,7 +88,7 @@ LIB_DEPS := $(LIB_OBJ:.o=.d)
 .PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         plan-dump test-plans plans-baseline \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
-        bench-host-trace bench-random bench-programs \
+        bench-host-trace bench-random bench-multi bench-programs \
         install install-shared install-includes install-pc install-docs uninstall docs deps clean resources sass
 
 all:
@@ -629,6 +631,7 @@ test-tools:
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 	$(RUN_TEST) check-random-report -- sh tests/check-random-report.sh
 	$(RUN_TEST) check-bench-blas -- sh tests/check-bench-blas.sh
+	$(RUN_TEST) check-multi-report -- sh tests/check-multi-report.sh
 
 # The shape of src/ (tests/check-layers.sh: every include points down the
 # layers, no cycle, no file over 700 lines, no date or PERF.md in a comment)
@@ -682,6 +685,20 @@ $(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp tests/line_buffered.
 
 test-bench-check: $(BUILD)/tests/test_bench_check
 	$(RUN_TEST) test_bench_check -- $(BUILD)/tests/test_bench_check
+
+# bench_multi's host side (bench/multi_check.hpp): its inputs, its sampled
+# and full output checks, its device lists; on the CPU, no GPU.
+.PHONY: test-bench-multi
+$(BUILD)/tests/test_bench_multi: tests/test_bench_multi.cpp tests/line_buffered.c bench/multi_check.hpp \
+                                 bench/gemm_check.hpp bench/splitmix.hpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Werror -Ibench \
+	    -o $@ $< tests/line_buffered.c -lcmocka -lpthread
+
+test-bench-multi: $(BUILD)/tests/test_bench_multi
+	$(RUN_TEST) test_bench_multi -- $(BUILD)/tests/test_bench_multi
+TEST_PROGRAMS += $(BUILD)/tests/test_bench_multi
+TEST_RUNS += test-bench-multi
 
 # The random-shape benchmark's problems (bench/random_shapes.cpp), on the CPU.
 .PHONY: test-random-shapes
@@ -848,9 +865,25 @@ bench-blas: $(BUILD)/bench/bench_cpu_blas $(BUILD)/lib/$(LIBNAME)
 	$(BLAS_ENV) python3 bench/bench_blas.py --bin $(BUILD)/bench/bench_cpu_blas --lib $(abspath $(LIB)) \
 	    --out $(BENCH_OUT) --rounds $(BENCH_BLAS_ROUNDS) --max $(BENCH_BLAS_MAX) $(BENCH_BLAS_ENV:%=--env %)
 
+# Several GPUs (issue 30): tgemm on host operands spread over the GPUs of
+# TGEMM_DEVICES against cuBLAS-XT on the same GPUs, and the links between
+# them (bench/bench_multi.cpp says what it does). It links cuBLAS for
+# cuBLAS-XT's API; the library does not. bench-multi runs
+# bench/multi_gpu.sh into BENCH_OUT/multi (the GPUs': the links, one
+# process per device set, TGEMM_DEVICES=auto, the report; within
+# MULTI_BUDGET seconds, 300 by default).
+$(BUILD)/bench/bench_multi: bench/bench_multi.cpp bench/multi_check.hpp $(BUILD)/bench/gemm_reference.o \
+                            bench/gemm_check.hpp bench/gemm_reference.hpp bench/bench_error.hpp bench/splitmix.hpp \
+                            $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CXX) $(BENCH_CXXFLAGS) -o $@ bench/bench_multi.cpp $(BUILD)/bench/gemm_reference.o $(BENCH_LIBS) -lcublas
+
+bench-multi: $(BUILD)/bench/bench_multi
+	OUT=$(BENCH_OUT)/multi BENCH_MULTI=$(BUILD)/bench/bench_multi bash bench/multi_gpu.sh
+
 # Every benchmark program, built and not run (no GPU needed).
 bench-programs: $(BUILD)/bench/bench_gemm $(BUILD)/bench/bench_random $(BUILD)/bench/bench_plans \
-                $(BUILD)/bench/bench_cpu_blas
+                $(BUILD)/bench/bench_cpu_blas $(BUILD)/bench/bench_multi
 
 # ---------------------------------------------------------------- install
 

@@ -7,20 +7,26 @@
 --section replaces only that section and keeps the rest of the generated
 tables: blas from blas_offload.csv (with the run's date in it); random
 from random_report.md, random_hist.png and random_scatter.png (`make
-bench-random`); suite from suite.csv.
+bench-random`); suite from suite.csv; multi, "Several GPUs", from what
+bench/multi_gpu.sh leaves in RUN_DIR (multi_*.csv, links.csv, topo.txt;
+`make bench-multi`), through bench/multi_report.py.
 
 RUN_DIR is what `tests/gpu-session.sh bench sweep` leaves (unpacked from
 session.tar.gz): suite.csv, squares.csv, blas_offload.csv, host.csv,
 sweep_*.csv and the PNG plots; whichever are present are reported. The
 tables above the marker line in docs/performance.md are replaced; what
-is below it (a pointer to docs/notes/) is kept. Plots are copied to docs/performance/.
+is below it (a pointer to docs/notes/) is kept, and so is the Several GPUs
+section when RUN_DIR has no multi_*.csv. Plots are copied to docs/performance/.
 """
 import argparse
 import csv
+import glob
 import math
 import os
 import shutil
 import sys
+
+import multi_report  # bench/multi_report.py: the Several GPUs section
 
 DOC = os.path.join(os.path.dirname(__file__), "..", "docs", "performance.md")
 PLOTS = os.path.join(os.path.dirname(__file__), "..", "docs", "performance")
@@ -156,6 +162,31 @@ def blas_section(path, date=None):
     return out
 
 
+def multi_section(run, date=None):
+    """The Several GPUs section from bench/multi_gpu.sh's files in run, or
+    None when there are none."""
+    csvs = sorted(glob.glob(os.path.join(run, "multi_g*.csv"))) + \
+        sorted(glob.glob(os.path.join(run, "multi_auto.csv")))
+    if not csvs:
+        return None
+    links = os.path.join(run, "links.csv")
+    topo = os.path.join(run, "topo.txt")
+    return multi_report.section(multi_report.read_rows(csvs),
+                                multi_report.read_rows([links]) if os.path.exists(links) else [],
+                                open(topo).read() if os.path.exists(topo) else None, date)
+
+
+def generated_section(text, heading):
+    """The lines of the generated section under `heading` in text (up to the
+    next heading of its level or the marker), or []."""
+    top = text.partition(MARKER)[0]
+    start = top.find(heading)
+    if start < 0:
+        return []
+    nxt = top.find("\n## ", start + len(heading))
+    return top[start:nxt + 1 if nxt >= 0 else len(top)].rstrip("\n").split("\n") + [""]
+
+
 def replace_section(heading, lines):
     """Replaces the generated section under `heading` in the doc (up to the
     next heading or the marker) with `lines`; appends it to the generated
@@ -210,7 +241,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
     ap.add_argument("--date", required=True)
-    ap.add_argument("--section", choices=["blas", "random", "suite"])
+    ap.add_argument("--section", choices=["blas", "random", "suite", "multi"])
     ap.add_argument("--device", default="NVIDIA H100 80GB HBM3 (132 SMs), driver 580.159, CUDA 13.0")
     args = ap.parse_args()
     run = args.run
@@ -231,6 +262,14 @@ def main():
             if os.path.exists(os.path.join(run, png)):
                 shutil.copy(os.path.join(run, png), os.path.join(PLOTS, png))
         print(f"report: replaced the random-shape section of {os.path.normpath(DOC)}")
+        return 0
+    if args.section == "multi":
+        lines = multi_section(run, args.date)
+        if lines is None:
+            print(f"report: no multi_*.csv in {run} (bench/multi_gpu.sh writes them)", file=sys.stderr)
+            return 1
+        replace_section(multi_report.TITLE, lines)
+        print(f"report: replaced the Several GPUs section of {os.path.normpath(DOC)}")
         return 0
     if args.section == "suite":
         lines = suite_section(os.path.join(run, "suite.csv"))
@@ -253,6 +292,10 @@ def main():
         if os.path.exists(p):
             out += fn(p)
     out += sweep_section(run)
+    multi = multi_section(run, args.date)
+    if multi is None and os.path.exists(DOC):
+        multi = generated_section(open(DOC).read(), multi_report.TITLE)
+    out += multi or []
     os.makedirs(PLOTS, exist_ok=True)
     for png in ("squares.png", "suite_ratio.png", "blas_offload.png", "host.png"):
         p = os.path.join(run, png)
