@@ -457,6 +457,10 @@ test-env: $(BUILD)/tests/test_env
 	    TGEMM_DEVICES="$$v" $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-devices || rc=1; \
 	done; exit $$rc
 	TGEMM_DEVICES=0,999 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env devices-bad-device
+	rc=0; for v in 2 0x2 2x 2x2x2 x2 2X2 -1x2 4097x1; do \
+	    echo "== TGEMM_SPREAD_GRID=$$v"; \
+	    TGEMM_SPREAD_GRID=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-spread-grid || rc=1; \
+	done; exit $$rc
 	TGEMM_DEVICE=local-rank OMPI_COMM_WORLD_LOCAL_RANK=x $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-local-rank
 	rc=0; for v in OMPI_COMM_WORLD_LOCAL_RANK=3 MPI_LOCALRANKID=1 MV2_COMM_WORLD_LOCAL_RANK=2 SLURM_LOCALID=5 NONE=1; do \
 	    echo "== TGEMM_DEVICE=local-rank $$v"; \

@@ -25,6 +25,8 @@
  *                                              (NO_DEVICE without a GPU), C unchanged
  *   bad-devices        TGEMM_DEVICES=0,,1 (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
+ *   bad-spread-grid    TGEMM_SPREAD_GRID=2x (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
  *   devices-bad-device TGEMM_DEVICES=0,999  -> INVALID_DEVICE naming the variable
  *                                              (NO_DEVICE without a GPU), C unchanged
  *   bad-local-rank     TGEMM_DEVICE=local-rank OMPI_COMM_WORLD_LOCAL_RANK=x
@@ -246,6 +248,12 @@ static void test_bad_devices(void **state)
     assert_invalid_setting("TGEMM_DEVICES");
 }
 
+static void test_bad_spread_grid(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_SPREAD_GRID");
+}
+
 static void test_devices_bad_device(void **state)
 {
     (void)state;
@@ -346,6 +354,7 @@ int main(int argc, char **argv)
         {"bad-pack", cmocka_unit_test(test_bad_pack)},
         {"tiny-memory-limit", cmocka_unit_test(test_tiny_memory_limit)},
         {"bad-devices", cmocka_unit_test(test_bad_devices)},
+        {"bad-spread-grid", cmocka_unit_test(test_bad_spread_grid)},
         {"devices-bad-device", cmocka_unit_test(test_devices_bad_device)},
         {"bad-local-rank", cmocka_unit_test(test_bad_local_rank)},
         {"local-rank", cmocka_unit_test(test_local_rank)},

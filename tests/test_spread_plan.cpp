@@ -61,7 +61,8 @@ void check_blocks(const SpreadRequest &r, const SpreadPlan &p)
         assert_int_equal(blocks, 1);
         return;
     }
-    assert_true(blocks <= static_cast<int64_t>(tgemm::kSpreadMaxBlocksPerWorker) * r.workers);
+    if (r.rows == 0)
+        assert_true(blocks <= static_cast<int64_t>(tgemm::kSpreadMaxBlocksPerWorker) * r.workers);
     std::vector<unsigned char> hits(static_cast<size_t>(r.m * r.n), 0);
     for (int64_t i = 0; i < blocks; ++i) {
         const Rect b = tgemm::spread_block(p, r.m, r.n, i);
@@ -102,9 +103,20 @@ void test_random_plans(void **)
         r.choose_workers = rng() % 2 == 0;
         r.peak_flops = kH100Peak;
         r.min_side = rng() % 2 == 0 ? tgemm::kSpreadMinSide : 32 + static_cast<int64_t>(rng() % 200);
+        if (rng() % 8 == 0) {
+            r.rows = 1 + static_cast<int64_t>(rng() % 6);
+            r.cols = 1 + static_cast<int64_t>(rng() % 6);
+        }
         const SpreadPlan p = tgemm::plan_spread(r);
         check_blocks(r, p);
         const bool room = std::max<int64_t>(1, r.m / r.min_side) * std::max<int64_t>(1, r.n / r.min_side) >= 2;
+        if (r.rows > 0) {
+            if (p.workers > 1) {
+                assert_int_equal(p.rows, std::min(r.rows, std::max<int64_t>(1, r.m / r.min_side)));
+                assert_int_equal(p.cols, std::min(r.cols, std::max<int64_t>(1, r.n / r.min_side)));
+            }
+            continue;
+        }
         if (!r.choose_workers && r.workers >= 2)
             assert_int_equal(p.workers > 1, room);
         if (r.choose_workers && p.workers > 1)
@@ -145,6 +157,19 @@ void test_model_choices(void **)
     assert_int_equal(tgemm::plan_spread(thin).workers, 1);
     // But a listed set spreads whatever the model says.
     assert_int_equal(tgemm::plan_spread(square(1024, 4, true, false)).workers, 4);
+    // A grid asked for (TGEMM_SPREAD_GRID) is taken, within the blocks of
+    // min_side that fit.
+    SpreadRequest grid = square(16384, 2, false, true);
+    grid.rows = 3;
+    grid.cols = 5;
+    SpreadPlan g = tgemm::plan_spread(grid);
+    assert_int_equal(g.rows, 3);
+    assert_int_equal(g.cols, 5);
+    assert_int_equal(g.workers, 2);
+    grid.m = 600;
+    g = tgemm::plan_spread(grid);
+    assert_int_equal(g.rows, 2);
+    assert_int_equal(g.cols, 5);
     // One worker, or no room for two blocks: one GPU.
     assert_int_equal(tgemm::plan_spread(square(16384, 1, false, false)).workers, 1);
     assert_int_equal(tgemm::plan_spread(square(300, 4, false, false)).workers, 1);

@@ -160,6 +160,16 @@ Settings read_settings()
     }
     if (const char *e = std::getenv("TGEMM_DEVICES"); e && *e)
         read_devices(st, e);
+    if (const char *e = std::getenv("TGEMM_SPREAD_GRID"); e && *e) {
+        long r = 0, c = 0;
+        const char *x = std::strchr(e, 'x');
+        if (x != nullptr && parse_long(std::string(e, x).c_str(), 1, 4096, &r) && parse_long(x + 1, 1, 4096, &c)) {
+            st.spread_rows = r;
+            st.spread_cols = c;
+        } else {
+            invalid(st, "TGEMM_SPREAD_GRID", e, "ROWSxCOLS, such as 2x2 (1 to 4096 each)");
+        }
+    }
     if (const char *e = std::getenv("TGEMM_VERBOSE"); e && *e) {
         if (parse_long(e, 0, 9, &v))
             st.verbose = static_cast<int>(v);

@@ -68,6 +68,8 @@ SpreadPlan plan_for(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, con
     r.choose_workers = choose;
     r.peak_flops = fp32_peak_flops(dev);
     r.min_side = spread_min_side();
+    r.rows = settings().spread_rows;
+    r.cols = settings().spread_cols;
     return plan_spread(r);
 }
 

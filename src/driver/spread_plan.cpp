@@ -62,6 +62,14 @@ SpreadPlan plan_spread(const SpreadRequest &r)
     if (r.workers < 2 || max_rows * max_cols < 2 || r.peak_flops <= 0)
         return best;
     SpreadPlan spread;
+    if (r.rows > 0 && r.cols > 0) {
+        spread.rows = std::min(r.rows, max_rows);
+        spread.cols = std::min(r.cols, max_cols);
+        spread.workers = static_cast<int>(std::min<int64_t>(r.workers, spread.rows * spread.cols));
+        spread.seconds = grid_seconds(r, spread.rows, spread.cols, spread.workers);
+        spread.one_gpu_seconds = best.one_gpu_seconds;
+        return spread.workers > 1 ? spread : best;
+    }
     bool found = false;
     for (int w = r.choose_workers ? 2 : r.workers; w <= r.workers; ++w) {
         const int64_t cap = static_cast<int64_t>(kSpreadMaxBlocksPerWorker) * w;

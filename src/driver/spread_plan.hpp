@@ -56,6 +56,8 @@ struct SpreadRequest {
     bool choose_workers = false;      // `auto`: use the fewest workers that pay, maybe one
     double peak_flops = 0;            // one GPU's FP32 peak, flop/s
     int64_t min_side = kSpreadMinSide;
+    int64_t rows = 0, cols = 0;       // a grid to take instead of the model's (0 = the model's); each at
+                                      // most the blocks of min_side that fit
 };
 
 struct SpreadPlan {
