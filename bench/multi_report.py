@@ -37,6 +37,7 @@ Needs only python3.
 import argparse
 import csv
 import os
+import re
 import statistics
 import sys
 
@@ -357,6 +358,7 @@ def section(rows, links, topo=None, date=None, skeleton=False):
     if not skeleton:
         out += ["### Checks", ""] + check_lines(rows) + [""]
     if topo:
+        topo = re.sub(r"\x1b\[[0-9;]*m", "", topo)  # nvidia-smi underlines its header
         out += ["### Topology (`nvidia-smi topo -m`)", "", "```text"] + topo.rstrip("\n").split("\n") + ["```", ""]
     return out
 
