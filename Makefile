@@ -675,6 +675,19 @@ test-reference: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu
 	$(RUN_TEST) reference -- sh tests/blas/reference.sh $(abspath $(BUILD)/tests/reference) $(abspath $(BUILD)/lib/$(LIBNAME)) \
 	    $(abspath $(BUILD)/tests/has_gpu) $(REFBLAS_DIR)
 
+# ---------------------------------------------------------------- ScaLAPACK
+
+# examples/psgemm: PSGEMM, ScaLAPACK's distributed SGEMM, on a BLACS grid,
+# checked against a serial product. It uses only BLACS's C interface and
+# PBLAS, so it links against libscalapack-openmpi alone (no MPI header, no
+# mpicc); SCALAPACK_LIBS names it elsewhere (an unpacked prefix).
+SCALAPACK_LIBS ?= -lscalapack-openmpi
+PSGEMM := $(BUILD)/examples/psgemm
+
+$(PSGEMM): examples/psgemm.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 -g $(WARN) -Werror -o $@ $< $(SCALAPACK_LIBS) -lm
+
 # ---------------------------------------------------------------- benchmark output check
 
 # The benchmarks' check of every output against an FP64 reference
