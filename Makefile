@@ -677,16 +677,38 @@ test-reference: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu
 
 # ---------------------------------------------------------------- ScaLAPACK
 
-# examples/psgemm: PSGEMM, ScaLAPACK's distributed SGEMM, on a BLACS grid,
-# checked against a serial product. It uses only BLACS's C interface and
-# PBLAS, so it links against libscalapack-openmpi alone (no MPI header, no
-# mpicc); SCALAPACK_LIBS names it elsewhere (an unpacked prefix).
+# PSGEMM, ScaLAPACK's distributed SGEMM, with libtgemm preloaded as the
+# node BLAS (tests/scalapack/scalapack.sh says what is checked): the PBLAS
+# Level 3 tester of Debian's scalapack-mpi-test and examples/psgemm, on 4
+# Open MPI processes of this machine; part of `make test`. examples/psgemm
+# uses only BLACS's C interface and PBLAS, so it links against
+# libscalapack-openmpi alone (no MPI header, no mpicc); SCALAPACK_LIBS
+# names it elsewhere (bench/scalapack_gpu.sh: an unpacked prefix).
+# make test builds it where the library is installed; where it is not, the
+# target says so and is not run, except with CI set, where it fails.
+# SCALAPACK_TEST_DIR is the directory of spb3tst when it is not installed
+# as a package.
 SCALAPACK_LIBS ?= -lscalapack-openmpi
+SCALAPACK_TEST_DIR ?=
+HAVE_SCALAPACK := $(filter /%,$(shell $(CC) -print-file-name=libscalapack-openmpi.so 2>/dev/null))
 PSGEMM := $(BUILD)/examples/psgemm
+BAD_SGEMM := $(BUILD)/tests/scalapack/libbad_sgemm.so
+.PHONY: test-scalapack
 
 $(PSGEMM): examples/psgemm.c
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O2 -g $(WARN) -Werror -o $@ $< $(SCALAPACK_LIBS) -lm
+
+$(BAD_SGEMM): tests/scalapack/bad_sgemm.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) -Werror -fPIC -shared -o $@ $< -ldl
+
+test-scalapack: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu $(BAD_SGEMM) $(if $(HAVE_SCALAPACK),$(PSGEMM))
+	$(RUN_TEST) scalapack -- sh tests/scalapack/scalapack.sh $(abspath $(BUILD)/tests/scalapack) \
+	    $(abspath $(BUILD)/lib/$(LIBNAME)) $(abspath $(BUILD)/tests/has_gpu) $(abspath $(PSGEMM)) \
+	    $(abspath $(BAD_SGEMM)) $(SCALAPACK_TEST_DIR)
+TEST_PROGRAMS += $(BAD_SGEMM) $(if $(HAVE_SCALAPACK),$(PSGEMM))
+TEST_RUNS += test-scalapack
 
 # ---------------------------------------------------------------- benchmark output check
 
