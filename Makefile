@@ -636,6 +636,7 @@ test-tools:
 	$(RUN_TEST) check-random-report -- sh tests/check-random-report.sh
 	$(RUN_TEST) check-bench-blas -- sh tests/check-bench-blas.sh
 	$(RUN_TEST) check-multi-report -- sh tests/check-multi-report.sh
+	$(RUN_TEST) check-scalapack-report -- sh tests/check-scalapack-report.sh
 
 # The shape of src/ (tests/check-layers.sh: every include points down the
 # layers, no cycle, no file over 700 lines, no date or PERF.md in a comment)
