@@ -242,6 +242,14 @@ product() {
     local group=$1 np=$2 size=$3 nb=$4 kb=$5 mode=$6 warmup=$7 reps=$8 check=${9:-cols:8}
     local name=$group-np$np-s$size-nb$nb-kb$kb-$mode d preload settings status t0 line
     d=$W/runs/$name
+    # Host memory: each process holds its blocks of A, B, C and C's copy,
+    # process (0, 0) also all of C and op(A); 3 times that, to be safe.
+    local need_kb=$(( (4 * size * size * 4 / np + 2 * size * size * 4) * 3 / 1024 ))
+    if [ "$need_kb" -gt "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)" ]; then
+        echo "$name,$group,$np,,$size,$size,$size,$nb,$kb,$mode,$warmup,$reps,,,,skipped:memory,0,,," >> "$W/runs.csv"
+        echo "$name: skipped (needs about $((need_kb / 1048576)) GiB of host memory)"
+        return
+    fi
     if [ $((SECONDS - t_timing)) -ge "$BUDGET" ]; then
         echo "$name,$group,$np,,$size,$size,$size,$nb,$kb,$mode,$warmup,$reps,,,,skipped:budget,0,,," >> "$W/runs.csv"
         echo "$name: skipped (budget of $BUDGET s spent)"
