@@ -17,9 +17,11 @@
 #    up to the whole product (the sum of m n k over all processes is
 #    M N K): all of PSGEMM's local work went through libtgemm.
 # With a GPU, the tester and one product run again with TGEMM_OFFLOAD=gpu,
-# every call on the GPU; without one (no driver, or no device), the
-# product runs with TGEMM_OFFLOAD=gpu falling back to the CPU, one warning
-# per process, and the GPU runs count as skipped. A GPU that is there but
+# every call on the GPU, the product with TGEMM_DEVICE=local-rank (each
+# process on the device of its node-local rank, from Open MPI's
+# OMPI_COMM_WORLD_LOCAL_RANK); without one (no driver, or no device), the
+# product runs so, falling back to the CPU with one warning per process
+# and no other (local-rank accepted), and the GPU runs count as skipped. A GPU that is there but
 # unusable fails (tests/blas/has_gpu.c).
 #
 # The checks are seen to refuse wrong results: with a wrong SGEMM
@@ -190,9 +192,9 @@ product psgemm-1x4 "$auto_paths" -- -m 97 -n 203 -k 150 -b 10 -p 1 -q 4
 echo "== TGEMM_OFFLOAD=gpu"
 if [ "$gpu" = 1 ]; then
     pblas spb3tst-gpu 4 40 gpu TGEMM_OFFLOAD=gpu
-    product psgemm-gpu gpu TGEMM_OFFLOAD=gpu -- -m 300 -n 250 -k 200 -b 32 -A T
+    product psgemm-gpu gpu TGEMM_OFFLOAD=gpu TGEMM_DEVICE=local-rank -- -m 300 -n 250 -k 200 -b 32 -A T
 else
-    product psgemm-fallback "$gpu_paths" TGEMM_OFFLOAD=gpu -- -m 300 -n 250 -k 200 -b 32 -A T
+    product psgemm-fallback "$gpu_paths" TGEMM_OFFLOAD=gpu TGEMM_DEVICE=local-rank -- -m 300 -n 250 -k 200 -b 32 -A T
     echo "[  SKIPPED ] spb3tst and psgemm with TGEMM_OFFLOAD=gpu: on the GPU"
 fi
 
