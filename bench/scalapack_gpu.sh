@@ -24,9 +24,10 @@
 # isolated: no ssh), shared memory between them (pml ob1, btl self,vader),
 # the runtime's sockets on loopback; --oversubscribe, --bind-to none (each
 # process runs a multithreaded BLAS: OPENBLAS_NUM_THREADS = cores /
-# processes); as root, with OMPI_ALLOW_RUN_AS_ROOT. Every process shares
-# the GPU(s) (SCALAPACK_BENCH_TGEMM_ENV adds settings to the tgemm runs,
-# for instance TGEMM_DEVICE=local-rank on a machine of several GPUs).
+# processes); as root, with OMPI_ALLOW_RUN_AS_ROOT. The tgemm runs get
+# SCALAPACK_BENCH_TGEMM_ENV (default TGEMM_DEVICE=local-rank: each process
+# on the device of its node-local rank, all on device 0 where there is one
+# GPU; set it empty for none).
 #
 # What runs (logs, CSV and a Markdown report under $OUT):
 #  1. the PBLAS Level 3 tester spb3tst on tests/scalapack/PSBLAS3TST.dat,
@@ -85,7 +86,7 @@ DEBS=${MPIDEBS:-$repo/.deps/mpidebs}
 PREFIX=${MPI_PREFIX:-/opt/mpi}
 PLAN=${SCALAPACK_BENCH_PLAN:-full}
 BUDGET=${SCALAPACK_BENCH_BUDGET:-170}
-TGEMM_ENV=${SCALAPACK_BENCH_TGEMM_ENV:-}
+TGEMM_ENV=${SCALAPACK_BENCH_TGEMM_ENV-TGEMM_DEVICE=local-rank}
 W=$OUT/scalapack
 rm -rf "$W"
 mkdir -p "$W/runs"
@@ -174,7 +175,7 @@ for p in $(ldconfig -p | awk '$1 == "libopenblas.so.0" { print $NF }'); do
     [ -s "$p" ] && { OPENBLAS=$p; break; }
 done
 [ -n "$OPENBLAS" ] || fail "no libopenblas.so.0 on this machine: the CPU baseline must be OpenBLAS"
-echo "libtgemm: $LIB; OpenBLAS: $OPENBLAS"
+echo "libtgemm: $LIB; OpenBLAS: $OPENBLAS; tgemm runs with: ${TGEMM_ENV:-(nothing more)}"
 
 # ---------------------------------------------------------------- MPI
 export OMPI_MCA_rmaps_base_oversubscribe=1
