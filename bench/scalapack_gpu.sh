@@ -30,6 +30,8 @@
 # GPU; set it empty for none).
 #
 # What runs (logs, CSV and a Markdown report under $OUT):
+#  0. make test-scalapack against the unpacked prefix (with a GPU, its
+#     forced-GPU runs too);
 #  1. the PBLAS Level 3 tester spb3tst on tests/scalapack/PSBLAS3TST.dat,
 #     LD_PRELOAD=libtgemm.so, 2 and 4 processes, TGEMM_OFFLOAD=gpu and
 #     auto: report checked (tests/scalapack/check_pblas.sh), the paths
@@ -148,6 +150,8 @@ while IFS= read -r f; do
 done < <(find "$PREFIX/fallback" -name 'lib*.so.*' -type f | sort)
 MPI_LD=$PREFIX/lib-links:$PREFIX/fallback-lib
 MPIRUN=$PREFIX/usr/bin/mpirun.openmpi
+# The command name alternatives would give it, for make test-scalapack.
+mkdir -p "$PREFIX/bin" && ln -sfn "$MPIRUN" "$PREFIX/bin/mpirun"
 TESTER=$PREFIX/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/PBLAS/spb3tst
 export OPAL_PREFIX=$PREFIX/usr
 [ -x "$MPIRUN" ] && [ -x "$TESTER" ] || fail "no mpirun or spb3tst under $PREFIX"
@@ -199,6 +203,20 @@ trace_summary() {
     python3 bench/scalapack_report.py --calls "$1" "${files[@]}" || failures=$((failures + 1))
 }
 echo "run,transa,transb,m,n,k,beta,path,count,time_us" > "$W/calls.csv"
+
+# ---------------------------------------------------------------- make test-scalapack
+# The suite's own target on this machine, against the unpacked prefix: with
+# a GPU, its forced-GPU runs (the tester, a product with
+# TGEMM_DEVICE=local-rank) as well as the default policy and the checks
+# that must fail.
+stamp test-scalapack
+PATH=$PREFIX/bin:$PATH LD_LIBRARY_PATH=$MPI_LD make --no-print-directory test-scalapack HAVE_SCALAPACK=1 \
+    SCALAPACK_LIBS="$SCALAPACK_LIBS" SCALAPACK_TEST_DIR="$(dirname "$TESTER")" TEST_RESULTS="$W/results" \
+    > "$W/test-scalapack.log" 2>&1
+status=$?
+sh tests/summary.sh "$W/results" "$status" >> "$W/test-scalapack.log" 2>&1 || status=1
+grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|^== scalapack|^make test' "$W/test-scalapack.log"
+[ "$status" -eq 0 ] || { echo "make test-scalapack failed (scalapack/test-scalapack.log)"; failures=$((failures + 1)); }
 
 # ---------------------------------------------------------------- the tester
 stamp tester
@@ -316,7 +334,10 @@ python3 bench/scalapack_report.py "$W/runs.csv" "$W/calls.csv" "$W/pblas.csv" > 
     || { echo "bench/scalapack_report.py failed"; failures=$((failures + 1)); }
 cat "$OUT/scalapack_report.md"
 cp "$W/runs.csv" "$W/calls.csv" "$W/pblas.csv" "$OUT/"
-tar czf "$OUT/scalapack_runs.tar.gz" -C "$W" runs build.log 2>/dev/null
+# Every run's output and traces, packed (until here, a run cut short
+# leaves them unpacked under $OUT/scalapack).
+tar czf "$OUT/scalapack_runs.tar.gz" -C "$W" runs results build.log test-scalapack.log 2>/dev/null \
+    && rm -rf "$W/runs" "$W/results" "$W/psgemm" "$SHIM"
 stamp end
 echo "scalapack_gpu: $failures failed runs"
 [ "$failures" -eq 0 ]
