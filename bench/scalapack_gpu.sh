@@ -52,7 +52,7 @@
 #     run, with its count and time;
 #  3. bench/scalapack_report.py: scalapack_report.md from the CSV files.
 # The runs go in order of importance and stop when SCALAPACK_BENCH_BUDGET
-# seconds (default 170) have gone on them, the rest recorded as skipped.
+# seconds (default 150) have gone on them, the rest recorded as skipped.
 # Expect about 4 minutes in all on the H100 machine (16 cores) once
 # libtgemm is built (make lib; carry build/ to avoid recompiling kernels).
 #
@@ -87,7 +87,7 @@ OUT=$(cd "$OUT" && pwd)
 DEBS=${MPIDEBS:-$repo/.deps/mpidebs}
 PREFIX=${MPI_PREFIX:-/opt/mpi}
 PLAN=${SCALAPACK_BENCH_PLAN:-full}
-BUDGET=${SCALAPACK_BENCH_BUDGET:-170}
+BUDGET=${SCALAPACK_BENCH_BUDGET:-150}
 TGEMM_ENV=${SCALAPACK_BENCH_TGEMM_ENV-TGEMM_DEVICE=local-rank}
 W=$OUT/scalapack
 rm -rf "$W"
@@ -284,7 +284,7 @@ product() {
     [ "$kb" = 32 ] || { preload="$preload $SHIM"; settings="$settings PILAENV_NB=$kb"; }
     t0=$SECONDS
     # shellcheck disable=SC2086
-    mpi 150 "$np" sh "$repo/tests/scalapack/per_rank.sh" "$d/trace" "LD_PRELOAD=$preload" $settings \
+    mpi 90 "$np" sh "$repo/tests/scalapack/per_rank.sh" "$d/trace" "LD_PRELOAD=$preload" $settings \
         "$W/psgemm" -m "$size" -n "$size" -k "$size" -b "$nb" -s 1 -w "$warmup" -r "$reps" -c "$check" \
         > "$d/stdout" 2> "$d/stderr"
     status=$?
