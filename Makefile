@@ -636,6 +636,7 @@ test-tools:
 	$(RUN_TEST) check-random-report -- sh tests/check-random-report.sh
 	$(RUN_TEST) check-bench-blas -- sh tests/check-bench-blas.sh
 	$(RUN_TEST) check-multi-report -- sh tests/check-multi-report.sh
+	$(RUN_TEST) check-scalapack-report -- sh tests/check-scalapack-report.sh
 
 # The shape of src/ (tests/check-layers.sh: every include points down the
 # layers, no cycle, no file over 700 lines, no date or PERF.md in a comment)
@@ -674,6 +675,41 @@ REFBLAS_DIR ?=
 test-reference: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu
 	$(RUN_TEST) reference -- sh tests/blas/reference.sh $(abspath $(BUILD)/tests/reference) $(abspath $(BUILD)/lib/$(LIBNAME)) \
 	    $(abspath $(BUILD)/tests/has_gpu) $(REFBLAS_DIR)
+
+# ---------------------------------------------------------------- ScaLAPACK
+
+# PSGEMM, ScaLAPACK's distributed SGEMM, with libtgemm preloaded as the
+# node BLAS (tests/scalapack/scalapack.sh says what is checked): the PBLAS
+# Level 3 tester of Debian's scalapack-mpi-test and examples/psgemm, on 4
+# Open MPI processes of this machine; part of `make test`. examples/psgemm
+# uses only BLACS's C interface and PBLAS, so it links against
+# libscalapack-openmpi alone (no MPI header, no mpicc); SCALAPACK_LIBS
+# names it elsewhere (bench/scalapack_gpu.sh: an unpacked prefix).
+# make test builds it where the library is installed; where it is not, the
+# target says so and is not run, except with CI set, where it fails.
+# SCALAPACK_TEST_DIR is the directory of spb3tst when it is not installed
+# as a package.
+SCALAPACK_LIBS ?= -lscalapack-openmpi
+SCALAPACK_TEST_DIR ?=
+HAVE_SCALAPACK := $(filter /%,$(shell $(CC) -print-file-name=libscalapack-openmpi.so 2>/dev/null))
+PSGEMM := $(BUILD)/examples/psgemm
+BAD_SGEMM := $(BUILD)/tests/scalapack/libbad_sgemm.so
+.PHONY: test-scalapack
+
+$(PSGEMM): examples/psgemm.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 -g $(WARN) -Werror -o $@ $< $(SCALAPACK_LIBS) -lm
+
+$(BAD_SGEMM): tests/scalapack/bad_sgemm.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) -Werror -fPIC -shared -o $@ $< -ldl
+
+test-scalapack: $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/has_gpu $(BAD_SGEMM) $(if $(HAVE_SCALAPACK),$(PSGEMM))
+	$(RUN_TEST) scalapack -- sh tests/scalapack/scalapack.sh $(abspath $(BUILD)/tests/scalapack) \
+	    $(abspath $(BUILD)/lib/$(LIBNAME)) $(abspath $(BUILD)/tests/has_gpu) $(abspath $(PSGEMM)) \
+	    $(abspath $(BAD_SGEMM)) $(SCALAPACK_TEST_DIR)
+TEST_PROGRAMS += $(BAD_SGEMM) $(if $(HAVE_SCALAPACK),$(PSGEMM))
+TEST_RUNS += test-scalapack
 
 # ---------------------------------------------------------------- benchmark output check
 
