@@ -3,15 +3,25 @@
 #include "mock_cuda.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "core/settings.hpp"
 #include "core/status.hpp"
 #include "driver/device_call.hpp"
 
 namespace mock {
 
+// ---- devices
+
+int device_count = 1;
+thread_local int current = 0;
+
+int current_device() { return current; }
+void set_current_device(int dev) { current = dev; }
 
 // The mock's clock: one tick (a "microsecond" for cudaEventElapsedTime) per
 // operation run.
@@ -20,7 +30,15 @@ uint64_t ticks = 0;
 std::mutex mu;
 std::mt19937_64 rng(7);
 std::set<Stream *> streams;
-Stream legacy;           // the NULL stream and cudaStreamPerThread
+// Each device's NULL stream and cudaStreamPerThread (one for all threads).
+struct Legacy {
+    Stream of[kMaxDevices];
+    Legacy()
+    {
+        for (int d = 0; d < kMaxDevices; ++d)
+            of[d].device = d;
+    }
+} legacy;
 std::set<Event *> events;
 int timing_events = 0;   // events made with timing (TGEMM_HOST_TRACE only)
 std::map<void *, size_t> host_allocs;
@@ -28,14 +46,45 @@ std::map<void *, size_t> host_allocs;
 // failure tests make pipelines (128 MiB of staging each) thousands of times.
 // Never destroyed, so that the blocks stay reachable for LeakSanitizer.
 std::multimap<size_t, void *> &host_spare = *new std::multimap<size_t, void *>();
-std::map<void *, size_t> device_allocs;
+std::map<void *, DeviceAlloc> device_allocs;
 
 uint64_t device_free = uint64_t{80} << 30;  // what cudaMemGetInfo reports
+uint64_t device_free_on[kMaxDevices] = {};  // for one device, where not 0
 uint64_t alloc_limit = UINT64_MAX;          // larger device allocations fail
-uint64_t pool_used = 0;
+uint64_t pool_used[kMaxDevices] = {};
 int max_pitch = 1 << 30;
 int launches = 0;
 std::vector<const float *> launched_c;      // the C of each launch since the last reset (lead groups)
+int device_mismatches = 0;
+std::vector<Logged> launch_log, budget_log;
+std::vector<std::pair<int, size_t>> alloc_log;
+
+// The gate of budget queries (gate()).
+std::mutex gate_mu;
+std::condition_variable gate_cv;
+int gate_threads = 0;
+double gate_seconds = 0;
+std::set<std::thread::id> gate_seen;
+
+void gate(int threads, double seconds)
+{
+    std::lock_guard<std::mutex> lk(gate_mu);
+    gate_threads = threads;
+    gate_seconds = seconds;
+    gate_seen.clear();
+    gate_cv.notify_all();
+}
+
+// A thread's first budget query since the gate was set waits for the others.
+void pass_gate()
+{
+    std::unique_lock<std::mutex> lk(gate_mu);
+    if (gate_threads == 0 || !gate_seen.insert(std::this_thread::get_id()).second)
+        return;
+    gate_cv.notify_all();
+    gate_cv.wait_for(lk, std::chrono::duration<double>(gate_seconds),
+                     [] { return gate_threads == 0 || static_cast<int>(gate_seen.size()) >= gate_threads; });
+}
 
 // ---- failures
 
@@ -45,23 +94,33 @@ const char *const kCallNames[kCalls] = {"copy",   "launch", "record", "wait",   
 
 Fault fault;
 int64_t calls[kCalls] = {};  // calls of each kind since the last reset
+int64_t calls_on[kMaxDevices][kCalls] = {};
 int64_t calls_after = 0;     // calls of kind fault.then since the fault struck
-bool dead = false;           // the context is broken
+bool dead = false;           // a context is broken
+bool broken[kMaxDevices] = {};
 bool fired = false;          // the fault has struck
 bool then_fired = false;     // and its follower
 
 const cudaError_t kBroken = cudaErrorIllegalAddress;
 
-cudaError_t state() { return dead ? kBroken : cudaSuccess; }
+// Whether a call made on device dev, on a stream or event of device other
+// (-1: none), meets a broken context.
+bool broken_for(int dev, int other = -1) { return broken[dev] || (other >= 0 && broken[other]); }
 
-// The context breaks: an operation under way at the head of each stream
-// does part of its work, and nothing queued runs any more (counted as done,
-// so that after revive() nothing waits for it).
-void die()
+cudaError_t state(int other = -1) { return broken_for(current, other) ? kBroken : cudaSuccess; }
+
+// Device dev's context breaks: an operation under way at the head of each
+// of its streams does part of its work, and nothing queued on them runs any
+// more (counted as done, so that after revive() nothing waits for it).
+void die(int dev)
 {
     dead = true;
-    std::vector<Stream *> all(streams.begin(), streams.end());
-    all.push_back(&legacy);
+    broken[dev] = true;
+    std::vector<Stream *> all;
+    for (Stream *s : streams)
+        if (s->device == dev)
+            all.push_back(s);
+    all.push_back(&legacy.of[dev]);
     for (Stream *s : all) {
         if (!s->queue.empty()) {
             const Op &op = s->queue.front();
@@ -76,29 +135,39 @@ void die()
     }
 }
 
-// Counts a call of kind c; true when it fails (and breaks the context if
-// the fault is sticky).
-bool fails(Call c)
+// Counts a call of kind c made on device dev (on a stream or event of
+// device other, -1: none); true when it fails (and breaks a context if the
+// fault is sticky).
+bool fails(Call c, int dev, int other = -1)
 {
-    const int64_t i = calls[c]++;
-    if (dead)
+    const int64_t all = calls[c]++;
+    const int64_t mine = calls_on[dev][c]++;
+    if (broken_for(dev, other))
         return true;
+    if (fault.device >= 0 && fault.device != dev)
+        return false;
     if (fired && c == fault.then && calls_after++ == fault.then_at) {
         then_fired = true;
         return true;
     }
-    if (fault.kind != c || i != fault.at)
+    if (fault.kind != c || (fault.device >= 0 ? mine : all) != fault.at)
         return false;
     fired = true;
-    if (fault.sticky)
-        die();
+    if (fault.sticky) {
+        for (int d = 0; d < kMaxDevices; ++d)
+            if (fault.device == kAllDevices ? d < device_count : d == dev)
+                die(d);
+    }
     return true;
 }
 
+// A call of the current device.
+bool fails(Call c) { return fails(c, current); }
+
 // The error a failed call of kind c returns.
-cudaError_t failure(Call c)
+cudaError_t failure(Call c, int other = -1)
 {
-    if (dead)
+    if (broken_for(current, other))
         return kBroken;
     return c == Alloc ? cudaErrorMemoryAllocation : cudaErrorInvalidValue;
 }
@@ -108,7 +177,7 @@ cudaError_t failure(Call c)
 Stream *stream_of(cudaStream_t s)
 {
     if (s == nullptr || s == cudaStreamPerThread || s == cudaStreamLegacy)
-        return &legacy;
+        return &legacy.of[current];
     return reinterpret_cast<Stream *>(s);
 }
 
@@ -124,8 +193,9 @@ bool runnable(const Stream *s)
 bool run_one()
 {
     std::vector<Stream *> ready;
-    if (runnable(&legacy))
-        ready.push_back(&legacy);
+    for (Stream &s : legacy.of)
+        if (runnable(&s))
+            ready.push_back(&s);
     for (Stream *s : streams)
         if (runnable(s))
             ready.push_back(s);
@@ -137,10 +207,10 @@ bool run_one()
     ++s->done;
     s->done_tick.push_back(++ticks);
     const Call run = op.kind == OpKind::Kernel ? RunKernel : op.kind == OpKind::Copy ? RunCopy : kCalls;
-    if (run != kCalls && fails(run)) {
+    if (run != kCalls && fails(run, s->device)) {
         if (op.partial)
             op.partial();
-        die();
+        die(s->device);
         return true;
     }
     if (op.fn)
@@ -162,7 +232,8 @@ void run_until(Done done, const char *what)
                                  (unsigned long long)s->queue.front().wait_pos);
                 std::fprintf(stderr, "\n");
             };
-            show(&legacy);
+            for (const Stream &s : legacy.of)
+                show(&s);
             for (const Stream *s : streams)
                 show(s);
             std::abort();
@@ -173,7 +244,7 @@ void run_until(Done done, const char *what)
 void maybe_progress()
 {
     if (rng() % 4 == 0)
-        for (int i = static_cast<int>(rng() % 4); i > 0 && !dead && run_one(); --i) {
+        for (int i = static_cast<int>(rng() % 4); i > 0 && run_one(); --i) {
         }
 }
 
@@ -198,7 +269,7 @@ void enqueue(cudaStream_t s, std::function<void()> fn, Stream *wait_stream = nul
 void drain_all()
 {
     std::lock_guard<std::mutex> lk(mu);
-    while (!dead && run_one()) {
+    while (run_one()) {
     }
 }
 
@@ -211,6 +282,9 @@ void arm(const Fault &f)
     calls_after = 0;
     for (int64_t &c : calls)
         c = 0;
+    for (auto &on : calls_on)
+        for (int64_t &c : on)
+            c = 0;
 }
 
 // A fresh context, as a new process would have (the library's own state,
@@ -220,11 +294,14 @@ void revive()
 {
     std::lock_guard<std::mutex> lk(mu);
     dead = false;
+    for (bool &b : broken)
+        b = false;
     fault = Fault();
     for (const auto &a : device_allocs)
         delete[] static_cast<float *>(a.first);
     device_allocs.clear();
-    pool_used = 0;
+    for (uint64_t &u : pool_used)
+        u = 0;
 }
 
 }  // namespace mock
@@ -233,6 +310,7 @@ using mock::mu;
 
 extern "C" {
 
+// Without `mu`: fail_cuda() calls it, and mock functions call that holding `mu`.
 cudaError_t cudaGetLastError(void) { return mock::state(); }
 const char *cudaGetErrorName(cudaError_t) { return "mockError"; }
 const char *cudaGetErrorString(cudaError_t) { return "mock error"; }
@@ -252,6 +330,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int)
     if (mock::fails(mock::Create))
         return mock::failure(mock::Create);
     auto *st = new mock::Stream();
+    st->device = mock::current;
     mock::streams.insert(st);
     *s = reinterpret_cast<cudaStream_t>(st);
     return cudaSuccess;
@@ -262,7 +341,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
     std::lock_guard<std::mutex> lk(mu);
     mock::Stream *st = mock::stream_of(s);
     // In a broken context the call fails, and the stream is gone anyway.
-    if (mock::fails(mock::Destroy) && !mock::dead)
+    if (mock::fails(mock::Destroy, mock::current, st->device) && !mock::broken_for(mock::current, st->device))
         return mock::failure(mock::Destroy);
     mock::run_until([&] { return st->queue.empty(); }, "cudaStreamDestroy");
     // All of its work is done: waits for it are met, events on it complete.
@@ -271,24 +350,26 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
         for (mock::Op &op : other->queue)
             if (op.wait_stream == st)
                 op.wait_stream = nullptr;
-    for (mock::Op &op : mock::legacy.queue)
-        if (op.wait_stream == st)
-            op.wait_stream = nullptr;
+    for (mock::Stream &l : mock::legacy.of)
+        for (mock::Op &op : l.queue)
+            if (op.wait_stream == st)
+                op.wait_stream = nullptr;
     for (mock::Event *e : mock::events)
         if (e->stream == st)
             e->stream = nullptr;
+    const int dev = st->device;
     delete st;
-    return mock::state();
+    return mock::state(dev);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::StreamSync))
-        return mock::failure(mock::StreamSync);
     mock::Stream *st = mock::stream_of(s);
+    if (mock::fails(mock::StreamSync, mock::current, st->device))
+        return mock::failure(mock::StreamSync, st->device);
     mock::run_until([&] { return st->queue.empty(); }, "cudaStreamSynchronize");
-    return mock::state();
+    return mock::state(st->device);
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
@@ -299,6 +380,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
     if (!(flags & cudaEventDisableTiming))
         ++mock::timing_events;
     auto *e = new mock::Event();
+    e->device = mock::current;
     mock::events.insert(e);
     *ev = reinterpret_cast<cudaEvent_t>(e);
     return cudaSuccess;
@@ -307,20 +389,25 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned int flags)
 cudaError_t cudaEventDestroy(cudaEvent_t ev)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::Destroy) && !mock::dead)
+    auto *e = reinterpret_cast<mock::Event *>(ev);
+    const int dev = e->device;
+    if (mock::fails(mock::Destroy, mock::current, dev) && !mock::broken_for(mock::current, dev))
         return mock::failure(mock::Destroy);
-    mock::events.erase(reinterpret_cast<mock::Event *>(ev));
-    delete reinterpret_cast<mock::Event *>(ev);
-    return mock::state();
+    mock::events.erase(e);
+    delete e;
+    return mock::state(dev);
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::Record))
-        return mock::failure(mock::Record);
     auto *e = reinterpret_cast<mock::Event *>(ev);
-    e->stream = mock::stream_of(s);
+    mock::Stream *st = mock::stream_of(s);
+    if (mock::fails(mock::Record, mock::current, st->device))
+        return mock::failure(mock::Record, st->device);
+    if (e->device != st->device)
+        ++mock::device_mismatches;
+    e->stream = st;
     e->pos = e->stream->enqueued;
     e->record_tick = mock::ticks;
     mock::maybe_progress();
@@ -348,9 +435,10 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::Wait))
-        return mock::failure(mock::Wait);
     const auto *e = reinterpret_cast<mock::Event *>(ev);
+    const int dev = mock::stream_of(s)->device;
+    if (mock::fails(mock::Wait, mock::current, dev))
+        return mock::failure(mock::Wait, dev);
     if (e->stream != nullptr)
         mock::enqueue(s, nullptr, e->stream, e->pos);
     return cudaSuccess;
@@ -359,12 +447,13 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned int)
 cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::EventSync))
-        return mock::failure(mock::EventSync);
     const auto *e = reinterpret_cast<mock::Event *>(ev);
+    const int dev = e->stream != nullptr ? e->stream->device : e->device;
+    if (mock::fails(mock::EventSync, mock::current, dev))
+        return mock::failure(mock::EventSync, dev);
     if (e->stream != nullptr)
         mock::run_until([&] { return e->stream->done >= e->pos; }, "cudaEventSynchronize");
-    return mock::state();
+    return mock::state(dev);
 }
 
 // Part of a copy of `height` rows of `width` bytes: whole rows, then part
@@ -385,8 +474,9 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
                               cudaMemcpyKind, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::Copy))
-        return mock::failure(mock::Copy);
+    const int dev = mock::stream_of(s)->device;
+    if (mock::fails(mock::Copy, mock::current, dev))
+        return mock::failure(mock::Copy, dev);
     if (width > dpitch || width > spitch || dpitch > static_cast<size_t>(mock::max_pitch) ||
         spitch > static_cast<size_t>(mock::max_pitch))
         return cudaErrorInvalidPitchValue;
@@ -404,8 +494,9 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::Copy))
-        return mock::failure(mock::Copy);
+    const int dev = mock::stream_of(s)->device;
+    if (mock::fails(mock::Copy, mock::current, dev))
+        return mock::failure(mock::Copy, dev);
     mock::Op op;
     op.kind = mock::OpKind::Copy;
     op.fn = [=] { std::memcpy(dst, src, bytes); };
@@ -414,12 +505,15 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
     return cudaSuccess;
 }
 
-cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const cudaMemPoolProps *)
+// A pool is the number of its device.
+int pool_device(cudaMemPool_t pool) { return pool != nullptr ? *reinterpret_cast<int *>(pool) : mock::current; }
+
+cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const cudaMemPoolProps *props)
 {
     std::lock_guard<std::mutex> lk(mu);
     if (mock::fails(mock::Create))
         return mock::failure(mock::Create);
-    *pool = reinterpret_cast<cudaMemPool_t>(new int(0));
+    *pool = reinterpret_cast<cudaMemPool_t>(new int(props->location.id));
     return cudaSuccess;
 }
 
@@ -435,27 +529,33 @@ cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t)
     return mock::fails(mock::Query) ? mock::failure(mock::Query) : cudaSuccess;
 }
 
-cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr attr, void *value)
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void *value)
 {
     std::lock_guard<std::mutex> lk(mu);
     if (mock::fails(mock::Query))
         return mock::failure(mock::Query);
     // Nothing is cached: reserved == used.
     *static_cast<uint64_t *>(value) =
-        (attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent) ? mock::pool_used : 0;
+        (attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent)
+            ? mock::pool_used[pool_device(pool)]
+            : 0;
     return cudaSuccess;
 }
 
-cudaError_t cudaMallocFromPoolAsync(void **p, size_t bytes, cudaMemPool_t, cudaStream_t s)
+cudaError_t cudaMallocFromPoolAsync(void **p, size_t bytes, cudaMemPool_t pool, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::Alloc))
-        return mock::failure(mock::Alloc);
+    const int dev = pool_device(pool);
+    if (mock::fails(mock::Alloc, mock::current, mock::stream_of(s)->device))
+        return mock::failure(mock::Alloc, mock::stream_of(s)->device);
+    if (dev != mock::current || dev != mock::stream_of(s)->device)
+        ++mock::device_mismatches;
     if (bytes > mock::alloc_limit)
         return cudaErrorMemoryAllocation;
     float *f = new float[bytes / sizeof(float) + 1];
-    mock::device_allocs[f] = bytes;
-    mock::pool_used += bytes;
+    mock::device_allocs[f] = mock::DeviceAlloc{bytes, dev};
+    mock::alloc_log.emplace_back(dev, bytes);
+    mock::pool_used[dev] += bytes;
     *p = f;
     // The memory becomes the caller's where stream s reaches this point, and
     // holds garbage (NaN) then: a copy on another stream that did not wait
@@ -467,10 +567,12 @@ cudaError_t cudaMallocFromPoolAsync(void **p, size_t bytes, cudaMemPool_t, cudaS
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::Free))
-        return mock::failure(mock::Free);
+    const int dev = mock::stream_of(s)->device;
+    if (mock::fails(mock::Free, mock::current, dev))
+        return mock::failure(mock::Free, dev);
     mock::enqueue(s, [p] {
-        mock::pool_used -= mock::device_allocs.at(p);
+        const mock::DeviceAlloc a = mock::device_allocs.at(p);
+        mock::pool_used[a.device] -= a.bytes;
         mock::device_allocs.erase(p);
         delete[] static_cast<float *>(p);
     });
@@ -496,7 +598,7 @@ cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int)
 cudaError_t cudaFreeHost(void *p)
 {
     std::lock_guard<std::mutex> lk(mu);
-    if (mock::fails(mock::Free) && !mock::dead)
+    if (mock::fails(mock::Free) && !mock::broken_for(mock::current))
         return mock::failure(mock::Free);
     mock::host_spare.emplace(mock::host_allocs.at(p), p);
     mock::host_allocs.erase(p);
@@ -505,11 +607,14 @@ cudaError_t cudaFreeHost(void *p)
 
 cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
 {
+    mock::pass_gate();
     std::lock_guard<std::mutex> lk(mu);
+    mock::budget_log.push_back(mock::Logged{mock::current, std::this_thread::get_id()});
     if (mock::fails(mock::Query))
         return mock::failure(mock::Query);
-    *free_b = mock::device_free;
-    *total_b = mock::device_free;
+    const uint64_t own = mock::device_free_on[mock::current];
+    *free_b = own != 0 ? own : mock::device_free;
+    *total_b = *free_b;
     return cudaSuccess;
 }
 
@@ -525,51 +630,111 @@ std::vector<Range> kinds;
 
 namespace tgemm {
 
-DeviceGuard::~DeviceGuard() = default;
-
-tgemm_status DeviceGuard::enter(int)
+// As the real guard (runtime/device.cpp), on the mock's current device.
+DeviceGuard::~DeviceGuard()
 {
+    if (saved_ >= 0)
+        mock::current = saved_;
+}
+
+tgemm_status DeviceGuard::enter(int dev)
+{
+    const int cur = mock::current;
+    if (cur == dev)
+        return TGEMM_SUCCESS;
+    if (dev < 0 || dev >= mock::device_count)
+        return fail_cuda(cudaErrorInvalidDevice, "cudaSetDevice");
+    mock::current = dev;
+    saved_ = cur;
     return TGEMM_SUCCESS;
 }
 
+// As the real one: TGEMM_DEVICE, else the thread's current device.
 tgemm_status choose_device(int *dev)
 {
-    *dev = 0;
+    const Settings &set = settings();
+    if (set.device_local_rank && set.local_rank >= 0) {
+        *dev = set.local_rank % mock::device_count;
+        return TGEMM_SUCCESS;
+    }
+    if (set.device >= mock::device_count)
+        return fail(TGEMM_ERROR_INVALID_DEVICE, "TGEMM_DEVICE=%d but only %d device(s) are visible", set.device,
+                    mock::device_count);
+    *dev = set.device >= 0 ? set.device : mock::current;
     return TGEMM_SUCCESS;
 }
 
 tgemm_status visible_devices(int *count)
 {
-    *count = 1;
+    *count = mock::device_count;
     return TGEMM_SUCCESS;
 }
 
-tgemm_status memory_device(const void *, int *dev)
+namespace {
+
+// The device whose memory p is, -1 if none or not known; *kind its kind.
+int owner(const void *p, MemKind *kind)
 {
-    *dev = -1;
-    return TGEMM_SUCCESS;
+    *kind = MemKind::Pageable;
+    int dev = -1;
+    for (const mock::Range &r : mock::kinds)
+        if (p >= r.begin && static_cast<const char *>(p) < static_cast<const char *>(r.begin) + r.bytes) {
+            *kind = r.kind;
+            dev = r.kind == MemKind::Device ? r.device : -1;
+        }
+    auto a = mock::device_allocs.upper_bound(const_cast<void *>(p));
+    if (a != mock::device_allocs.begin()) {
+        --a;
+        if (static_cast<const char *>(p) < static_cast<const char *>(a->first) + a->second.bytes) {
+            *kind = MemKind::Device;
+            dev = a->second.device;
+        }
+    }
+    return dev;
 }
 
-tgemm_status device_info(int, const DeviceInfo **info)
-{
-    static DeviceInfo d = [] {
-        DeviceInfo i;
-        i.id = 0;
-        return i;
-    }();
-    *info = &d;
-    return TGEMM_SUCCESS;
-}
+}  // namespace
 
-tgemm_status classify_pointer(const void *p, int, MemKind *kind)
+tgemm_status memory_device(const void *p, int *dev)
 {
     std::lock_guard<std::mutex> lk(mu);
     if (mock::fails(mock::Query))
         return fail_cuda(mock::failure(mock::Query), "cudaPointerGetAttributes");
-    *kind = MemKind::Pageable;
-    for (const mock::Range &r : mock::kinds)
-        if (p >= r.begin && static_cast<const char *>(p) < static_cast<const char *>(r.begin) + r.bytes)
-            *kind = r.kind;
+    MemKind kind;
+    *dev = owner(p, &kind);
+    return TGEMM_SUCCESS;
+}
+
+// Device i: an H100's SMs and clock, so that the spread model sees a real peak.
+tgemm_status device_info(int dev, const DeviceInfo **info)
+{
+    static const std::vector<DeviceInfo> devices = [] {
+        std::vector<DeviceInfo> v(mock::kMaxDevices);
+        for (int d = 0; d < mock::kMaxDevices; ++d) {
+            v[d].id = d;
+            v[d].sm_count = 132;
+            v[d].max_grid_x = 0x7FFFFFFF;
+            v[d].cc_major = 9;
+            v[d].cc_minor = 0;
+            v[d].clock_khz = 1980000;
+        }
+        return v;
+    }();
+    if (dev < 0 || dev >= mock::device_count)
+        return fail(TGEMM_ERROR_UNSUPPORTED, "device %d: the mock has %d device(s)", dev, mock::device_count);
+    *info = &devices[static_cast<size_t>(dev)];
+    return TGEMM_SUCCESS;
+}
+
+tgemm_status classify_pointer(const void *p, int dev, MemKind *kind)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return fail_cuda(mock::failure(mock::Query), "cudaPointerGetAttributes");
+    const int d = owner(p, kind);
+    if (d >= 0 && d != dev)
+        return fail(TGEMM_ERROR_INVALID_DEVICE, "an operand is memory of device %d but the call runs on device %d", d,
+                    dev);
     return TGEMM_SUCCESS;
 }
 
@@ -577,14 +742,19 @@ tgemm_status classify_pointer(const void *p, int, MemKind *kind)
 // launch that fails (not from a broken context) has enqueued the first half
 // of the columns first, as a failure after the first of several launches
 // (split-K, peeled strips) would.
-tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &, cudaStream_t s)
+tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
-    const bool failed = mock::fails(mock::Launch);
-    if (failed && mock::dead)
+    const int on = mock::stream_of(s)->device;
+    const bool failed = mock::fails(mock::Launch, mock::current, on);
+    if (failed && mock::broken_for(mock::current, on))
         return (tgemm::fail)(TGEMM_ERROR_CUDA, "mock launch failure (broken context)");
+    // A kernel runs on the current device, whose stream it must be given.
+    if (on != mock::current || dev.id != mock::current)
+        ++mock::device_mismatches;
     ++mock::launches;
     mock::launched_c.push_back(p.c);
+    mock::launch_log.push_back(mock::Logged{mock::current, std::this_thread::get_id()});
     const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
     if (p.m < 1 || p.n < 1 || p.ldc < p.m ||
         (reads_ab && (p.lda < (p.trans_a ? p.k : p.m) || p.ldb < (p.trans_b ? p.n : p.k))))
