@@ -362,14 +362,24 @@ $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/mock_cuda.cpp test
 
 # Then failures injected at every call of every kind, one-off and sticky;
 # then TGEMM_HOST_TRACE: a trace written and read back, and a file that
-# cannot be created.
+# cannot be created; then TGEMM_DEVICES on three mock devices (spread):
+# calls spread over devices 0, 1 and 2, over two workers on device 0, and
+# with auto (small products stay on one device), each checked exact, with
+# out-of-core blocks, a device failing mid-call, concurrent callers and
+# device pointers; and a listed device that does not exist.
 HOST_TRACE_CSV := $(BUILD)/tests/host_trace.csv
+HOST_MOCK_ENV := env -u TGEMM_HOST_TRACE -u TGEMM_DEVICES -u TGEMM_DEVICE -u TGEMM_SPREAD_GRID
 test-host-mock: $(BUILD)/tests/test_host_mock
-	env -u TGEMM_HOST_TRACE $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock
-	env -u TGEMM_HOST_TRACE $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock faults
+	$(HOST_MOCK_ENV) $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock
+	$(HOST_MOCK_ENV) $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock faults
 	rm -f $(HOST_TRACE_CSV)
-	TGEMM_HOST_TRACE=$(HOST_TRACE_CSV) $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock trace
-	TGEMM_HOST_TRACE=/nonexistent/dir/trace.csv $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock bad-trace
+	$(HOST_MOCK_ENV) TGEMM_HOST_TRACE=$(HOST_TRACE_CSV) $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock trace
+	$(HOST_MOCK_ENV) TGEMM_HOST_TRACE=/nonexistent/dir/trace.csv $(RUN_TEST) test_host_mock -- \
+	    $(BUILD)/tests/test_host_mock bad-trace
+	$(HOST_MOCK_ENV) TGEMM_DEVICES=0,1,2 $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock spread
+	$(HOST_MOCK_ENV) TGEMM_DEVICES=0,0 $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock spread
+	$(HOST_MOCK_ENV) TGEMM_DEVICES=auto $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock spread
+	$(HOST_MOCK_ENV) TGEMM_DEVICES=0,5 $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock spread
 
 # Host operands on the GPU (cases skip without one): the default plans, then
 # out of core under device memory limits of 1 MiB and 8 MiB, with every

@@ -29,6 +29,25 @@
 //              computed on the CPU; the same through execute(), also on
 //              operands none of which is in host memory; a broken pipeline
 //              is replaced; threads under a context that breaks
+//   spread     TGEMM_DEVICES set (0,1,2; 0,0: two workers on one device;
+//              auto), three mock devices, blocks of 32 and more
+//              (set_spread_min_side) with small plans: through execute(),
+//              random shapes, transposes, padding, alpha/beta (beta 0 on a
+//              NaN C) on pageable and pinned operands exact, each block run
+//              once, by the listed workers each on its device (a gate in
+//              the mock makes every worker take one), or on the home device
+//              where the call is not spread (auto: these small products
+//              never are); blocks out of core under per-device caps, one
+//              device too small for any plan; a failure on one device
+//              (each kind of call, one-off and sticky, beta 0 and not,
+//              pageable and pinned C, native and with `left`): the others
+//              finish C exactly where its parts can be left to them, else
+//              C keeps the single-GPU contract; every device breaking: the
+//              call fails, `left` exact; threads at once, and while a
+//              device breaks; the caller's stream waited for; device
+//              pointers run on the device that owns them, operands of two
+//              devices fail. With a listed device that does not exist
+//              (0,5): every call fails with INVALID_DEVICE, C untouched.
 
 #include <algorithm>
 #include <cinttypes>
@@ -50,11 +69,15 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/settings.hpp"
 #include "core/status.hpp"
 #include "driver/execute.hpp"
 #include "driver/host_pipeline.hpp"
 #include "driver/host_trace.hpp"
+#include "driver/spread.hpp"
+#include "driver/spread_plan.hpp"
 #include "mock_cuda.hpp"
+#include "runtime/host_copy.hpp"
 
 // After tgemm's headers: cmocka defines a macro named fail. cmocka.h
 // declares only part of its interface extern "C".
@@ -198,11 +221,16 @@ void set_budget(uint64_t bytes)
     mock::device_free = (uint64_t{256} << 20) + bytes;
 }
 
-Problem random_problem(std::mt19937_64 &rng, int64_t max_dim)
+// A random problem, sizes from 1 to max_dim. With host_only, the operands
+// are pageable or pinned host memory. Without `signs`, alpha and beta are
+// >= 0: no result is then -0, which expected() (0 + beta * C) and the
+// kernels' sums would tell apart from 0 (check_outcome compares bits).
+Problem random_problem(std::mt19937_64 &rng, int64_t max_dim, bool host_only = false, bool signs = true)
 {
     static const MemKind kinds[] = {MemKind::Pageable, MemKind::Pinned, MemKind::Device, MemKind::Managed};
     static const float alphas[] = {1.0f, -0.5f, 2.0f, 1.0f, 0.0f};
     static const float betas[] = {0.0f, 1.0f, 0.5f, -1.0f};
+    const uint64_t n_kinds = host_only ? 2 : 4;
     Problem p;
     p.m = 1 + static_cast<int64_t>(rng() % max_dim);
     p.n = 1 + static_cast<int64_t>(rng() % max_dim);
@@ -211,9 +239,13 @@ Problem random_problem(std::mt19937_64 &rng, int64_t max_dim)
     p.tb = rng() & 1;
     p.alpha = alphas[rng() % 5];
     p.beta = betas[rng() % 4];
-    p.ka = kinds[rng() % 4];
-    p.kb = kinds[rng() % 4];
-    p.kc = kinds[rng() % 4];
+    if (!signs) {
+        p.alpha = std::fabs(p.alpha);
+        p.beta = std::fabs(p.beta);
+    }
+    p.ka = kinds[rng() % n_kinds];
+    p.kb = kinds[rng() % n_kinds];
+    p.kc = kinds[rng() % n_kinds];
     const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
     if (!tgemm::is_host(p.kc) && !(reads_ab && (tgemm::is_host(p.ka) || tgemm::is_host(p.kb))))
         p.kc = rng() & 1 ? MemKind::Pageable : MemKind::Pinned;
@@ -402,6 +434,24 @@ void test_launch_failure(void **)
     set_budget(uint64_t{80} << 30);
 }
 
+// A and B turn NaN, and an operation queued on `stream` (not run yet)
+// writes their contents back, as work the caller queued before a call does.
+void write_operands_on(cudaStream_t stream, Data &d)
+{
+    const std::vector<float> a = d.A, b = d.B;
+    std::fill(d.A.begin(), d.A.end(), NAN);
+    std::fill(d.B.begin(), d.B.end(), NAN);
+    std::lock_guard<std::mutex> lk(mu);
+    float *pa = d.A.data(), *pb = d.B.data();
+    mock::Op op;
+    op.fn = [pa, pb, a, b] {
+        std::memcpy(pa, a.data(), a.size() * 4);
+        std::memcpy(pb, b.data(), b.size() * 4);
+    };
+    mock::stream_of(stream)->queue.push_back(std::move(op));
+    ++mock::stream_of(stream)->enqueued;
+}
+
 // Work queued on the caller's stream before the call writes A (device
 // memory) and B (pageable, as a host function would): the call must see it.
 void test_caller_stream(void **)
@@ -418,22 +468,7 @@ void test_caller_stream(void **)
         p.kb = MemKind::Pageable;
         p.kc = MemKind::Pinned;
         Data d = make_data(p, rng);
-        const std::vector<float> a = d.A, b = d.B;
-        std::fill(d.A.begin(), d.A.end(), NAN);
-        std::fill(d.B.begin(), d.B.end(), NAN);
-        {
-            std::lock_guard<std::mutex> lk(mu);
-            float *pa = d.A.data(), *pb = d.B.data();
-            mock::Op op;
-            op.fn = [pa, pb, a, b] {
-                std::memcpy(pa, a.data(), a.size() * 4);
-                std::memcpy(pb, b.data(), b.size() * 4);
-            };
-            mock::stream_of(stream)->queue.push_back(std::move(op));
-            ++mock::stream_of(stream)->enqueued;
-        }
-        d.A0 = a;
-        d.B0 = b;
+        write_operands_on(stream, d);
         assert_int_equal(run(p, d, stream), TGEMM_SUCCESS);
         check(p, d, "caller's stream");
     }
@@ -1270,6 +1305,706 @@ void test_bad_trace_file(void **)
     }
 }
 
+// ---------------------------------------------------------------- several GPUs (TGEMM_DEVICES)
+
+// The spread scenarios run on kSpreadDevices mock devices; g_workers are
+// the devices TGEMM_DEVICES lists, one per worker (all of them for all and
+// auto), g_choose whether it is auto.
+constexpr int kSpreadDevices = 3;
+std::vector<int> g_workers;
+bool g_choose = false;
+
+// The distinct devices of g_workers.
+std::vector<int> listed_devices()
+{
+    std::vector<int> v = g_workers;
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+}
+
+bool listed(int dev) { return std::find(g_workers.begin(), g_workers.end(), dev) != g_workers.end(); }
+
+// The device a call on host operands from a thread whose current device is
+// `current` runs on when it is not spread (spread_home in execute.cpp).
+int home_of(int current) { return listed(current) ? current : g_workers.front(); }
+
+// The plan the call should take (plan_for in execute.cpp, operands in host
+// memory): the model's, on the home device's peak.
+tgemm::SpreadPlan expected_plan(const Problem &p, int home)
+{
+    const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
+    const tgemm::DeviceInfo *dev = nullptr;
+    if (tgemm::device_info(home, &dev) != TGEMM_SUCCESS)
+        fail_msg("device_info(%d): %s", home, tgemm_last_error_detail());
+    tgemm::SpreadRequest r;
+    r.m = p.m;
+    r.n = p.n;
+    r.k = reads_ab ? p.k : 0;
+    r.a_host = r.b_host = reads_ab;
+    r.c_in = p.beta != 0.0f;
+    r.pageable = (reads_ab && (p.ka == MemKind::Pageable || p.kb == MemKind::Pageable)) || p.kc == MemKind::Pageable;
+    r.copy_threads = tgemm::host_copy_threads();
+    r.workers = static_cast<int>(g_workers.size());
+    r.choose_workers = g_choose;
+    r.peak_flops = tgemm::fp32_peak_flops(*dev);
+    r.min_side = tgemm::spread_min_side();
+    r.rows = tgemm::settings().spread_rows;
+    r.cols = tgemm::settings().spread_cols;
+    return tgemm::plan_spread(r);
+}
+
+// What the mock logged since the last take_logs().
+struct Logs {
+    std::vector<mock::Logged> budget, launches;  // one budget query per block run (run_host_operands)
+    std::vector<std::pair<int, size_t>> allocs;
+};
+
+Logs take_logs()
+{
+    std::lock_guard<std::mutex> lk(mu);
+    Logs l;
+    l.budget.swap(mock::budget_log);
+    l.launches.swap(mock::launch_log);
+    l.allocs.swap(mock::alloc_log);
+    return l;
+}
+
+// The product through execute() on the per-thread default stream, waiting,
+// as tgemm_sgemm() and the BLAS layer call it; A, B and C registered with
+// their kinds (device memory of dev_a, dev_b, dev_c where Device).
+tgemm_status spread_call(const Problem &pr, Data &d, std::vector<tgemm::Rect> *left, int dev_a = -1, int dev_b = -1,
+                         int dev_c = -1)
+{
+    const std::vector<mock::Range> ranges = {{d.A.data(), d.A.size() * 4, pr.ka, dev_a},
+                                             {d.B.data(), d.B.size() * 4, pr.kb, dev_b},
+                                             {d.C.data(), d.C.size() * 4, pr.kc, dev_c}};
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::kinds.insert(mock::kinds.end(), ranges.begin(), ranges.end());
+    }
+    const tgemm_status st = tgemm::execute(params(pr, d), cudaStreamPerThread, true, left);
+    std::lock_guard<std::mutex> lk(mu);
+    for (const mock::Range &r : ranges)
+        for (auto it = mock::kinds.begin(); it != mock::kinds.end(); ++it)
+            if (it->begin == r.begin) {
+                mock::kinds.erase(it);
+                break;
+            }
+    return st;
+}
+
+// "" if the blocks of a call that succeeded ran as plan says, else what is
+// wrong: one budget query per block, each worker (thread) on its own
+// device, the workers' devices those TGEMM_DEVICES lists first (the calling
+// thread the first), or, not spread, one run on the home device in the
+// calling thread; every launch on a device that ran a block.
+std::string check_blocks(const tgemm::SpreadPlan &plan, int home, const Logs &logs)
+{
+    char msg[256];
+    const int64_t blocks = plan.workers > 1 ? tgemm::block_count(plan) : 1;
+    if (static_cast<int64_t>(logs.budget.size()) != blocks) {
+        std::snprintf(msg, sizeof msg, "%zu block runs, the plan has %lld (%lldx%lld, %d workers)",
+                      logs.budget.size(), (long long)blocks, (long long)plan.rows, (long long)plan.cols,
+                      plan.workers);
+        return msg;
+    }
+    std::map<std::thread::id, int> device_of;
+    for (const mock::Logged &b : logs.budget) {
+        const auto at = device_of.emplace(b.thread, b.device).first;
+        if (at->second != b.device)
+            return "a worker ran blocks on two devices";
+    }
+    const std::thread::id self = std::this_thread::get_id();
+    std::vector<int> used, want;
+    for (const auto &t : device_of)
+        used.push_back(t.second);
+    if (plan.workers > 1)
+        want.assign(g_workers.begin(), g_workers.begin() + plan.workers);
+    else
+        want = {home};
+    std::sort(used.begin(), used.end());
+    std::sort(want.begin(), want.end());
+    if (used != want || device_of.count(self) == 0 || device_of[self] != (plan.workers > 1 ? g_workers[0] : home)) {
+        std::string u, w;
+        for (int x : used)
+            u += std::to_string(x) + " ";
+        for (int x : want)
+            w += std::to_string(x) + " ";
+        std::snprintf(msg, sizeof msg, "the workers ran on devices %s(%zu threads), want %s(%d workers, %lld blocks)",
+                      u.c_str(), device_of.size(), w.c_str(), plan.workers, (long long)blocks);
+        return msg;
+    }
+    for (const mock::Logged &l : logs.launches)
+        if (device_of.count(l.thread) == 0 || device_of[l.thread] != l.device)
+            return "a launch on a device or thread that ran no block";
+    return "";
+}
+
+// After each spread test, passed or failed: the mock's and the library's
+// settings as they were (a failed test leaves them as it found them).
+int spread_reset(void **)
+{
+    mock::arm(mock::Fault());
+    mock::gate(0);
+    mock::drain_all();
+    bool broke = false;
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        broke = mock::dead;
+        for (uint64_t &f : mock::device_free_on)
+            f = 0;
+        mock::kinds.clear();
+    }
+    if (broke) {
+        mock::revive();
+        (void)tgemm::release_host_resources();
+    }
+    mock::set_current_device(0);
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
+    take_logs();
+    return 0;
+}
+
+// The mock's invariants after a scenario: no launch broke its contract and
+// no call mixed devices.
+void check_mock_invariants()
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::contract_violations != 0)
+        fail_msg("%d kernel launches broke run_device_operands' contract", mock::contract_violations);
+    if (mock::device_mismatches != 0)
+        fail_msg("%d calls mixed devices", mock::device_mismatches);
+}
+
+// Random shapes, transposes, padding, alpha and beta, operands pageable or
+// pinned, from threads whose current device varies: exact results, padding
+// untouched, the blocks spread over the listed workers (the gate makes
+// each take one) or, where C has no room for two blocks or auto finds that
+// spreading does not pay, one run on the home device; the thread's current
+// device unchanged.
+void test_spread_random(void **)
+{
+    std::mt19937_64 rng(4000);
+    int spread = 0, single = 0, blas = 0;
+    for (int i = 0; i < 120; ++i) {
+        tgemm::set_host_plan_sizes(32 * (1 + static_cast<int64_t>(rng() % 2)),
+                                   32 * (1 + static_cast<int64_t>(rng() % 3)), 32);
+        set_budget(uint64_t{1} << 20);
+        const Problem p = random_problem(rng, 200, true);
+        Data d = make_data(p, rng);
+        const int current = static_cast<int>(rng() % kSpreadDevices);
+        mock::set_current_device(current);
+        const int home = home_of(current);
+        const tgemm::SpreadPlan plan = expected_plan(p, home);
+        take_logs();
+        mock::gate(plan.workers > 1 ? plan.workers : 0);
+        std::vector<tgemm::Rect> left;
+        const bool with_left = rng() % 3 == 0;
+        const tgemm_status st = spread_call(p, d, with_left ? &left : nullptr);
+        mock::gate(0);
+        if (st != TGEMM_SUCCESS)
+            fail_msg("call %d: status %d: %s", i, (int)st, tgemm_last_error_detail());
+        if (with_left && !left.empty())
+            fail_msg("call %d: success with parts of C left", i);
+        std::string err = verify(p, d);
+        if (err.empty())
+            err = check_blocks(plan, home, take_logs());
+        if (!err.empty())
+            fail_msg("call %d (%lldx%lldx%lld, current device %d): %s", i, (long long)p.m, (long long)p.n,
+                     (long long)p.k, current, err.c_str());
+        if (mock::current_device() != current)
+            fail_msg("call %d: the current device changed from %d to %d", i, current, mock::current_device());
+        (plan.workers > 1 ? spread : single) += 1;
+        blas += with_left;
+    }
+    mock::set_current_device(0);
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
+    check_mock_invariants();
+    std::printf("    %d calls spread, %d on one device (%d with the BLAS fallback's left)\n", spread, single, blas);
+    // auto: small products stay on one device; a list spreads most of them.
+    if (g_choose)
+        assert_int_equal(spread, 0);
+    else
+        assert_true(spread > 60);
+}
+
+// Calls spread and out of core: each device's memory holds only slices of
+// a block's A and B. Then caps that differ from device to device, one of
+// them too small for any plan: its blocks fail (out of memory) and go to
+// the others, unless C cannot be left to them (pinned C with beta != 0,
+// the native API): then the call may fail, each element of C its result or
+// its original value.
+void test_spread_out_of_core(void **)
+{
+    std::mt19937_64 rng(4100);
+    const std::vector<int> devs = listed_devices();
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    int small_failed = 0, small_ran = 0;
+    for (int i = 0; i < 24; ++i) {
+        Problem p;
+        p.m = 150 + static_cast<int64_t>(rng() % 60);
+        p.n = 130 + static_cast<int64_t>(rng() % 60);
+        p.k = 150 + static_cast<int64_t>(rng() % 90);
+        p.ta = i & 1;
+        p.tb = i & 2;
+        p.alpha = i % 5 == 4 ? -0.5f : 1.0f;
+        p.beta = i % 3 == 0 ? 0.0f : 0.5f;
+        p.ka = i & 4 ? MemKind::Pinned : MemKind::Pageable;
+        p.kb = i & 8 ? MemKind::Pinned : MemKind::Pageable;
+        p.kc = i % 4 < 2 ? MemKind::Pinned : MemKind::Pageable;
+        p.pad_a = 1;
+        p.pad_c = 2;
+        const tgemm::SpreadPlan plan = expected_plan(p, home_of(0));
+        assert_true(plan.workers > 1);
+        // The fewest bytes of a block's op(A) rows and op(B) columns.
+        int64_t least = INT64_MAX;
+        for (int64_t b = 0; b < tgemm::block_count(plan); ++b) {
+            const tgemm::Rect r = tgemm::spread_block(plan, p.m, p.n, b);
+            least = std::min(least, 4 * (r.rows + r.cols) * p.k);
+        }
+        // Caps from 28 KiB to less than that (56 KiB at most); from call 12
+        // on, the last device listed (if there are two) has 1 KiB, too
+        // little for any plan.
+        const uint64_t lo = 28 << 10, hi = std::min<uint64_t>(56 << 10, static_cast<uint64_t>(least));
+        assert_true(hi > lo);
+        const bool tiny = i >= 12 && devs.size() > 1;
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            for (int d : devs)
+                mock::device_free_on[d] = (uint64_t{256} << 20) + lo + rng() % (hi - lo);
+            if (tiny)
+                mock::device_free_on[devs.back()] = (uint64_t{256} << 20) + 1024;
+        }
+        Data d = make_data(p, rng);
+        const std::vector<float> want = expected(p, d);
+        take_logs();
+        const bool with_left = i % 6 == 5;
+        std::vector<tgemm::Rect> left;
+        mock::gate(tiny ? 0 : plan.workers);
+        const tgemm_status st = spread_call(p, d, with_left ? &left : nullptr);
+        mock::gate(0);
+        const Logs logs = take_logs();
+        const bool may_fail = tiny && !with_left && p.beta != 0.0f && p.kc == MemKind::Pinned;
+        if (st != TGEMM_SUCCESS && !(may_fail && st == TGEMM_ERROR_OUT_OF_MEMORY))
+            fail_msg("call %d: status %d: %s", i, (int)st, tgemm_last_error_detail());
+        const std::string err = check_outcome(p, d, st, with_left ? &left : nullptr, want);
+        if (!err.empty())
+            fail_msg("call %d (%lldx%lldx%lld): %s", i, (long long)p.m, (long long)p.n, (long long)p.k,
+                     err.c_str());
+        if (!tiny) {
+            const std::string blocks = check_blocks(plan, home_of(0), logs);
+            if (!blocks.empty())
+                fail_msg("call %d: %s", i, blocks.c_str());
+        }
+        // Out of core: no device held a block's op(A) rows and op(B) columns whole.
+        for (const auto &a : logs.allocs)
+            if (static_cast<int64_t>(a.second) >= least)
+                fail_msg("call %d: an arena of %zu bytes on device %d holds a block's A and B (%lld bytes)", i,
+                         a.second, a.first, (long long)least);
+        if (tiny) {
+            for (const mock::Logged &l : logs.launches)
+                if (l.device == devs.back())
+                    fail_msg("call %d: a launch on device %d, whose memory holds no plan", i, devs.back());
+            (st == TGEMM_SUCCESS ? small_ran : small_failed) += 1;
+        }
+    }
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        for (uint64_t &f : mock::device_free_on)
+            f = 0;
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    check_mock_invariants();
+    std::printf("    with a device too small: %d calls finished by the others, %d failed (pinned C, beta != 0)\n",
+                small_ran, small_failed);
+}
+
+// ---------------------------------------------------------------- a GPU failing in a spread call
+
+struct SpreadOutcome {
+    tgemm_status status = TGEMM_SUCCESS;
+    bool fired = false;       // the fault struck
+    bool started = false;     // a block started (the call got past its own checks)
+    bool all_broken = false;  // every worker's device broke
+    std::string error;        // "" or what is wrong
+};
+
+// Runs p through execute() (with `left` as the BLAS layer does, or not, as
+// the native API does) under fault f, and checks what it leaves: C as the
+// single-GPU contract says (check_outcome), C not written after the call
+// returned, the tile memory of each device that did not break given back.
+// Broken devices are revived and their pipelines freed.
+SpreadOutcome spread_with_fault(const Problem &p, const Data &data, const std::vector<float> &want, bool with_left,
+                                const mock::Fault &f)
+{
+    SpreadOutcome o;
+    Data d = data;
+    std::vector<tgemm::Rect> left;
+    take_logs();
+    mock::arm(f);
+    o.status = spread_call(p, d, with_left ? &left : nullptr);
+    const std::vector<float> returned = d.C;
+    mock::drain_all();
+    o.started = !take_logs().budget.empty();
+    bool broke = false;
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        o.fired = mock::fired;
+        broke = mock::dead;
+        o.all_broken = true;
+        for (int w : g_workers)
+            o.all_broken = o.all_broken && mock::broken[w];
+        for (const auto &a : mock::device_allocs)
+            if (!mock::broken[a.second.device] && o.error.empty())
+                o.error = "tile memory not given back on device " + std::to_string(a.second.device);
+        mock::fault = mock::Fault();
+    }
+    if (o.error.empty() && std::memcmp(returned.data(), d.C.data(), d.C.size() * 4) != 0)
+        o.error = "C was written after the call returned";
+    if (o.error.empty() && !o.started && std::memcmp(d.C0.data(), d.C.data(), d.C.size() * 4) != 0)
+        o.error = "no block started, yet C was written";
+    if (o.error.empty())
+        o.error = check_outcome(p, d, o.status, with_left ? &left : nullptr, want);
+    if (broke) {
+        mock::revive();
+        if (tgemm::release_host_resources() != TGEMM_SUCCESS && o.error.empty())
+            o.error = "pipelines not freed after revival";
+    }
+    if (o.error.empty() && o.status != TGEMM_SUCCESS && o.status != TGEMM_ERROR_CUDA &&
+        o.status != TGEMM_ERROR_OUT_OF_MEMORY)
+        o.error = "status " + std::to_string(static_cast<int>(o.status));
+    return o;
+}
+
+// For each listed device, failures in each kind of call it makes (and its
+// copies and kernels faulting as they run), one-off and sticky (its
+// context breaks; the other devices keep working), at a random one of the
+// calls of that kind a clean call made on it; beta 0 and 0.5, pageable and
+// pinned C, the native API and the BLAS fallback's. Where the parts a
+// failed worker leaves can go to the others (beta == 0, pageable C, or
+// `left`), the call succeeds with C exact unless every worker's device
+// broke or it failed before any block started (its own checks and the wait
+// for the caller's stream run on the home device); else (pinned C, beta !=
+// 0, native) it may fail, each element of C its result or its original
+// value. Then every device breaking at once, at a kernel or a copy in the
+// first half of the call: the call fails, and with `left` the parts in it
+// hold their original contents and the rest of C its result.
+void test_spread_faults(void **)
+{
+    std::mt19937_64 rng(4200);
+    static const int kinds[] = {mock::Copy,      mock::Launch, mock::Record, mock::Wait,   mock::EventSync,
+                                mock::StreamSync, mock::Alloc,  mock::Create, mock::Query,  mock::Free,
+                                mock::Destroy,   mock::RunKernel, mock::RunCopy};
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    set_budget(uint64_t{1} << 20);
+    int64_t injected = 0, struck = 0, taken_over = 0, all_failed = 0;
+    int64_t failed_early = 0, failed_all_broken = 0, failed_native = 0;
+    for (int variant = 0; variant < 8; ++variant) {
+        Problem p;
+        p.m = 130;
+        p.n = 100;
+        p.k = 96;
+        p.ta = rng() & 1;
+        p.tb = rng() & 1;
+        p.beta = variant & 1 ? 0.5f : 0.0f;
+        p.ka = MemKind::Pageable;
+        p.kb = MemKind::Pinned;
+        p.kc = variant & 2 ? MemKind::Pinned : MemKind::Pageable;
+        p.pad_a = 1;
+        p.pad_b = 2;
+        p.pad_c = 3;
+        const bool with_left = variant & 4;
+        const bool recoverable = with_left || p.beta == 0.0f || p.kc == MemKind::Pageable;
+        const Data data = make_data(p, rng);
+        const std::vector<float> want = expected(p, data);
+        assert_true(expected_plan(p, home_of(0)).workers == static_cast<int>(g_workers.size()));
+        char what[160];
+        for (const int dev : listed_devices()) {
+            // The calls of a warm call (the pipelines made by the first).
+            for (int i = 0; i < 2; ++i) {
+                const SpreadOutcome clean = spread_with_fault(p, data, want, with_left, mock::Fault());
+                if (clean.status != TGEMM_SUCCESS || !clean.error.empty())
+                    fail_msg("variant %d: clean call: status %d, %s", variant, (int)clean.status,
+                             clean.error.c_str());
+            }
+            int64_t counts[mock::kCalls];
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                std::copy(mock::calls_on[dev], mock::calls_on[dev] + mock::kCalls, counts);
+            }
+            for (const int kind : kinds)
+                for (const bool sticky : {false, true}) {
+                    // A one-off failure of cudaStreamDestroy leaves the
+                    // mock's stream alive, which no one destroys again (a
+                    // leak LeakSanitizer reports; CUDA has none).
+                    if (counts[kind] == 0 ||
+                        (!sticky && (kind == mock::RunKernel || kind == mock::RunCopy || kind == mock::Destroy)))
+                        continue;
+                    // Calls are handed out as workers come for them, so a
+                    // device may make fewer calls than in the clean call:
+                    // a failure that did not strike is tried again earlier.
+                    mock::Fault f{kind, static_cast<int64_t>(rng() % counts[kind]), sticky};
+                    f.device = dev;
+                    SpreadOutcome o = spread_with_fault(p, data, want, with_left, f);
+                    for (int again = 0; again < 3 && !o.fired && o.error.empty(); ++again) {
+                        f.at /= 2;
+                        o = spread_with_fault(p, data, want, with_left, f);
+                    }
+                    std::snprintf(what, sizeof what, "%s C, beta %g%s: %s %s failure at call %lld of %lld on device %d",
+                                  p.kc == MemKind::Pinned ? "pinned" : "pageable", (double)p.beta,
+                                  with_left ? ", left" : "", sticky ? "sticky" : "one-off", mock::kCallNames[kind],
+                                  (long long)f.at, (long long)counts[kind], dev);
+                    if (!o.error.empty())
+                        fail_msg("%s: status %d, %s", what, (int)o.status, o.error.c_str());
+                    if (o.status != TGEMM_SUCCESS && recoverable && o.started && !o.all_broken)
+                        fail_msg("%s: status %d (%s), though other workers could take its parts over", what,
+                                 (int)o.status, tgemm_last_error_detail());
+                    ++injected;
+                    struck += o.fired;
+                    taken_over += o.fired && o.status == TGEMM_SUCCESS;
+                    if (o.status != TGEMM_SUCCESS)
+                        ++(!o.started ? failed_early : o.all_broken ? failed_all_broken : failed_native);
+                }
+        }
+        // Every device breaks at once, early in the call.
+        for (const int kind : {mock::RunKernel, mock::RunCopy}) {
+            const SpreadOutcome clean = spread_with_fault(p, data, want, with_left, mock::Fault());
+            if (clean.status != TGEMM_SUCCESS || !clean.error.empty())
+                fail_msg("variant %d: clean call: status %d, %s", variant, (int)clean.status, clean.error.c_str());
+            int64_t total = 0;
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                total = mock::calls[kind];
+            }
+            mock::Fault f{kind, static_cast<int64_t>(rng() % (total / 2)), true};
+            f.device = mock::kAllDevices;
+            const SpreadOutcome o = spread_with_fault(p, data, want, with_left, f);
+            std::snprintf(what, sizeof what, "%s C, beta %g%s: every device breaks at %s %lld of %lld",
+                          p.kc == MemKind::Pinned ? "pinned" : "pageable", (double)p.beta, with_left ? ", left" : "",
+                          mock::kCallNames[kind], (long long)f.at, (long long)total);
+            if (!o.error.empty() || !o.fired || o.status == TGEMM_SUCCESS)
+                fail_msg("%s: status %d, %s", what, (int)o.status,
+                         !o.fired ? "the failure never struck" : o.error.empty() ? "success" : o.error.c_str());
+            ++all_failed;
+        }
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
+    check_mock_invariants();
+    std::printf("    %lld failures injected on one device, %lld struck: %lld calls succeeded, failed %lld before "
+                "any block started, %lld with every worker's device broken, %lld with pinned C, beta != 0 "
+                "(native); %lld with every device breaking\n",
+                (long long)injected, (long long)struck, (long long)taken_over, (long long)failed_early,
+                (long long)failed_all_broken, (long long)failed_native, (long long)all_failed);
+    assert_true(struck * 20 > injected * 19);
+    assert_true(taken_over * 4 > struck);
+}
+
+// Threads call at once (each with a current device of its own), with more
+// workers than a device has pipelines: all exact, none waits forever (the
+// alarm). Then, where two devices are listed, the last one breaks while
+// they run (every thread's current device the first listed): the calls
+// whose parts can go to other workers still succeed.
+void test_spread_threads(void **)
+{
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    set_budget(uint64_t{1} << 20);
+    const std::vector<int> devs = listed_devices();
+    for (int round = 0; round < 3; ++round) {
+        const bool breaks = round == 2;
+        if (breaks && (devs.size() < 2 || g_choose))
+            break;
+        if (breaks) {
+            mock::Fault f{mock::RunKernel, 20, true};
+            f.device = devs.back();
+            mock::arm(f);
+        }
+        std::vector<std::thread> th;
+        std::vector<std::string> errors(6);
+        for (int t = 0; t < 6; ++t)
+            th.emplace_back([t, round, breaks, &devs, &errors] {
+                std::mt19937_64 rng(4300 + 100 * round + t);
+                const int current = breaks ? devs.front() : t % kSpreadDevices;
+                mock::set_current_device(current);
+                for (int i = 0; i < 5 && errors[t].empty(); ++i) {
+                    const Problem p = random_problem(rng, 160, true, false);
+                    Data d = make_data(p, rng);
+                    const std::vector<float> want = expected(p, d);
+                    const bool with_left = rng() & 1;
+                    std::vector<tgemm::Rect> left;
+                    const tgemm_status st = spread_call(p, d, with_left ? &left : nullptr);
+                    const bool recoverable = with_left || p.beta == 0.0f || p.kc == MemKind::Pageable;
+                    errors[t] = check_outcome(p, d, st, with_left ? &left : nullptr, want);
+                    if (errors[t].empty() && st != TGEMM_SUCCESS && (!breaks || recoverable))
+                        errors[t] = "status " + std::to_string(static_cast<int>(st)) + ": " + tgemm_last_error_detail();
+                    if (errors[t].empty() && mock::current_device() != current)
+                        errors[t] = "the current device changed";
+                    if (!errors[t].empty())
+                        errors[t] = "call " + std::to_string(i) + " (" + std::to_string(p.m) + "x" +
+                                    std::to_string(p.n) + "x" + std::to_string(p.k) + "): " + errors[t];
+                }
+            });
+        for (std::thread &x : th)
+            x.join();
+        for (int t = 0; t < 6; ++t)
+            if (!errors[t].empty())
+                fail_msg("round %d, thread %d: %s", round, t, errors[t].c_str());
+        if (breaks) {
+            bool broke = false;
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                broke = mock::broken[devs.back()];
+            }
+            std::printf("    device %d %s while 6 threads called\n", devs.back(), broke ? "broke" : "did not break");
+            assert_true(broke);
+            mock::revive();
+            assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
+        }
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
+    check_mock_invariants();
+}
+
+// Work queued before the call on the caller's stream, its own or the
+// per-thread default stream, writes A and B (as a host function would): the
+// workers read them only after it.
+void test_spread_caller_stream(void **)
+{
+    std::mt19937_64 rng(4600);
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    const cudaStream_t stream = new_stream();
+    for (int i = 0; i < 4; ++i) {
+        Problem p;
+        p.m = 140;
+        p.n = 110;
+        p.k = 80;
+        p.beta = 0.5f;
+        p.ka = MemKind::Pinned;
+        p.kc = i & 1 ? MemKind::Pinned : MemKind::Pageable;
+        Data d = make_data(p, rng);
+        assert_true(expected_plan(p, home_of(0)).workers > 1 || g_choose);
+        const cudaStream_t s = i < 2 ? stream : cudaStreamPerThread;
+        write_operands_on(s, d);
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            mock::kinds = {{d.A.data(), d.A.size() * 4, p.ka, -1}, {d.C.data(), d.C.size() * 4, p.kc, -1}};
+        }
+        const tgemm_status st = tgemm::execute(params(p, d), s, true);
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            mock::kinds.clear();
+        }
+        assert_int_equal(st, TGEMM_SUCCESS);
+        check(p, d, "caller's stream");
+    }
+    cudaStreamDestroy(stream);
+    tgemm::set_host_plan_sizes(0, 0, 0);
+}
+
+// Calls on device pointers stay on the device that owns them, whatever the
+// calling thread's current device: C on device 1 with host A and B (the
+// host-operand path on device 1), all three on device 2 (the kernels on
+// device 2); operands on two devices, or on a device other than the
+// current one with a stream of the caller's, fail with INVALID_DEVICE and
+// C untouched.
+void test_spread_device_pointers(void **)
+{
+    std::mt19937_64 rng(4400);
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    Problem p;
+    p.m = 150;
+    p.n = 120;
+    p.k = 90;
+    p.beta = 0.5f;
+    p.pad_c = 1;
+    const auto ran_on = [](const Logs &logs, int dev) {
+        for (const mock::Logged &l : logs.launches)
+            if (l.device != dev)
+                return false;
+        for (const mock::Logged &l : logs.budget)
+            if (l.device != dev)
+                return false;
+        return !logs.launches.empty();
+    };
+    struct Case {
+        MemKind ka, kb;
+        int dev_a, dev_b, dev_c, current;
+        int runs_on;  // -1: fails with INVALID_DEVICE
+    };
+    const MemKind pg = MemKind::Pageable, pn = MemKind::Pinned, dv = MemKind::Device;
+    const Case cases[] = {
+        {pg, pg, -1, -1, 1, 0, 1}, {pn, pg, -1, -1, 1, 2, 1}, {dv, dv, 2, 2, 2, 0, 2},
+        {dv, pg, 2, -1, 1, 0, -1}, {dv, dv, 0, 1, 2, 1, -1},
+    };
+    for (const Case &c : cases) {
+        Problem q = p;
+        q.ka = c.ka;
+        q.kb = c.kb;
+        q.kc = dv;
+        Data d = make_data(q, rng);
+        mock::set_current_device(c.current);
+        take_logs();
+        const tgemm_status st = spread_call(q, d, nullptr, c.dev_a, c.dev_b, c.dev_c);
+        const Logs logs = take_logs();
+        assert_int_equal(mock::current_device(), c.current);
+        if (c.runs_on < 0) {
+            assert_int_equal(st, TGEMM_ERROR_INVALID_DEVICE);
+            assert_true(logs.launches.empty() && logs.budget.empty());
+            assert_memory_equal(d.C.data(), d.C0.data(), d.C.size() * 4);
+            continue;
+        }
+        if (st != TGEMM_SUCCESS)
+            fail_msg("C on device %d: status %d: %s", c.dev_c, (int)st, tgemm_last_error_detail());
+        check(q, d, "device C");
+        if (!ran_on(logs, c.runs_on))
+            fail_msg("C on device %d, current device %d: not all of the call ran on device %d", c.dev_c, c.current,
+                     c.runs_on);
+    }
+    // With a stream of its own the call runs on the current device, which
+    // does not own C.
+    mock::set_current_device(0);
+    const cudaStream_t stream = new_stream();
+    Problem q = p;
+    q.kc = dv;
+    Data d = make_data(q, rng);
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::kinds = {{d.C.data(), d.C.size() * 4, dv, 1}};
+    }
+    assert_int_equal(tgemm::execute(params(q, d), stream, true), TGEMM_ERROR_INVALID_DEVICE);
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::kinds.clear();
+    }
+    assert_memory_equal(d.C.data(), d.C0.data(), d.C.size() * 4);
+    cudaStreamDestroy(stream);
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    check_mock_invariants();
+}
+
+// TGEMM_DEVICES lists a device the mock does not have: every call fails
+// with INVALID_DEVICE, saying so, C untouched.
+void test_spread_invalid(void **)
+{
+    std::mt19937_64 rng(4500);
+    for (int i = 0; i < 2; ++i) {
+        Problem p;
+        p.m = 70;
+        p.n = 60;
+        p.k = 50;
+        p.beta = 1.0f;
+        p.kc = i ? MemKind::Pinned : MemKind::Pageable;
+        Data d = make_data(p, rng);
+        assert_int_equal(spread_call(p, d, nullptr), TGEMM_ERROR_INVALID_DEVICE);
+        assert_non_null(std::strstr(tgemm_last_error_detail(), "TGEMM_DEVICES lists device"));
+        assert_memory_equal(d.C.data(), d.C0.data(), d.C.size() * sizeof(float));
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -1283,14 +2018,54 @@ int main(int argc, char **argv)
         const CMUnitTest tests[] = {cmocka_unit_test(test_bad_trace_file)};
         return cmocka_run_group_tests_name("tgemm_host_mock bad-trace", tests, nullptr, nullptr) ? 1 : 0;
     }
-    if (!scenario.empty() && scenario != "faults") {
-        std::fprintf(stderr, "usage: test_host_mock [trace | bad-trace | faults]; without one or with faults, "
-                             "TGEMM_HOST_TRACE unset\n");
+    if (!scenario.empty() && scenario != "faults" && scenario != "spread") {
+        std::fprintf(stderr, "usage: test_host_mock [trace | bad-trace | faults | spread]; without one or with "
+                             "faults or spread, TGEMM_HOST_TRACE unset; spread with TGEMM_DEVICES set\n");
         return 2;
     }
     if (std::getenv("TGEMM_HOST_TRACE") != nullptr) {
         std::fprintf(stderr, "test_host_mock: TGEMM_HOST_TRACE is set\n");
         return 2;
+    }
+    const char *devices = std::getenv("TGEMM_DEVICES");
+    if ((scenario == "spread") != (devices != nullptr && *devices != 0) || std::getenv("TGEMM_DEVICE") != nullptr) {
+        std::fprintf(stderr, "test_host_mock: TGEMM_DEVICES must be set for spread only, TGEMM_DEVICE never\n");
+        return 2;
+    }
+    if (scenario == "spread") {
+        // kSpreadDevices mock devices; the workers TGEMM_DEVICES lists.
+        mock::device_count = kSpreadDevices;
+        bool invalid = false;
+        if (std::strcmp(devices, "all") == 0 || std::strcmp(devices, "auto") == 0) {
+            for (int d = 0; d < kSpreadDevices; ++d)
+                g_workers.push_back(d);
+            g_choose = std::strcmp(devices, "auto") == 0;
+        } else {
+            for (const char *s = devices; *s != 0;) {
+                char *end = nullptr;
+                g_workers.push_back(static_cast<int>(std::strtol(s, &end, 10)));
+                invalid = invalid || g_workers.back() >= kSpreadDevices;
+                s = *end == ',' ? end + 1 : end;
+            }
+        }
+        tgemm::set_spread_min_side(32);
+        alarm(600);
+        if (invalid) {
+            const CMUnitTest tests[] = {cmocka_unit_test_teardown(test_spread_invalid, spread_reset)};
+            return cmocka_run_group_tests_name("tgemm_host_mock spread (invalid)", tests, nullptr, nullptr) ? 1 : 0;
+        }
+        if (g_choose) {
+            // auto: these products are too small to pay for spreading.
+            const CMUnitTest tests[] = {cmocka_unit_test_teardown(test_spread_random, spread_reset), cmocka_unit_test_teardown(test_spread_threads, spread_reset),
+                                        cmocka_unit_test_teardown(test_spread_caller_stream, spread_reset),
+                                        cmocka_unit_test_teardown(test_spread_device_pointers, spread_reset)};
+            return cmocka_run_group_tests_name("tgemm_host_mock spread (auto)", tests, nullptr, nullptr) ? 1 : 0;
+        }
+        const CMUnitTest tests[] = {cmocka_unit_test_teardown(test_spread_random, spread_reset), cmocka_unit_test_teardown(test_spread_out_of_core, spread_reset),
+                                    cmocka_unit_test_teardown(test_spread_faults, spread_reset), cmocka_unit_test_teardown(test_spread_threads, spread_reset),
+                                    cmocka_unit_test_teardown(test_spread_caller_stream, spread_reset),
+                                    cmocka_unit_test_teardown(test_spread_device_pointers, spread_reset)};
+        return cmocka_run_group_tests_name("tgemm_host_mock spread", tests, nullptr, nullptr) ? 1 : 0;
     }
     if (scenario == "faults") {
         // A call that waits forever for a pipeline fails the test.
