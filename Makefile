@@ -366,7 +366,8 @@ $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/mock_cuda.cpp test
 # calls spread over devices 0, 1 and 2, over two workers on device 0, and
 # with auto (small products stay on one device), each checked exact, with
 # out-of-core blocks, a device failing mid-call, concurrent callers and
-# device pointers; and a listed device that does not exist.
+# device pointers; a listed device that does not exist; a grid forced by
+# TGEMM_SPREAD_GRID.
 HOST_TRACE_CSV := $(BUILD)/tests/host_trace.csv
 HOST_MOCK_ENV := env -u TGEMM_HOST_TRACE -u TGEMM_DEVICES -u TGEMM_DEVICE -u TGEMM_SPREAD_GRID
 test-host-mock: $(BUILD)/tests/test_host_mock
@@ -380,6 +381,8 @@ test-host-mock: $(BUILD)/tests/test_host_mock
 	$(HOST_MOCK_ENV) TGEMM_DEVICES=0,0 $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock spread
 	$(HOST_MOCK_ENV) TGEMM_DEVICES=auto $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock spread
 	$(HOST_MOCK_ENV) TGEMM_DEVICES=0,5 $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock spread
+	$(HOST_MOCK_ENV) TGEMM_DEVICES=0,1,2 TGEMM_SPREAD_GRID=5x3 $(RUN_TEST) test_host_mock -- \
+	    $(BUILD)/tests/test_host_mock spread
 
 # Host operands on the GPU (cases skip without one): the default plans, then
 # out of core under device memory limits of 1 MiB and 8 MiB, with every

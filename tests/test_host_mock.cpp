@@ -48,6 +48,8 @@
 //              pointers run on the device that owns them, operands of two
 //              devices fail. With a listed device that does not exist
 //              (0,5): every call fails with INVALID_DEVICE, C untouched.
+//              With TGEMM_SPREAD_GRID: random shapes and threads only, on
+//              the grid it forces (cut down where C has less room).
 
 #include <algorithm>
 #include <cinttypes>
@@ -2053,6 +2055,12 @@ int main(int argc, char **argv)
         if (invalid) {
             const CMUnitTest tests[] = {cmocka_unit_test_teardown(test_spread_invalid, spread_reset)};
             return cmocka_run_group_tests_name("tgemm_host_mock spread (invalid)", tests, nullptr, nullptr) ? 1 : 0;
+        }
+        if (tgemm::settings().spread_rows > 0) {
+            // TGEMM_SPREAD_GRID: the grid forced on every spread call.
+            const CMUnitTest tests[] = {cmocka_unit_test_teardown(test_spread_random, spread_reset),
+                                        cmocka_unit_test_teardown(test_spread_threads, spread_reset)};
+            return cmocka_run_group_tests_name("tgemm_host_mock spread (grid)", tests, nullptr, nullptr) ? 1 : 0;
         }
         if (g_choose) {
             // auto: these products are too small to pay for spreading.
