@@ -87,8 +87,16 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
     bool choose = false;
     if ((st = spread_devices(&spread, &choose)) != TGEMM_SUCCESS)
         return st;
-    if (!spread.empty() && default_stream(s) && (st = spread_home(p, spread, &dev_id)) != TGEMM_SUCCESS)
-        return st;
+    if (!spread.empty() && default_stream(s)) {
+        const int chosen = dev_id;
+        if ((st = spread_home(p, spread, &dev_id)) != TGEMM_SUCCESS)
+            return st;
+        // The call moves to another device, whose default stream is not the
+        // one the caller queued its work on: that work comes first.
+        if (dev_id != chosen &&
+            (st = check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (caller's stream)")) != TGEMM_SUCCESS)
+            return st;
+    }
     DeviceGuard guard;
     if ((st = guard.enter(dev_id)) != TGEMM_SUCCESS)
         return st;
