@@ -829,7 +829,7 @@ static const special_case_t kSpecial[] = {
     {PATH_DOTS, false, false, 16, 3000, 1100, 0.5f, 0.25f},
     {PATH_SKINNY_WORKSPACE, false, false, 5, 7, 9000, 2.0f, -1.0f}, /* dots split 18: more than a cluster holds */
     {PATH_RANK_K, false, true, 4096, 4096, 16, 1.0f, 0.5f},         /* one chunk of K */
-    {PATH_RANK_K, true, false, 2000, 5000, 40, -0.5f, 0.0f},        /* three chunks, the last partial */
+    {PATH_RANK_K, true, false, 3000, 5000, 40, -0.5f, 0.0f},        /* three chunks, the last partial */
 };
 
 /* The plan settings of this run, which the expected plans follow. */
