@@ -171,6 +171,13 @@ def multi_section(run, date=None):
         return None
     links = os.path.join(run, "links.csv")
     topo = os.path.join(run, "topo.txt")
+    gpus = os.path.join(run, "gpus.txt")
+    if date and os.path.exists(gpus):
+        # nvidia-smi -L: "GPU 0: NAME (UUID: ...)", one line a GPU.
+        names = [l.split(":", 1)[1].split("(UUID")[0].strip() for l in open(gpus) if l.startswith("GPU ")]
+        if names:
+            kinds = sorted(set(names))
+            date += " on " + ", ".join("%d x %s" % (names.count(k), k) for k in kinds)
     return multi_report.section(multi_report.read_rows(csvs),
                                 multi_report.read_rows([links]) if os.path.exists(links) else [],
                                 open(topo).read() if os.path.exists(topo) else None, date)
