@@ -388,10 +388,11 @@ test-host-mock: $(BUILD)/tests/test_host_mock
 # out of core under device memory limits of 1 MiB and 8 MiB, with every
 # call's plan checked against the limit; the same spread over two workers
 # of one GPU (TGEMM_DEVICES=0,0), and over every GPU where there are
-# several, each block's plan within the limit; then sgemm_ while the CUDA context
-# breaks half way through the call, C in pageable, pinned and managed
-# memory, beta != 0 and == 0, one process per run since the context stays
-# broken (tests/test_host.c).
+# several, each block's plan within the limit, and sgemm_ spread over them
+# while the first GPU's context breaks (the others must finish C); then
+# sgemm_ while the CUDA context breaks half way through the call, C in
+# pageable, pinned and managed memory, beta != 0 and == 0, one process per
+# run since the context stays broken (tests/test_host.c).
 BROKEN_TRACE := $(BUILD)/tests/broken_context.trace
 test-host: $(BUILD)/tests/test_host
 	$(RUN_TEST) test_host -- $(BUILD)/tests/test_host
@@ -403,7 +404,13 @@ test-host: $(BUILD)/tests/test_host
 	if [ "$$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -gt 1 ]; then \
 	    TGEMM_DEVICES=all $(RUN_TEST) test_host -- $(BUILD)/tests/test_host && \
 	    TGEMM_DEVICES=all TGEMM_DEVICE_MEMORY_LIMIT=4194304 TGEMM_VERBOSE=2 \
-	        $(RUN_TEST) test_host -- $(BUILD)/tests/test_host out-of-core; fi
+	        $(RUN_TEST) test_host -- $(BUILD)/tests/test_host out-of-core && \
+	    for run in "h 0.5" "p 0.5" "p 0"; do \
+	        echo "== broken-context $$run, TGEMM_DEVICES=all"; rm -f $(BROKEN_TRACE); \
+	        $(BLAS_ENV) TGEMM_DEVICES=all TGEMM_VERBOSE=1 TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 \
+	            TGEMM_TRACE=$(BROKEN_TRACE) $(RUN_TEST) test_host -- $(BUILD)/tests/test_host broken-context $$run \
+	            || exit 1; \
+	    done; fi
 	rc=0; for run in "h 0.5" "p 0.5" "m 0.5" "h 0" "p 0" "m 0"; do \
 	    echo "== broken-context $$run"; rm -f $(BROKEN_TRACE); \
 	    $(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BROKEN_TRACE) \
