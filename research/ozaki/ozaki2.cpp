@@ -296,6 +296,26 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const float *A, const fl
     }
 }
 
+void balance_k(int64_t m, int64_t n, int64_t k, const float *A, const float *B,
+               std::vector<float> &Ab, std::vector<float> &Bb)
+{
+    Ab.assign(A, A + m * k);
+    Bb.assign(B, B + n * k);
+    std::vector<float> ca(k, 0.0f), rb(k, 0.0f);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t t = 0; t < k; ++t) ca[t] = std::max(ca[t], std::fabs(A[i * k + t]));
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t t = 0; t < k; ++t) rb[t] = std::max(rb[t], std::fabs(B[j * k + t]));
+    for (int64_t t = 0; t < k; ++t) {
+        if (ca[t] == 0.0f || rb[t] == 0.0f) continue;
+        int d = std::ilogb(rb[t]) - std::ilogb(ca[t]);
+        int e = d >= 0 ? d / 2 : -((-d + 1) / 2);
+        if (e == 0) continue;
+        for (int64_t i = 0; i < m; ++i) Ab[i * k + t] = std::ldexp(A[i * k + t], e);
+        for (int64_t j = 0; j < n; ++j) Bb[j * k + t] = std::ldexp(B[j * k + t], -e);
+    }
+}
+
 int selftest()
 {
     // Moduli pairwise coprime.

@@ -48,6 +48,14 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const float *A, const fl
 void scaling_exponents(int64_t m, int64_t n, int64_t k, const float *A, const float *B,
                        const Params &p, std::vector<int> &mu, std::vector<int> &nu);
 
+// K balancing (our addition, not in GEMMul8): A := A D, B := D^-1 B with
+// D = diag(2^e_k), e_k = floor((ilogb max_j |b_kj| - ilogb max_i |a_ik|) / 2).
+// Exact (powers of two; the GPU would add e_k to the exponent inside the
+// conversion, so no float over/underflow), products a_ik b_kj unchanged,
+// and it removes exponent spread along k that row/column scaling cannot.
+void balance_k(int64_t m, int64_t n, int64_t k, const float *A, const float *B,
+               std::vector<float> &Ab, std::vector<float> &Bb);
+
 // log2(P/2 - 1) for the first N moduli.
 double log2_T(int nmod);
 
