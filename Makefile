@@ -500,6 +500,9 @@ test-blas: $(BUILD)/tests/test_blas
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \
 	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas forward
+	rm -f $(BUILD)/tests/test_blas.7.*.trace
+	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 OMPI_COMM_WORLD_RANK=7 \
+	    TGEMM_TRACE=$(BUILD)/tests/test_blas.%r.%p.trace $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas forward
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) CUDA_VISIBLE_DEVICES= \
 	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas fallback

@@ -673,6 +673,48 @@ static const char *path_auto(double m, double n, double k, double beta, const ch
 
 static expected_path_fn g_expected_path;
 
+/* The file TGEMM_TRACE names in this process: %p the process id, %r the
+ * rank a launcher gave it (0 without one), %% a %. (malloc'ed) */
+static char *trace_path(const char *name)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    const char *rank = NULL;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0] && !(rank && *rank); ++i)
+        rank = getenv(vars[i]);
+    char pid[32];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    char *out = xmalloc(strlen(name) * 32 + 1), *o = out;
+    for (const char *c = name; *c; ++c) {
+        const char *put = NULL;
+        if (c[0] == '%' && c[1] == 'p')
+            put = pid;
+        else if (c[0] == '%' && c[1] == 'r')
+            put = rank && *rank ? rank : "0";
+        else if (c[0] == '%' && c[1] == '%')
+            put = "%";
+        if (!put) {
+            *o++ = *c;
+            continue;
+        }
+        o += sprintf(o, "%s", put);
+        ++c;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The text of the file TGEMM_TRACE names in this process (malloc'ed). */
+static char *read_trace(void)
+{
+    const char *name = getenv("TGEMM_TRACE");
+    if (!name || !*name)
+        fail_msg("this scenario needs TGEMM_TRACE=FILE");
+    char *path = trace_path(name);
+    char *text = read_file_text(path);
+    free(path);
+    return text;
+}
+
 /* Every BLAS call made so far has one trace line, and each line that ran
  * a multiply names the path the scenario implies. */
 static void test_trace(void **state)
@@ -680,10 +722,8 @@ static void test_trace(void **state)
     (void)state;
     if (g_require_gpu)
         REQUIRE_GPU();
-    const char *path = getenv("TGEMM_TRACE");
-    if (!path || !*path)
-        fail_msg("this scenario needs TGEMM_TRACE=FILE");
-    char *text = read_file_text(path);
+    char *text = read_trace();
+    char *path = trace_path(getenv("TGEMM_TRACE"));
     const int lines = count_lines_with(text, "tgemm trace: ");
     if (lines != g_blas_calls)
         fail_msg("%s has %d trace lines, %d BLAS calls were made", path, lines, g_blas_calls);
@@ -720,6 +760,7 @@ static void test_trace(void **state)
     }
     assert_true(checked > 0);
     free(text);
+    free(path);
 }
 
 /* Forwarding to the CPU BLAS never initialises CUDA: no device's primary
@@ -763,7 +804,7 @@ static void test_auto_learns_unusable_gpu(void **state)
             if ((double)C[i] != ref[i]) /* small integers: every order of the sums is exact */
                 fail_msg("call %d: C[%zu] = %g, want %g", c, i, (double)C[i], ref[i]);
     }
-    char *text = read_file_text(getenv("TGEMM_TRACE"));
+    char *text = read_trace();
     char *first = strstr(text, "tgemm trace:");
     assert_non_null(first);
     char *end = strchr(first, '\n');
@@ -791,7 +832,7 @@ static void test_auto_learns_unusable_gpu(void **state)
 static void test_all_on_cpu(void **state)
 {
     (void)state;
-    char *text = read_file_text(getenv("TGEMM_TRACE"));
+    char *text = read_trace();
     const int consulted = count_lines_with(text, " auto=model ");
     printf("[ auto     ] %d calls decided by the model\n", consulted);
     assert_true(consulted > 0);
@@ -881,10 +922,7 @@ static void check_last_trace_line(const blas_case_t *t)
 {
     if (g_expected_path == NULL)
         return;
-    const char *file = getenv("TGEMM_TRACE");
-    if (!file || !*file)
-        fail_msg("this scenario needs TGEMM_TRACE=FILE");
-    char *text = read_file_text(file);
+    char *text = read_trace();
     size_t len = strlen(text);
     while (len > 0 && text[len - 1] == '\n')
         text[--len] = '\0';

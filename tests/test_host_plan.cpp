@@ -1003,6 +1003,25 @@ void test_parse_bytes(void **)
     }
 }
 
+// Trace file names: %p, %r and %% (TGEMM_TRACE, TGEMM_HOST_TRACE).
+void test_trace_names(void **)
+{
+    const struct {
+        const char *name, *rank, *want;
+    } cases[] = {
+        {"/tmp/t.csv", "3", "/tmp/t.csv"},   {"/tmp/t.%p.csv", "3", "/tmp/t.4321.csv"},
+        {"t.%r", "12", "t.12"},              {"t.%r", nullptr, "t.0"},
+        {"t.%r", "", "t.0"},                 {"%r-%p-%%p", "5", "5-4321-%p"},
+        {"100%", "1", "100%"},               {"a%xb", "1", "a%xb"},
+        {"%%%r%%", "9", "%9%"},
+    };
+    for (const auto &c : cases) {
+        const std::string got = tgemm::expand_trace_name(c.name, 4321, c.rank);
+        if (got != c.want)
+            fail_msg("'%s' (rank %s) -> '%s', want '%s'", c.name, c.rank ? c.rank : "unset", got.c_str(), c.want);
+    }
+}
+
 }  // namespace
 
 // With an argument, only the tests it names (a cmocka filter: * and ? match).
@@ -1018,6 +1037,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_plan_random_schedules), cmocka_unit_test(test_host_copy),
         cmocka_unit_test(test_host_copy_parts),     cmocka_unit_test(test_trace_format),
         cmocka_unit_test(test_trace_file),          cmocka_unit_test(test_parse_bytes),
+        cmocka_unit_test(test_trace_names),
     };
     return cmocka_run_group_tests_name("tgemm_host_plan", tests, nullptr, nullptr) ? 1 : 0;
 }

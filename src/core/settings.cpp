@@ -1,8 +1,11 @@
 #include "core/settings.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <utility>
 
 
@@ -62,7 +65,37 @@ bool parse_bytes(const char *s, uint64_t *out)
     return true;
 }
 
+std::string expand_trace_name(const std::string &name, long pid, const char *rank)
+{
+    std::string out;
+    for (size_t i = 0; i < name.size(); ++i) {
+        const char next = i + 1 < name.size() ? name[i + 1] : '\0';
+        if (name[i] == '%' && next == 'p') {
+            out += std::to_string(pid);
+        } else if (name[i] == '%' && next == 'r') {
+            out += rank != nullptr && *rank ? rank : "0";
+        } else if (name[i] == '%' && next == '%') {
+            out += '%';
+        } else {
+            out += name[i];
+            continue;
+        }
+        ++i;
+    }
+    return out;
+}
+
 namespace {
+
+// A trace file name of this process (expand_trace_name).
+std::string trace_name(const char *value)
+{
+    const char *rank = nullptr;
+    for (const char *v : kRankVariables)
+        if ((rank = std::getenv(v)) != nullptr && *rank)
+            break;
+    return expand_trace_name(value, static_cast<long>(getpid()), rank);
+}
 
 void invalid(Settings &st, const char *name, const char *value, const char *expected)
 {
@@ -194,7 +227,7 @@ Settings read_settings()
             invalid(st, "TGEMM_HOST_COPY_THREADS", e, "a number of threads from 1 to 256");
     }
     if (const char *e = std::getenv("TGEMM_HOST_TRACE"); e && *e)
-        st.host_trace = e;  // opened by the first call on host operands, which reports a failure
+        st.host_trace = trace_name(e);  // opened by the first call on host operands, which reports a failure
     if (const char *e = std::getenv("TGEMM_OFFLOAD"); e && *e) {
         if (std::strcmp(e, "auto") == 0)
             st.offload = Offload::Auto;
@@ -228,7 +261,7 @@ Settings read_settings()
     if (const char *e = std::getenv("TGEMM_CPU_BLAS"); e && *e)
         st.cpu_blas = e;
     if (const char *e = std::getenv("TGEMM_TRACE"); e && *e && std::strcmp(e, "0") != 0)
-        st.trace = e;
+        st.trace = std::strcmp(e, "1") == 0 || std::strcmp(e, "stderr") == 0 ? std::string(e) : trace_name(e);
     return st;
 }
 

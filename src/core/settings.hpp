@@ -68,6 +68,18 @@ constexpr long kMaxHostCopyThreads = 256;
 constexpr const char *kLocalRankVariables[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
                                                "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
 
+// The launchers' variables that hold a process's rank in its MPI job, in
+// the order a trace file name's %r reads them: Open MPI, PMI (MPICH, Intel
+// MPI), PMIx, Slurm's srun.
+constexpr const char *kRankVariables[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+
+// A trace file name as TGEMM_TRACE and TGEMM_HOST_TRACE give it, with %p
+// replaced by the process id, %r by the process's rank in its MPI job
+// (kRankVariables; 0 without a launcher) and %% by %, so that the
+// processes of a job can each write their own file. Other characters after
+// % stay as they are.
+std::string expand_trace_name(const std::string &name, long pid, const char *rank);
+
 // Parses a positive byte count: decimal digits, optionally followed by one of
 // K, M, G, T (either case; powers of 1024). False on anything else, on zero
 // and on overflow.
