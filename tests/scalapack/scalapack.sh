@@ -128,14 +128,19 @@ check_stderr() {
     [ -z "$other" ] || fail "$name: standard error: $other"
 }
 
+# fresh_dir NAME: $dir = WORKDIR/NAME, emptied.
+fresh_dir() {
+    dir=$work/$1
+    rm -rf "$dir"
+    mkdir -p "$dir"
+}
+
 # pblas NAME PROCESSES GEMM_TESTS "PATHS" [VAR=value...]: the tester in
 # WORKDIR/NAME under the settings given, its report and traces checked.
 pblas() {
     name=$1 np=$2 want=$3 paths=$4
     shift 4
-    dir=$work/$name
-    rm -rf "$dir"
-    mkdir -p "$dir"
+    fresh_dir "$name"
     cp "$here/PSBLAS3TST.dat" "$dir/"
     status=0
     (cd "$dir" && mpi "$np" sh "$here/per_rank.sh" "$dir/trace" LD_PRELOAD="$lib" "$@" "$testdir/spb3tst" \
@@ -158,9 +163,7 @@ product() {
     settings=
     while [ "$1" != -- ]; do settings="$settings $1"; shift; done
     shift
-    dir=$work/$name
-    rm -rf "$dir"
-    mkdir -p "$dir"
+    fresh_dir "$name"
     status=0
     # shellcheck disable=SC2086
     mpi 4 sh "$here/per_rank.sh" "$dir/trace" LD_PRELOAD="$lib" $settings "$psgemm" "$@" > "$dir/stdout" \
@@ -201,9 +204,7 @@ fi
 echo "== the checks refuse wrong results"
 # A wrong SGEMM instead of libtgemm: the tester (PSGEMM alone) must fail
 # its tests and its report be refused; examples/psgemm must fail.
-dir=$work/refuse-tester
-rm -rf "$dir"
-mkdir -p "$dir"
+fresh_dir refuse-tester
 sed -e 's/^\(PS[A-Z0-9]* *\)T\(	put F\)/\1F\2/' -e 's/^PSGEMM  F/PSGEMM  T/' "$here/PSBLAS3TST.dat" > "$dir/PSBLAS3TST.dat"
 [ "$(grep -c '^PS[A-Z0-9]* *T	put F' "$dir/PSBLAS3TST.dat")" -eq 1 ] || fail "refuse-tester: the input does not test PSGEMM alone"
 (cd "$dir" && mpi 4 env LD_PRELOAD="$bad" "$testdir/spb3tst" > report 2> stderr) || fail "refuse-tester: exit status $?"
@@ -214,9 +215,7 @@ echo "refuse-tester: $(grep -c 'Computational check: PSGEMM  *FAILED' "$dir/repo
 echo "[       OK ] the tester's report is refused with a wrong SGEMM"
 
 # One process: every grid of the input is too large, every test skipped.
-dir=$work/refuse-skipped
-rm -rf "$dir"
-mkdir -p "$dir"
+fresh_dir refuse-skipped
 cp "$here/PSBLAS3TST.dat" "$dir/"
 (cd "$dir" && mpi 1 "$testdir/spb3tst" > report 2> stderr) || fail "refuse-skipped: exit status $?"
 ! sh "$here/check_pblas.sh" "$dir/report" 40 > "$dir/check" 2>&1 || fail "refuse-skipped: a report with nothing passed was accepted"
@@ -231,9 +230,7 @@ refuse() {
     settings=
     while [ "$1" != -- ]; do settings="$settings $1"; shift; done
     shift
-    dir=$work/$name
-    rm -rf "$dir"
-    mkdir -p "$dir"
+    fresh_dir "$name"
     status=0
     # shellcheck disable=SC2086
     mpi 4 env $settings "$psgemm" "$@" > "$dir/stdout" 2> "$dir/stderr" || status=$?
