@@ -57,17 +57,59 @@ __host__ __device__ constexpr int kmod(int l)
 
 __constant__ int c_inv[kMaxN][kMaxN];  // p_s^-1 mod p_l, s < l (Garner)
 
+#define OZ_HD __host__ __device__ __forceinline__
+#ifdef __CUDA_ARCH__
+#define OZ_UNROLL _Pragma("unroll")
+#else
+#define OZ_UNROLL
+#endif
+
+// Element arithmetic shared by the kernels and the host emulation
+// (--host-check), so the latter tests exactly this code.
+OZ_HD unsigned f2u(float x)
+{
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(x);
+#else
+    unsigned u; std::memcpy(&u, &x, 4); return u;
+#endif
+}
+OZ_HD int clz32(unsigned x)
+{
+#ifdef __CUDA_ARCH__
+    return __clz(int(x));
+#else
+    return __builtin_clz(x);
+#endif
+}
+OZ_HD double fma_d(double a, double b, double c)
+{
+#ifdef __CUDA_ARCH__
+    return __fma_rn(a, b, c);
+#else
+    return std::fma(a, b, c);
+#endif
+}
+OZ_HD float fma_f(float a, float b, float c)
+{
+#ifdef __CUDA_ARCH__
+    return __fmaf_rn(a, b, c);
+#else
+    return std::fma(a, b, c);
+#endif
+}
+
 // Symmetric residue, exactly the model's sym(): [-(q-1)/2, (q-1)/2] for odd
 // q, [-128, 127] for 256.
 template <int Q>
-__device__ __forceinline__ int symq(int v)
+OZ_HD int symq(int v)
 {
     int r = v % Q;
     if (r < 0) r += Q;
     if (2 * r >= Q) r -= Q;
     return r;
 }
-__device__ __forceinline__ int sym_rt(int v, int q)
+OZ_HD int sym_rt(int v, int q)
 {
     int r = v % q;
     if (r < 0) r += q;
@@ -76,12 +118,32 @@ __device__ __forceinline__ int sym_rt(int v, int q)
 }
 
 // ilogb of a finite nonzero float, from its bits (subnormals included).
-__device__ __forceinline__ int ilogb_bits(float x)
+OZ_HD int ilogb_bits(float x)
 {
-    unsigned b = __float_as_uint(x) & 0x7fffffffu;
+    unsigned b = f2u(x) & 0x7fffffffu;
     unsigned e = b >> 23;
     if (e) return int(e) - 127;
-    return (31 - __clz(int(b))) - 149;
+    return (31 - clz32(b)) - 149;
+}
+
+// balance_k's exponent from the two maxima.
+OZ_HD int ebal_value(float a, float b)
+{
+    if (a == 0.0f || b == 0.0f) return 0;
+    int d = ilogb_bits(b) - ilogb_bits(a);
+    return d >= 0 ? d / 2 : -((-d + 1) / 2);
+}
+
+// fast-cs exponent from the sum of squares (the model's cs()).
+OZ_HD int mu_value(double acc, double T)
+{
+    if (acc == 0.0) return 0;
+    // T/2 - 0.5 log2(acc) - 1e-9, evaluated left to right, no contraction
+    // (-fmad=false on the device, -ffp-contract=off on the host).
+    double h = T * 0.5, lg = 0.5 * log2(acc);
+    double y = h - lg;
+    y = y - 1e-9;
+    return int(floor(y));
 }
 
 // --- 32 x 32 tile of op(X), element (r, kk) at X[r*rs + kk*ks] -----------
@@ -90,7 +152,7 @@ __device__ __forceinline__ void load_tile(float (*s)[33], const float *__restric
                                           int64_t ks, int64_t R, int64_t K, int64_t r0, int64_t k0)
 {
     const int tx = threadIdx.x, ty = threadIdx.y;  // block (32, 8)
-#pragma unroll
+OZ_UNROLL
     for (int j = 0; j < 4; ++j) {
         int r, kk;
         if (rs == 1) { r = tx; kk = ty + 8 * j; }
@@ -125,13 +187,7 @@ __global__ void ebal_kernel(const unsigned *__restrict__ ca, const unsigned *__r
 {
     int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (t >= K) return;
-    float a = __uint_as_float(ca[t]), b = __uint_as_float(rb[t]);
-    int v = 0;
-    if (a != 0.0f && b != 0.0f) {
-        int d = ilogb_bits(b) - ilogb_bits(a);
-        v = d >= 0 ? d / 2 : -((-d + 1) / 2);
-    }
-    e[t] = v;
+    e[t] = ebal_value(__uint_as_float(ca[t]), __uint_as_float(rb[t]));
 }
 
 // fast-cs exponent of each row r of op(X) after balancing (sign = +1 for A,
@@ -159,17 +215,12 @@ __global__ void norm_kernel(const float *__restrict__ X, int64_t rs, int64_t ks,
         __syncthreads();
     }
     if (threadIdx.y == 0 && r0 + threadIdx.x < R) {
-        int v = 0;
-        if (acc != 0.0) {
-            double y = __dsub_rn(__dsub_rn(__dmul_rn(T, 0.5), __dmul_rn(0.5, log2(acc))), 1e-9);
-            v = int(floor(y));
-        }
-        mu[r0 + threadIdx.x] = v;
+        mu[r0 + threadIdx.x] = mu_value(acc, T);
     }
 }
 
 // 2^s mod q (square and multiply), for the rare s > 39.
-__device__ __forceinline__ unsigned pow2mod(int s, unsigned q)
+OZ_HD unsigned pow2mod(int s, unsigned q)
 {
     unsigned long long r = 1 % q, b = 2 % q;
     while (s > 0) {
@@ -184,13 +235,13 @@ __device__ __forceinline__ unsigned pow2mod(int s, unsigned q)
 // x = +-mant 2^ex with mant < 2^24 (normalised also for subnormals, as
 // frexp does); s = ex + mu; s >= 0: (mant 2^s) mod q; s < 0: (mant >> -s) mod q.
 template <int N>
-__device__ __forceinline__ void residues(float x, int mu, int (&res)[N])
+OZ_HD void residues(float x, int mu, int (&res)[N])
 {
-    const unsigned bits = __float_as_uint(x);
+    const unsigned bits = f2u(x);
     const bool neg = bits >> 31;
     const unsigned eb = (bits >> 23) & 0xffu, fr = bits & 0x7fffffu;
     if (eb == 0 && fr == 0) {
-#pragma unroll
+OZ_UNROLL
         for (int l = 0; l < N; ++l) res[l] = 0;
         return;
     }
@@ -198,13 +249,13 @@ __device__ __forceinline__ void residues(float x, int mu, int (&res)[N])
     int ex;
     if (eb) { mant = fr | 0x800000u; ex = int(eb) - 150; }
     else {
-        int sh = __clz(int(fr)) - 8;
+        int sh = clz32(fr) - 8;
         mant = fr << sh;
         ex = -149 - sh;
     }
     const int s = ex + mu;
     if (s >= 0 && s > 39) {  // mant 2^s >= 2^63: per modulus, as the model
-#pragma unroll
+OZ_UNROLL
         for (int l = 0; l < N; ++l) {
             const unsigned q = unsigned(kmod(l));
             int r = int((unsigned long long)(mant % q) * pow2mod(s, q) % q);
@@ -214,7 +265,7 @@ __device__ __forceinline__ void residues(float x, int mu, int (&res)[N])
     }
     const unsigned long long t = s >= 0 ? ((unsigned long long)mant << s)
                                : (-s >= 32 ? 0ull : (unsigned long long)(mant >> -s));
-#pragma unroll
+OZ_UNROLL
     for (int l = 0; l < N; ++l) {
         int r = int(t % (unsigned long long)kmod(l));
         res[l] = sym_rt(neg ? -r : r, kmod(l));
@@ -235,7 +286,7 @@ __global__ void convert_kernel(const float *__restrict__ X, int64_t rs, int64_t 
     const int kk = threadIdx.x;
     const int e = (k0 + kk < K) ? sign * ebal[k0 + kk] : 0;
     const size_t plane = size_t(Rp) * size_t(Kp);
-#pragma unroll
+OZ_UNROLL
     for (int j = 0; j < 4; ++j) {
         const int r = threadIdx.y + 8 * j;
         const int64_t gr = r0 + r;
@@ -245,7 +296,7 @@ __global__ void convert_kernel(const float *__restrict__ X, int64_t rs, int64_t 
         int res[N];
         residues<N>(x, m, res);
         int8_t *o = out + size_t(gr) * size_t(Kp) + size_t(k0 + kk);
-#pragma unroll
+OZ_UNROLL
         for (int l = 0; l < N; ++l) o[l * plane] = int8_t(res[l]);
     }
 }
@@ -297,11 +348,11 @@ template <int Q>
 __device__ __forceinline__ void store_residues(const int (&acc)[4][4][4], int8_t *__restrict__ Rc,
                                                int64_t Mp, int64_t row0, int64_t col0, int g, int t)
 {
-#pragma unroll
+OZ_UNROLL
     for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
+OZ_UNROLL
         for (int ni = 0; ni < 4; ++ni)
-#pragma unroll
+OZ_UNROLL
             for (int c = 0; c < 4; ++c) {
                 const int64_t row = row0 + mi * 16 + g + (c >> 1) * 8;
                 const int64_t col = col0 + ni * 8 + 2 * t + (c & 1);
@@ -328,12 +379,12 @@ gemm_mod_kernel(const int8_t *__restrict__ Ra, const int8_t *__restrict__ Rb,
     auto load_stage = [&](int stage, int kt) {
         unsigned char *sa = smem + stage * STAGE_BYTES;
         unsigned char *sb = sa + BM * LDS;
-#pragma unroll
+OZ_UNROLL
         for (int c = tid; c < BM * BK / 16; c += THREADS) {
             const int r = c >> 2, cc = (c & 3) * 16;
             cp_async16(smem_u32(sa + r * LDS + cc), A + (m0 + r) * Kp + int64_t(kt) * BK + cc);
         }
-#pragma unroll
+OZ_UNROLL
         for (int c = tid; c < BN * BK / 16; c += THREADS) {
             const int r = c >> 2, cc = (c & 3) * 16;
             cp_async16(smem_u32(sb + r * LDS + cc), B + (n0 + r) * Kp + int64_t(kt) * BK + cc);
@@ -341,14 +392,14 @@ gemm_mod_kernel(const int8_t *__restrict__ Ra, const int8_t *__restrict__ Rb,
     };
 
     int acc[4][4][4];
-#pragma unroll
+OZ_UNROLL
     for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
+OZ_UNROLL
         for (int ni = 0; ni < 4; ++ni)
-#pragma unroll
+OZ_UNROLL
             for (int c = 0; c < 4; ++c) acc[mi][ni][c] = 0;
 
-#pragma unroll
+OZ_UNROLL
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < KT) load_stage(s, s);
         cp_async_commit();
@@ -364,17 +415,17 @@ gemm_mod_kernel(const int8_t *__restrict__ Ra, const int8_t *__restrict__ Rb,
         }
         const unsigned char *sa = smem + (kt % STAGES) * STAGE_BYTES;
         const unsigned char *sb = sa + BM * LDS;
-#pragma unroll
+OZ_UNROLL
         for (int ks = 0; ks < BK / 32; ++ks) {
             unsigned af[4][4], bf[4][2];
 #ifndef OZ_NO_LDMATRIX
-#pragma unroll
+OZ_UNROLL
             for (int mi = 0; mi < 4; ++mi) {
                 const int r = wm * 64 + mi * 16 + (lane & 15);
                 const int cb = ks * 32 + (lane >> 4) * 16;
                 ldsm_x4(af[mi], smem_u32(sa + r * LDS + cb));
             }
-#pragma unroll
+OZ_UNROLL
             for (int np = 0; np < 2; ++np) {
                 const int r = wn * 32 + np * 16 + (lane & 7) + ((lane >> 4) << 3);
                 const int cb = ks * 32 + ((lane >> 3) & 1) * 16;
@@ -386,7 +437,7 @@ gemm_mod_kernel(const int8_t *__restrict__ Ra, const int8_t *__restrict__ Rb,
 #else
             {  // plain 32-bit shared loads, straight from the fragment table
                 const int g = lane >> 2, t = lane & 3;
-#pragma unroll
+OZ_UNROLL
                 for (int mi = 0; mi < 4; ++mi) {
                     const unsigned char *p = sa + (wm * 64 + mi * 16 + g) * LDS + ks * 32 + 4 * t;
                     af[mi][0] = *reinterpret_cast<const unsigned *>(p);
@@ -394,7 +445,7 @@ gemm_mod_kernel(const int8_t *__restrict__ Ra, const int8_t *__restrict__ Rb,
                     af[mi][2] = *reinterpret_cast<const unsigned *>(p + 16);
                     af[mi][3] = *reinterpret_cast<const unsigned *>(p + 8 * LDS + 16);
                 }
-#pragma unroll
+OZ_UNROLL
                 for (int ni = 0; ni < 4; ++ni) {
                     const unsigned char *p = sb + (wn * 32 + ni * 8 + g) * LDS + ks * 32 + 4 * t;
                     bf[ni][0] = *reinterpret_cast<const unsigned *>(p);
@@ -402,19 +453,19 @@ gemm_mod_kernel(const int8_t *__restrict__ Ra, const int8_t *__restrict__ Rb,
                 }
             }
 #endif
-#pragma unroll
+OZ_UNROLL
             for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
+OZ_UNROLL
                 for (int ni = 0; ni < 4; ++ni) mma_s8(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
         }
         if (++kb == KBLOCK_TILES) {  // int32 K block ends: reduce to the residue (exact)
             kb = 0;
             const int qq = kmod(l);
-#pragma unroll
+OZ_UNROLL
             for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
+OZ_UNROLL
                 for (int ni = 0; ni < 4; ++ni)
-#pragma unroll
+OZ_UNROLL
                     for (int c = 0; c < 4; ++c) acc[mi][ni][c] = sym_rt(acc[mi][ni][c], qq);
         }
     }
@@ -441,6 +492,27 @@ gemm_mod_kernel(const int8_t *__restrict__ Ra, const int8_t *__restrict__ Rb,
 }
 
 // --- Garner CRT + unscale + alpha/beta ------------------------------------
+// r: the N residues of element ij; e = mu_i + nu_j; c: C's old value.
+template <int N>
+OZ_HD float crt_element(const int (&r)[N], int e, float alpha, float beta, float c,
+                        const int (*inv)[kMaxN])
+{
+    int v[N];
+OZ_UNROLL
+    for (int l = 0; l < N; ++l) {
+        int tt = r[l];
+OZ_UNROLL
+        for (int s = 0; s < l; ++s) tt = sym_rt((tt - v[s]) * inv[l][s], kmod(l));
+        v[l] = tt;
+    }
+    double x = double(v[N - 1]);
+OZ_UNROLL
+    for (int l = N - 2; l >= 0; --l) x = fma_d(x, double(kmod(l)), double(v[l]));
+    const float rf = float(ldexp(x, -e));  // round to nearest (cvt.rn.f32.f64)
+    const float out = alpha * rf;
+    return beta != 0.0f ? fma_f(beta, c, out) : out;
+}
+
 template <int N>
 __global__ void crt_kernel(const int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t m,
                            int64_t n, const int *__restrict__ mu, const int *__restrict__ nu,
@@ -451,21 +523,11 @@ __global__ void crt_kernel(const int8_t *__restrict__ Rc, int64_t Mp, int64_t Np
     if (i >= m || j >= n) return;
     const size_t plane = size_t(Mp) * size_t(Np);
     const size_t off = size_t(j) * size_t(Mp) + size_t(i);
-    int v[N];
-#pragma unroll
-    for (int l = 0; l < N; ++l) {
-        int tt = Rc[l * plane + off];
-#pragma unroll
-        for (int s = 0; s < l; ++s) tt = sym_rt((tt - v[s]) * c_inv[l][s], kmod(l));
-        v[l] = tt;
-    }
-    double x = double(v[N - 1]);
-#pragma unroll
-    for (int l = N - 2; l >= 0; --l) x = __fma_rn(x, double(kmod(l)), double(v[l]));
-    const float r = __double2float_rn(ldexp(x, -(mu[i] + nu[j])));
-    const float out = __fmul_rn(alpha, r);
+    int r[N];
+OZ_UNROLL
+    for (int l = 0; l < N; ++l) r[l] = Rc[l * plane + off];
     float &c = C[j * ldc + i];
-    c = beta != 0.0f ? __fmaf_rn(beta, c, out) : out;
+    c = crt_element<N>(r, mu[i] + nu[j], alpha, beta, c, c_inv);
 }
 
 // alpha == 0 or k == 0: C := beta C (the model and the strict path).
@@ -716,6 +778,32 @@ int check_gemm_residues(const Plan &p, int64_t m, int64_t n, uint64_t seed)
     return bad;
 }
 
+void make_inv(int (&inv)[kMaxN][kMaxN])
+{
+    std::memset(inv, 0, sizeof(inv));
+    for (int l = 1; l < kMaxN; ++l)
+        for (int s = 0; s < l; ++s) {
+            const int x = kmod(s) % kmod(l);
+            for (int y = 1; y < kmod(l); ++y)
+                if (x * y % kmod(l) == 1) { inv[l][s] = y; break; }
+        }
+}
+
+vector<float> model_C(const Case &cs, const Host &h, int N, oz2::Info &info)
+{
+    const int64_t m = cs.m, n = cs.n, k = cs.k;
+    vector<float> Ab, Bb;
+    oz2::balance_k(m, n, k, h.Am.data(), h.Bm.data(), Ab, Bb);
+    oz2::Params prm;
+    prm.nmod = N; prm.scaling = oz2::Scaling::FastCS;
+    prm.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    vector<float> Cm(m * n);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) Cm[i * n + j] = h.C0[i + j * h.ldc];
+    oz2::gemm(m, n, k, cs.alpha, Ab.data(), Bb.data(), cs.beta, Cm.data(), prm, &info);
+    return Cm;
+}
+
 struct Times { double scale = 0, conv = 0, gemm = 0, crt = 0, total = 0; };
 
 bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Times *tm, int reps)
@@ -760,16 +848,8 @@ bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Time
     if (!ok) std::printf("  FAIL: C padding written\n");
 
     if (model) {
-        vector<float> Ab, Bb;
-        oz2::balance_k(m, n, k, h.Am.data(), h.Bm.data(), Ab, Bb);
-        oz2::Params prm;
-        prm.nmod = N; prm.scaling = oz2::Scaling::FastCS;
-        prm.threads = int(std::max(1u, std::thread::hardware_concurrency()));
-        vector<float> Cm(m * n);
-        for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) Cm[i * n + j] = h.C0[i + j * h.ldc];
         oz2::Info info;
-        oz2::gemm(m, n, k, cs.alpha, Ab.data(), Bb.data(), cs.beta, Cm.data(), prm, &info);
+        vector<float> Cm = model_C(cs, h, N, info);
         // Exponents (diagnostic: a differing mu/nu explains a differing row/column).
         vector<int> mu(m), nu(n);
         if (k > 0 && cs.alpha != 0.0f) {
@@ -830,6 +910,87 @@ bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Time
     return ok;
 }
 
+// Host emulation of the GPU pipeline with the kernels' element functions
+// (ebal_value, mu_value, residues, crt_element) and the GPU's data layouts
+// read through op(A)/op(B) strides; the INT8 GEMM is a plain int64 dot.
+// Tests the arithmetic glue against the model without a GPU.
+template <int N>
+bool host_check_n(const Case &cs, const Host &h, double T)
+{
+    const int64_t m = cs.m, n = cs.n, k = cs.k;
+    const int64_t ars = cs.ta ? h.lda : 1, aks = cs.ta ? 1 : h.lda;
+    const int64_t brs = cs.tb ? 1 : h.ldb, bks = cs.tb ? h.ldb : 1;
+    auto a = [&](int64_t i, int64_t t) { return h.A[i * ars + t * aks]; };
+    auto b = [&](int64_t j, int64_t t) { return h.B[j * brs + t * bks]; };
+    vector<float> C(h.C0);
+    if (cs.alpha != 0.0f && k > 0) {
+        vector<int> e(k), mu(m), nu(n);
+        for (int64_t t = 0; t < k; ++t) {
+            float ca = 0, rb = 0;
+            for (int64_t i = 0; i < m; ++i) ca = std::max(ca, std::fabs(a(i, t)));
+            for (int64_t j = 0; j < n; ++j) rb = std::max(rb, std::fabs(b(j, t)));
+            e[t] = ebal_value(ca, rb);
+        }
+        for (int64_t i = 0; i < m; ++i) {
+            double acc = 0;
+            for (int64_t t = 0; t < k; ++t) { double d = std::ldexp(a(i, t), e[t]); acc = acc + d * d; }
+            mu[i] = mu_value(acc, T);
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            double acc = 0;
+            for (int64_t t = 0; t < k; ++t) { double d = std::ldexp(b(j, t), -e[t]); acc = acc + d * d; }
+            nu[j] = mu_value(acc, T);
+        }
+        vector<int8_t> Ra(size_t(N) * m * k), Rb(size_t(N) * n * k);
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t t = 0; t < k; ++t) {
+                int r[N]; residues<N>(std::ldexp(a(i, t), e[t]), mu[i], r);
+                for (int l = 0; l < N; ++l) Ra[(l * m + i) * k + t] = int8_t(r[l]);
+            }
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t t = 0; t < k; ++t) {
+                int r[N]; residues<N>(std::ldexp(b(j, t), -e[t]), nu[j], r);
+                for (int l = 0; l < N; ++l) Rb[(l * n + j) * k + t] = int8_t(r[l]);
+            }
+        int inv[kMaxN][kMaxN];
+        make_inv(inv);
+        parallel_for(n, [&](int64_t j) {
+            for (int64_t i = 0; i < m; ++i) {
+                int r[N];
+                for (int l = 0; l < N; ++l) {
+                    int32_t acc = 0;  // int32 as the GPU (no overflow: K < 131072)
+                    const int8_t *pa = &Ra[(l * m + i) * k], *pb = &Rb[(l * n + j) * k];
+                    for (int64_t t = 0; t < k; ++t) acc += int32_t(pa[t]) * int32_t(pb[t]);
+                    r[l] = sym_rt(acc, kmod(l));
+                }
+                float &c = C[i + j * h.ldc];
+                c = crt_element<N>(r, mu[i] + nu[j], cs.alpha, cs.beta, c, inv);
+            }
+        });
+    } else {
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < m; ++i) {
+                float &c = C[i + j * h.ldc];
+                c = cs.beta == 0.0f ? 0.0f : cs.beta * c;
+            }
+    }
+    oz2::Info info;
+    vector<float> Cm = model_C(cs, h, N, info);
+    int64_t diff = 0;
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i) {
+            uint32_t x, y;
+            std::memcpy(&x, &C[i + j * h.ldc], 4); std::memcpy(&y, &Cm[i * n + j], 4);
+            if (x != y && diff++ < 5)
+                std::printf("    C(%" PRId64 ",%" PRId64 "): emulation 0x%08x model 0x%08x\n", i, j, x, y);
+        }
+    std::printf("  host emulation vs CPU model: %" PRId64 " of %" PRId64 " elements differ\n", diff, m * n);
+    return diff == 0;
+}
+
+template <int N>
+void host_check_call(const Case &cs, const Host &h, double T, bool &ok) { ok = host_check_n<N>(cs, h, T); }
+
 void usage()
 {
     std::printf("usage: ozaki2_gpu [-N moduli(2..14, default 7)] [--phi P (default 0.5)] [--seed S]\n"
@@ -837,7 +998,9 @@ void usage()
                 "  without --time: bit-for-bit check against the CPU model (default cases, or the\n"
                 "  sizes given) plus FP64 errors; exit 1 on any mismatch.\n"
                 "  --time: time the pipeline (default 4096^3 and 8192^3, or the sizes given),\n"
-                "  FP64 errors on sampled columns, GEMM residues checked on sampled elements.\n");
+                "  FP64 errors on sampled columns, GEMM residues checked on sampled elements.\n"
+                "  --host-check: no GPU; emulate the pipeline on the CPU with the kernels'\n"
+                "  element functions and compare with the model bit for bit.\n");
 }
 
 }  // namespace
@@ -849,7 +1012,7 @@ int main(int argc, char **argv)
     int N = 7, reps = 5;
     double phi = 0.5;
     uint64_t seed = 20250101;
-    bool timing = false;
+    bool timing = false, host_check = false;
     vector<Case> sizes;
     for (int a = 1; a < argc; ++a) {
         std::string s = argv[a];
@@ -858,6 +1021,7 @@ int main(int argc, char **argv)
         else if (s == "--seed" && a + 1 < argc) seed = std::strtoull(argv[++a], nullptr, 10);
         else if (s == "--reps" && a + 1 < argc) reps = std::max(1, std::atoi(argv[++a]));
         else if (s == "--time") timing = true;
+        else if (s == "--host-check") host_check = true;
         else if (s == "-h" || s == "--help") { usage(); return 0; }
         else {
             long long m, n, k;
@@ -867,14 +1031,43 @@ int main(int argc, char **argv)
         }
     }
     if (N < 2 || N > kMaxN) { usage(); return 2; }
+    vector<Case> defaults;
     {
-        int inv[kMaxN][kMaxN] = {};
-        for (int l = 1; l < kMaxN; ++l)
-            for (int s = 0; s < l; ++s) {
-                const int x = kmod(s) % kmod(l);
-                for (int y = 1; y < kmod(l); ++y)
-                    if (x * y % kmod(l) == 1) { inv[l][s] = y; break; }
-            }
+        auto mk = [](const char *nm, int64_t m, int64_t n, int64_t k) {
+            Case c; c.name = nm; c.m = m; c.n = n; c.k = k; return c;
+        };
+        defaults.push_back(mk("cube", 256, 256, 256));
+        Case r = mk("rect+ld+alpha/beta", 512, 384, 1000);
+        r.pad_a = 3; r.pad_b = 5; r.pad_c = 1; r.kind = 7; r.alpha = -1.2345678e-3f; r.beta = 3.3333333f;
+        defaults.push_back(r);
+        defaults.push_back(mk("cube", 1024, 1024, 1024));
+        Case t = mk("transposed+edges", 200, 136, 300);
+        t.ta = t.tb = true; t.pad_a = 2; t.pad_b = 1; t.pad_c = 3;
+        defaults.push_back(t);
+        Case ks = mk("k-scaled 2^[-20,20]", 256, 256, 256); ks.kind = 6; defaults.push_back(ks);
+        Case sb = mk("subnormal A x2^-135, B x2^100", 256, 192, 320); sb.kind = 2; defaults.push_back(sb);
+        Case ab = mk("alpha=0", 64, 64, 64); ab.alpha = 0.0f; ab.beta = 2.0f; ab.kind = 7; defaults.push_back(ab);
+    }
+    if (host_check) {
+        std::printf("host emulation, N = %d, phi = %g; model selftest %d mismatches\n", N, phi, oz2::selftest());
+        bool ok = true;
+        int ci = 0;
+        for (const Case &c : sizes.empty() ? defaults : sizes) {
+            const uint64_t sd = seed + 7919 * uint64_t(++ci);
+            if (c.m * c.n * c.k > (int64_t(1) << 28)) continue;  // the 1024^3 case: too slow here
+            Host h = make_inputs(c, phi, sd);
+            std::printf("case %s: %" PRId64 "x%" PRId64 "x%" PRId64 " op=%c%c seed=%" PRIu64 "\n", c.name.c_str(),
+                        c.m, c.n, c.k, c.ta ? 'T' : 'N', c.tb ? 'T' : 'N', sd);
+            bool o = false;
+            OZ_DISPATCH(N, host_check_call, c, h, oz2::log2_T(N), o);
+            ok &= o;
+        }
+        std::printf("%s\n", ok ? "ALL OK" : "SOME CHECKS FAILED");
+        return ok ? 0 : 1;
+    }
+    {
+        int inv[kMaxN][kMaxN];
+        make_inv(inv);
         CK(cudaMemcpyToSymbol(c_inv, inv, sizeof(inv)));
     }
     CK(cudaFuncSetAttribute(gemm_mod_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
@@ -896,22 +1089,7 @@ int main(int argc, char **argv)
             ok &= run_case(c, N, phi, seed + 7919 * uint64_t(++ci), false, &t, reps);
         }
     } else {
-        if (sizes.empty()) {
-            auto mk = [](const char *nm, int64_t m, int64_t n, int64_t k) {
-                Case c; c.name = nm; c.m = m; c.n = n; c.k = k; return c;
-            };
-            sizes.push_back(mk("cube", 256, 256, 256));
-            Case r = mk("rect+ld+alpha/beta", 512, 384, 1000);
-            r.pad_a = 3; r.pad_b = 5; r.pad_c = 1; r.kind = 7; r.alpha = -1.2345678e-3f; r.beta = 3.3333333f;
-            sizes.push_back(r);
-            sizes.push_back(mk("cube", 1024, 1024, 1024));
-            Case t = mk("transposed+edges", 200, 136, 300);
-            t.ta = t.tb = true; t.pad_a = 2; t.pad_b = 1; t.pad_c = 3;
-            sizes.push_back(t);
-            Case ks = mk("k-scaled 2^[-20,20]", 256, 256, 256); ks.kind = 6; sizes.push_back(ks);
-            Case sb = mk("subnormal A x2^-135, B x2^100", 256, 192, 320); sb.kind = 2; sizes.push_back(sb);
-            Case ab = mk("alpha=0", 64, 64, 64); ab.alpha = 0.0f; ab.beta = 2.0f; ab.kind = 7; sizes.push_back(ab);
-        }
+        if (sizes.empty()) sizes = defaults;
         for (const Case &c : sizes) ok &= run_case(c, N, phi, seed + 7919 * uint64_t(++ci), true, nullptr, 1);
     }
     std::printf("%s\n", ok ? "ALL OK" : "SOME CHECKS FAILED");
