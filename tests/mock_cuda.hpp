@@ -26,8 +26,8 @@
 // TGEMM_DEVICE is unset. Streams (the default streams too: one per
 // device), events, memory pools and their allocations belong to the device
 // current when they were made; device_info(d) describes device d (an
-// H100-like peak, so that spread plans see a real one). memory_device() and
-// classify_pointer() know device memory by `kinds` (with the device of a
+// H100-like peak, so that spread plans see a real one). classify_pointer()
+// knows device memory, and its device, by `kinds` (with the device of a
 // range) and the mock's own allocations. Calls that mix devices, as CUDA
 // refuses or tgemm should never do (a launch on a stream of a device other
 // than the current one or the DeviceInfo's, an event recorded on a stream
@@ -189,10 +189,10 @@ extern bool broken[kMaxDevices];  // the context of each device is broken
 extern bool fired;             // the fault has struck
 extern bool then_fired;        // and its follower
 
-// Where the operands of execute() calls live (classify_pointer,
-// memory_device): ranges of bytes and their kinds; anything else is
-// pageable. Device memory of `device`, or with -1 of whichever device the
-// call runs on (and memory_device() does not know it).
+// Where the operands of execute() calls live (classify_pointer): ranges of
+// bytes and their kinds; anything else is pageable. Device memory of
+// `device`, or with -1 of whichever device the call runs on (its owner is
+// then reported as -1).
 struct Range {
     const void *begin = nullptr;
     size_t bytes = 0;

@@ -24,25 +24,18 @@ bool idle(cudaStream_t s)
 bool default_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread; }
 
 // With TGEMM_DEVICES set, the device of a call on the default stream: the
-// one whose memory an operand is, else the chosen device if listed, else
-// the first listed. Operands in the memory of two devices fail.
-tgemm_status spread_home(const GemmParams &p, const std::vector<int> &devices, int *dev_id)
+// one whose memory an operand is (owners[i], -1 for none), else the chosen
+// device if listed, else the first listed. Operands in the memory of two
+// devices fail.
+tgemm_status spread_home(const int (&owners)[3], const std::vector<int> &devices, int *dev_id)
 {
-    const void *ptrs[3] = {sgemm_reads_ab(p.k, p.alpha) ? p.a : nullptr, sgemm_reads_ab(p.k, p.alpha) ? p.b : nullptr,
-                           p.c};
     int owner = -1;
-    for (const void *ptr : ptrs) {
-        int d = -1;
-        tgemm_status st;
-        if (ptr == nullptr || (st = memory_device(ptr, &d)) == TGEMM_SUCCESS) {
-            if (d < 0)
-                continue;
-            if (owner >= 0 && d != owner)
-                return fail(TGEMM_ERROR_INVALID_DEVICE, "operands are memory of devices %d and %d", owner, d);
-            owner = d;
+    for (const int d : owners) {
+        if (d < 0)
             continue;
-        }
-        return st;
+        if (owner >= 0 && d != owner)
+            return fail(TGEMM_ERROR_INVALID_DEVICE, "operands are memory of devices %d and %d", owner, d);
+        owner = d;
     }
     if (owner >= 0)
         *dev_id = owner;
@@ -83,13 +76,24 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
     tgemm_status st = choose_device(&dev_id);
     if (st != TGEMM_SUCCESS)
         return st;
-    std::vector<int> spread;
+    const std::vector<int> *listed = nullptr;
     bool choose = false;
-    if ((st = spread_devices(&spread, &choose)) != TGEMM_SUCCESS)
+    if ((st = spread_devices(&listed, &choose)) != TGEMM_SUCCESS)
+        return st;
+    const std::vector<int> &spread = *listed;
+    // Each operand classified once: its kind and the device that owns it.
+    MemKind ka = MemKind::Unused, kb = MemKind::Unused, kc = MemKind::Unused;
+    int owners[3] = {-1, -1, -1};
+    if (sgemm_reads_ab(p.k, p.alpha)) {
+        if ((st = classify_pointer(p.a, &ka, &owners[0])) != TGEMM_SUCCESS ||
+            (st = classify_pointer(p.b, &kb, &owners[1])) != TGEMM_SUCCESS)
+            return st;
+    }
+    if ((st = classify_pointer(p.c, &kc, &owners[2])) != TGEMM_SUCCESS)
         return st;
     if (!spread.empty() && default_stream(s)) {
         const int chosen = dev_id;
-        if ((st = spread_home(p, spread, &dev_id)) != TGEMM_SUCCESS)
+        if ((st = spread_home(owners, spread, &dev_id)) != TGEMM_SUCCESS)
             return st;
         // The call moves to another device, whose default stream is not the
         // one the caller queued its work on: that work comes first.
@@ -97,20 +101,15 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
             (st = check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (caller's stream)")) != TGEMM_SUCCESS)
             return st;
     }
+    for (const int d : owners)
+        if (d >= 0 && d != dev_id)
+            return fail(TGEMM_ERROR_INVALID_DEVICE, "an operand is memory of device %d but the call runs on device %d",
+                        d, dev_id);
     DeviceGuard guard;
     if ((st = guard.enter(dev_id)) != TGEMM_SUCCESS)
         return st;
     const DeviceInfo *dev = nullptr;
     if ((st = device_info(dev_id, &dev)) != TGEMM_SUCCESS)
-        return st;
-
-    MemKind ka = MemKind::Unused, kb = MemKind::Unused, kc = MemKind::Unused;
-    if (sgemm_reads_ab(p.k, p.alpha)) {
-        if ((st = classify_pointer(p.a, dev_id, &ka)) != TGEMM_SUCCESS ||
-            (st = classify_pointer(p.b, dev_id, &kb)) != TGEMM_SUCCESS)
-            return st;
-    }
-    if ((st = classify_pointer(p.c, dev_id, &kc)) != TGEMM_SUCCESS)
         return st;
 
     const bool ab_host = !sgemm_reads_ab(p.k, p.alpha) || (is_host(ka) && is_host(kb));

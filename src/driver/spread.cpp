@@ -32,7 +32,6 @@ struct Queue {
     tgemm_status status = TGEMM_SUCCESS;
     std::string detail;
     int failed_device = -1;
-    std::vector<Rect> lost;  // parts a stopped call did not finish (for *left)
 };
 
 // Rect r of a part of C that starts at `at`, in the coordinates of C.
@@ -114,7 +113,6 @@ private:
                 q_.todo.push_back(shifted(r, part));
         } else {
             q_.stop = true;
-            q_.lost.push_back(part);
         }
         return false;
     }
@@ -128,10 +126,11 @@ private:
 
 }  // namespace
 
-tgemm_status spread_devices(std::vector<int> *devices, bool *choose)
+tgemm_status spread_devices(const std::vector<int> **devices, bool *choose)
 {
+    static const std::vector<int> none;
     const Settings &set = settings();
-    devices->clear();
+    *devices = &none;
     *choose = set.spread == Spread::Auto;
     if (set.spread == Spread::One)
         return TGEMM_SUCCESS;
@@ -140,15 +139,21 @@ tgemm_status spread_devices(std::vector<int> *devices, bool *choose)
     if (st != TGEMM_SUCCESS)
         return st;
     if (set.spread != Spread::List) {
-        for (int d = 0; d < count; ++d)
-            devices->push_back(d);
+        // The visible devices do not change during the process.
+        static const std::vector<int> all = [count] {
+            std::vector<int> v;
+            for (int d = 0; d < count; ++d)
+                v.push_back(d);
+            return v;
+        }();
+        *devices = &all;
         return TGEMM_SUCCESS;
     }
     for (const int d : set.devices)
         if (d >= count)
             return fail(TGEMM_ERROR_INVALID_DEVICE, "TGEMM_DEVICES lists device %d but only %d device(s) are visible",
                         d, count);
-    *devices = set.devices;
+    *devices = &set.devices;
     return TGEMM_SUCCESS;
 }
 
@@ -183,12 +188,11 @@ tgemm_status run_spread(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc,
     Worker(p, ka, kb, kc, devices[0], recoverable, q)();
     for (std::thread &t : threads)
         t.join();
-    if (q.todo.empty() && q.lost.empty())
+    if (q.todo.empty() && !q.stop)
         return TGEMM_SUCCESS;
-    if (left != nullptr) {
+    // Only a recoverable call (always one with `left`) puts parts back.
+    if (left != nullptr)
         left->assign(q.todo.begin(), q.todo.end());
-        left->insert(left->end(), q.lost.begin(), q.lost.end());
-    }
     return fail(q.status, "device %d: %s", q.failed_device, q.detail.c_str());
 }
 

@@ -18,8 +18,8 @@ namespace tgemm {
 // The devices a call on host operands may spread over, one entry per
 // worker (TGEMM_DEVICES), and whether `auto` decides how many of them to
 // use. Empty when TGEMM_DEVICES is unset. Fails on a listed device that
-// CUDA does not see.
-tgemm_status spread_devices(std::vector<int> *devices, bool *choose);
+// CUDA does not see. The list lives as long as the process.
+tgemm_status spread_devices(const std::vector<int> **devices, bool *choose);
 
 // Runs p (as execute() receives it: A and B, where read, and C in host
 // memory, kinds ka, kb, kc) over devices[0 .. plan.workers) and returns once

@@ -84,12 +84,13 @@ tgemm_status device_info(int dev, const DeviceInfo **info)
     return g_devices.get(dev, init_device_info, info);
 }
 
-tgemm_status classify_pointer(const void *p, int dev, MemKind *kind)
+tgemm_status classify_pointer(const void *p, MemKind *kind, int *owner)
 {
     cudaPointerAttributes attr;
     const cudaError_t e = cudaPointerGetAttributes(&attr, p);
     if (e != cudaSuccess)
         return fail_cuda(e, "cudaPointerGetAttributes");
+    *owner = -1;
     switch (attr.type) {
     case cudaMemoryTypeUnregistered:
         *kind = MemKind::Pageable;
@@ -101,23 +102,11 @@ tgemm_status classify_pointer(const void *p, int dev, MemKind *kind)
         *kind = MemKind::Managed;
         return TGEMM_SUCCESS;
     case cudaMemoryTypeDevice:
-        if (attr.device != dev)
-            return fail(TGEMM_ERROR_INVALID_DEVICE,
-                        "an operand is memory of device %d but the call runs on device %d", attr.device, dev);
         *kind = MemKind::Device;
+        *owner = attr.device;
         return TGEMM_SUCCESS;
     }
     return fail(TGEMM_ERROR_INTERNAL, "unknown cudaMemoryType %d", static_cast<int>(attr.type));
-}
-
-tgemm_status memory_device(const void *p, int *dev)
-{
-    cudaPointerAttributes attr;
-    const cudaError_t e = cudaPointerGetAttributes(&attr, p);
-    if (e != cudaSuccess)
-        return fail_cuda(e, "cudaPointerGetAttributes");
-    *dev = attr.type == cudaMemoryTypeDevice ? attr.device : -1;
-    return TGEMM_SUCCESS;
 }
 
 DeviceGuard::~DeviceGuard()

@@ -89,15 +89,12 @@ tgemm_status choose_device(int *dev);
 // none).
 tgemm_status visible_devices(int *count);
 
-// The device whose memory p is (*dev), or -1 when p is not device memory
-// (host, pinned or managed memory).
-tgemm_status memory_device(const void *p, int *dev);
-
 // Cached properties of a device (and its workspace pool, created on first use).
 tgemm_status device_info(int dev, const DeviceInfo **info);
 
-// Classifies p; a device pointer on a device other than `dev` is an error.
-tgemm_status classify_pointer(const void *p, int dev, MemKind *kind);
+// Classifies p (one cudaPointerGetAttributes): *kind, and *owner, the
+// device whose memory p is, or -1 for host, pinned and managed memory.
+tgemm_status classify_pointer(const void *p, MemKind *kind, int *owner);
 
 // Makes `dev` current for the guard's lifetime and then restores the
 // caller's device, so tgemm never changes the caller's CUDA state.
