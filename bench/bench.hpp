@@ -29,15 +29,7 @@ namespace bench {
 
 // ------------------------------------------------------------------ errors
 
-[[noreturn]] inline void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-inline void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vdie("", fmt, ap);
-}
-
+// die() and open_csv() are in bench_error.hpp.
 #define CUDA_CHECK(call)                                                                   \
     do {                                                                                   \
         cudaError_t err_ = (call);                                                         \
@@ -203,9 +195,6 @@ void open_device(Ctx &ctx);
 // ctx.l2_buf (2 x L2 bytes of zeros) and ctx.l2_sink: what bench_l2_clean
 // reads and writes, and what --l2 dirty sets.
 void alloc_l2_buffer(Ctx &ctx);
-// path opened for writing, its parent directory created, header written;
-// fatal on failure (so that a bad path fails before any work).
-FILE *open_csv(const std::string &path, const char *header);
 // s as an integer in [lo, hi]; otherwise says so, prints usage on stderr
 // and exits 2.
 long long parse_int(const char *s, const char *what, long long lo, long long hi, void (*usage)(FILE *));

@@ -117,17 +117,11 @@
 
 namespace {
 
+using bench::die;
+using bench::open_csv;
 using bench::program_name;
 using namespace multi;
 
-[[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    bench::vdie("", fmt, ap);
-}
 
 #define CUDA_CHECK(call)                                                                                         \
     do {                                                                                                         \
@@ -399,24 +393,6 @@ struct Options {
     int link_reps = 5;
 };
 
-// ------------------------------------------------------------------ the CSV
-
-FILE *open_csv(const std::string &path, const char *header)
-{
-    std::filesystem::path p(path);
-    if (p.has_parent_path()) {
-        std::error_code ec;
-        std::filesystem::create_directories(p.parent_path(), ec);
-        if (ec)
-            die("cannot create directory %s: %s", p.parent_path().c_str(), ec.message().c_str());
-    }
-    FILE *f = std::fopen(path.c_str(), "w");
-    if (!f)
-        die("cannot open %s for writing: %s", path.c_str(), std::strerror(errno));
-    std::fprintf(f, "%s\n", header);
-    std::fflush(f);
-    return f;
-}
 
 const char *const kCsvHeader = "m,n,k,ta,tb,beta,memory,setting,devices,ndev,impl,block,seconds,tflops,reps,"
                                "seconds_min,seconds_max,first_seconds,check,check_kind,status";

@@ -182,23 +182,6 @@ void alloc_l2_buffer(Ctx &ctx)
     CUDA_CHECK(cudaMalloc(&ctx.l2_sink, sizeof(float)));
 }
 
-FILE *open_csv(const std::string &path, const char *header)
-{
-    std::filesystem::path p(path);
-    if (p.has_parent_path()) {
-        std::error_code ec;
-        std::filesystem::create_directories(p.parent_path(), ec);
-        if (ec)
-            die("cannot create directory %s: %s", p.parent_path().c_str(), ec.message().c_str());
-    }
-    FILE *csv = std::fopen(path.c_str(), "w");
-    if (!csv)
-        die("cannot open %s for writing: %s", path.c_str(), std::strerror(errno));
-    std::fprintf(csv, "%s\n", header);
-    std::fflush(csv);
-    return csv;
-}
-
 long long parse_int(const char *s, const char *what, long long lo, long long hi, void (*usage)(FILE *))
 {
     char *end = nullptr;
