@@ -491,6 +491,11 @@ OZ_UNROLL
     }
 }
 
+#include "igemm_wgmma.cuh"
+
+// Which INT8 GEMM runs step 4 (--gemm): the wgmma kernel or the mma.sync one.
+bool g_gemm_mma = false;
+
 // --- Garner CRT + unscale + alpha/beta ------------------------------------
 // r: the N residues of element ij; e = mu_i + nu_j; c: C's old value.
 template <int N>
@@ -555,9 +560,10 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, int N)
 {
     Plan p;
     p.m = m; p.n = n; p.k = k; p.N = N;
-    p.Mp = round_up(std::max<int64_t>(m, 1), BM);
-    p.Np = round_up(std::max<int64_t>(n, 1), BN);
-    p.Kp = round_up(std::max<int64_t>(k, 1), BK);
+    // Padded for both GEMM kernels (wg:: tiles are multiples of the mma.sync ones).
+    p.Mp = round_up(std::max<int64_t>(m, 1), wg::BM);
+    p.Np = round_up(std::max<int64_t>(n, 1), wg::BN);
+    p.Kp = round_up(std::max<int64_t>(k, 1), wg::BK);
     const int64_t kk = std::max<int64_t>(k, 1);
     CK(cudaMalloc(&p.camax, kk * sizeof(unsigned)));
     CK(cudaMalloc(&p.rbmax, kk * sizeof(unsigned)));
@@ -637,8 +643,11 @@ void ozaki2_gpu(Plan &p, bool ta, bool tb, float alpha, const float *A, int64_t 
                 p.Kp, p.ebal, -1, p.nu, p.Rb);
     CK(cudaGetLastError());
     rec(2);
-    gemm_mod_kernel<<<dim3(unsigned(p.Np / BN), unsigned(p.Mp / BM), unsigned(p.N)), THREADS,
-                      SMEM_BYTES>>>(p.Ra, p.Rb, p.Rc, p.Mp, p.Np, p.Kp);
+    if (g_gemm_mma)
+        gemm_mod_kernel<<<dim3(unsigned(p.Np / BN), unsigned(p.Mp / BM), unsigned(p.N)), THREADS,
+                          SMEM_BYTES>>>(p.Ra, p.Rb, p.Rc, p.Mp, p.Np, p.Kp);
+    else
+        wg::launch(p.Ra, p.Rb, p.Rc, p.Mp, p.Np, p.Kp, p.N);
     CK(cudaGetLastError());
     rec(3);
     OZ_DISPATCH(p.N, launch_crt, p, alpha, beta, C, ldc);
@@ -994,13 +1003,15 @@ void host_check_call(const Case &cs, const Host &h, double T, bool &ok) { ok = h
 void usage()
 {
     std::printf("usage: ozaki2_gpu [-N moduli(2..14, default 7)] [--phi P (default 0.5)] [--seed S]\n"
-                "                  [--time] [--reps R] [MxNxK ...]\n"
+                "                  [--time] [--reps R] [--gemm wgmma|mma] [MxNxK ...]\n"
                 "  without --time: bit-for-bit check against the CPU model (default cases, or the\n"
                 "  sizes given) plus FP64 errors; exit 1 on any mismatch.\n"
                 "  --time: time the pipeline (default 4096^3 and 8192^3, or the sizes given),\n"
                 "  FP64 errors on sampled columns, GEMM residues checked on sampled elements.\n"
                 "  --host-check: no GPU; emulate the pipeline on the CPU with the kernels'\n"
-                "  element functions and compare with the model bit for bit.\n");
+                "  element functions and compare with the model bit for bit.\n"
+                "  --gemm: the INT8 GEMM kernel: wgmma (default; TMA, warp-specialized) or mma\n"
+                "  (mma.sync, cp.async).\n");
 }
 
 }  // namespace
@@ -1021,6 +1032,7 @@ int main(int argc, char **argv)
         else if (s == "--seed" && a + 1 < argc) seed = std::strtoull(argv[++a], nullptr, 10);
         else if (s == "--reps" && a + 1 < argc) reps = std::max(1, std::atoi(argv[++a]));
         else if (s == "--time") timing = true;
+        else if (s == "--gemm" && a + 1 < argc) g_gemm_mma = std::string(argv[++a]) == "mma";
         else if (s == "--host-check") host_check = true;
         else if (s == "-h" || s == "--help") { usage(); return 0; }
         else {

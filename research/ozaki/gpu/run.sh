@@ -23,6 +23,10 @@ run ./ozaki2_gpu --host-check -N 7 || fail=1   # CPU-only emulation (no GPU need
 run ./ozaki2_gpu -N 7 --phi 0.5 || fail=1
 run ./ozaki2_gpu -N 8 --phi 1 || fail=1
 run ./ozaki2_gpu -N 6 --phi 2 256x256x256 || fail=1
+# K past one int32 block of either GEMM (reduction inside the K loop).
+run ./ozaki2_gpu -N 7 --phi 1 64x200x140000 || fail=1
+# The mma.sync kernel, for comparison.
+run ./ozaki2_gpu -N 7 --phi 0.5 --gemm mma || fail=1
 if [ $fail -ne 0 ]; then
     # Diagnostic: the same with plain 32-bit shared loads instead of ldmatrix.
     log "== checks failed: rerunning with the LDS (no ldmatrix) variant =="
@@ -32,6 +36,8 @@ fi
 # 2. Timings (FP64 errors on 48 sampled columns, GEMM residues sampled).
 run ./ozaki2_gpu -N 7 --phi 0.5 --time --reps 5 || fail=1
 run ./ozaki2_gpu -N 8 --phi 1 --time --reps 3 8192x8192x8192 || fail=1
+run ./ozaki2_gpu -N 7 --phi 0.5 --time --reps 3 --gemm mma 8192x8192x8192 || fail=1
+run ./ozaki2_gpu -N 7 --phi 0.5 --time --reps 3 16384x16384x16384 1024x1024x1024 || fail=1
 
 log "== done: $([ $fail -eq 0 ] && echo ALL OK || echo FAILURES) =="
 exit $fail

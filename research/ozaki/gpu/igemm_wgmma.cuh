@@ -1,0 +1,235 @@
+// INT8 GEMM per modulus on the Hopper tensor cores (wgmma, TMA, warp
+// specialization): the Ozaki-II pipeline's step 4 at the speed of the tensor
+// engine. Included by ozaki2_gpu.cu after symq/sym_rt/kmod.
+//
+// Contract: Ra (N planes of Mp x Kp) and Rb (N planes of Np x Kp), int8,
+// K-contiguous, zero padded; Mp a multiple of 128, Np of 256, Kp of 128, the
+// planes 16-byte aligned. Writes Rc[l][j*Mp + i] = sym_{p_l}(sum_k Ra[l][i][k]
+// Rb[l][j][k]) for every padded i, j, exactly (the int32 sums are reduced to
+// their residue before they can overflow; the residue does not depend on
+// where). blockIdx.z is the modulus, blockIdx.y the 128-row block of C,
+// blockIdx.x the 256-column block.
+//
+// Block: 384 threads. Warpgroup 0 is the producer (one thread issues the
+// tensor copies of a 128x128 tile of Ra and a 256x128 tile of Rb per stage,
+// 128-byte swizzle, into a ring of 4 stages of 48 KB); warpgroups 1 and 2
+// each multiply 64 rows by the 256 columns with
+// wgmma.m64n256k32.s32.s8.s8 (both operands K-major from shared memory,
+// 128 int32 accumulators per thread), one stage released per k-block as soon
+// as the next k-block's multiplies are issued. The epilogue reduces each
+// accumulator to its symmetric residue (compile-time modulus), stages the
+// 128x256 int8 tile column-major in shared memory and writes it with 16-byte
+// stores.
+#pragma once
+#include "kernels/tma.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+namespace wg {
+
+using namespace tgemm::kernels::tma;
+
+constexpr int BM = 128, BN = 256, BK = 128, STAGES = 4, THREADS = 384;
+constexpr int A_BYTES = BM * BK, B_BYTES = BN * BK, STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 2 * STAGES * 8 + 1024;  // + barriers, alignment slack
+// After a reduction |acc| <= 128; a k-block adds at most 128 * 128^2, so 1023
+// k-blocks keep |acc| <= 1023 * 2^21 + 128 < 2^31.
+constexpr int KBLOCKS_PER_REDUCTION = 1023;
+
+// A K-major operand tile of rows of 128 bytes copied with the 128-byte
+// swizzle (1024-byte aligned 8-row groups): start address, leading offset
+// unused (1), stride between 8-row groups 1024 bytes, swizzle mode 1.
+__device__ __forceinline__ uint64_t desc_sw128(const void *p)
+{
+    const uint64_t a = smem_addr(p);
+    return ((a & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+__device__ __forceinline__ void copy_box3(void *dst, const CUtensorMap *map, int c0, int c1, int c2, uint64_t *bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+        ::"r"(smem_addr(dst)), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar))
+        : "memory");
+}
+
+__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int n>
+__device__ __forceinline__ void wait_group() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(n) : "memory"); }
+
+// d += A B^T over 32 values of K: A 64 rows, B 256 rows, both K-major.
+__device__ __forceinline__ void mma(int (&d)[128], uint64_t da, uint64_t db)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p;\n}\n"
+          : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+            "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+            "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+            "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+            "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+            "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+            "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+            "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
+            "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
+            "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
+            "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
+            "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
+            "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+            "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
+            "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
+            "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+        : "l"(da), "l"(db), "r"(1));
+}
+
+// Accumulator element c (0..127) of thread t of a warpgroup: row
+// 16*(t/32) + (t%32)/4 + 8*((c/2)%2), column 8*(c/4) + 2*(t%4) + c%2.
+template <int Q>
+__device__ __forceinline__ void stage_residues(const int (&d)[128], unsigned char *tile, int row0, int lane)
+{
+    const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+    for (int c = 0; c < 128; ++c) {
+        const int row = row0 + g + ((c >> 1) & 1) * 8;
+        const int col = (c >> 2) * 8 + 2 * q + (c & 1);
+        tile[col * BM + row] = static_cast<unsigned char>(static_cast<int8_t>(symq<Q>(d[c])));
+    }
+}
+
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
+
+__global__ void __launch_bounds__(THREADS, 1)
+gemm_mod_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
+                int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t Kp)
+{
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *smem = reinterpret_cast<unsigned char *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    uint64_t *full = reinterpret_cast<uint64_t *>(smem + STAGES * STAGE_BYTES);
+    uint64_t *empty = full + STAGES;
+    const int l = blockIdx.z;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int group = threadIdx.x >> 7, t = threadIdx.x & 127, lane = threadIdx.x & 31;
+    const int KT = static_cast<int>(Kp / BK);
+    if (threadIdx.x == 0) ring_init(full, empty, STAGES, 8);  // one arrival per consumer warp
+    __syncthreads();
+
+    if (group == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (t == 0) {
+            for (int kt = 0; kt < KT; ++kt) {
+                const int s = kt % STAGES;
+                if (kt >= STAGES) bar_wait(&empty[s], ((kt / STAGES) - 1) & 1);
+                unsigned char *sa = smem + s * STAGE_BYTES;
+                bar_expect(&full[s], STAGE_BYTES);
+                copy_box3(sa, &mapA, kt * BK, m0, l, &full[s]);
+                copy_box3(sa + A_BYTES, &mapB, kt * BK, n0, l, &full[s]);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int cw = group - 1;  // rows 64*cw .. 64*cw+63 of the block
+    int d[128];
+#pragma unroll
+    for (int c = 0; c < 128; ++c) d[c] = 0;
+    const int q = kmod(l);
+    int kb = 0;
+    for (int kt = 0; kt < KT; ++kt) {
+        const int s = kt % STAGES;
+        bar_wait(&full[s], (kt / STAGES) & 1);
+        const unsigned char *sa = smem + s * STAGE_BYTES;
+        const uint64_t da = desc_sw128(sa + cw * 64 * BK), db = desc_sw128(sa + A_BYTES);
+        fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 32; ++kk) mma(d, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
+        commit();
+        wait_group<1>();
+        if (kt > 0 && lane == 0) bar_arrive(&empty[(kt - 1) % STAGES]);
+        if (++kb == KBLOCKS_PER_REDUCTION) {
+            kb = 0;
+            wait_group<0>();
+#pragma unroll
+            for (int c = 0; c < 128; ++c) d[c] = sym_rt(d[c], q);
+        }
+    }
+    wait_group<0>();
+
+    consumers_sync();  // every stage read: the ring becomes the output tile
+    unsigned char *tile = smem;
+    const int row0 = cw * 64 + (t >> 5) * 16;
+    switch (l) {
+    case 0: stage_residues<kmod(0)>(d, tile, row0, lane); break;
+    case 1: stage_residues<kmod(1)>(d, tile, row0, lane); break;
+    case 2: stage_residues<kmod(2)>(d, tile, row0, lane); break;
+    case 3: stage_residues<kmod(3)>(d, tile, row0, lane); break;
+    case 4: stage_residues<kmod(4)>(d, tile, row0, lane); break;
+    case 5: stage_residues<kmod(5)>(d, tile, row0, lane); break;
+    case 6: stage_residues<kmod(6)>(d, tile, row0, lane); break;
+    case 7: stage_residues<kmod(7)>(d, tile, row0, lane); break;
+    case 8: stage_residues<kmod(8)>(d, tile, row0, lane); break;
+    case 9: stage_residues<kmod(9)>(d, tile, row0, lane); break;
+    case 10: stage_residues<kmod(10)>(d, tile, row0, lane); break;
+    case 11: stage_residues<kmod(11)>(d, tile, row0, lane); break;
+    case 12: stage_residues<kmod(12)>(d, tile, row0, lane); break;
+    default: stage_residues<kmod(13)>(d, tile, row0, lane); break;
+    }
+    consumers_sync();
+    int8_t *out = Rc + size_t(l) * size_t(Mp) * size_t(Np);
+    const int ct = threadIdx.x - 128;
+#pragma unroll
+    for (int i = 0; i < BM * BN / 16 / 256; ++i) {
+        const int chunk = ct + i * 256, col = chunk >> 3, piece = chunk & 7;
+        *reinterpret_cast<int4 *>(out + (int64_t(n0) + col) * Mp + m0 + piece * 16) =
+            *reinterpret_cast<const int4 *>(tile + col * BM + piece * 16);
+    }
+}
+
+// A 3-D map over N planes of rows x Kp int8 (K contiguous), box {128, box_rows, 1}.
+inline CUtensorMap make_map(const int8_t *base, int64_t rows, int64_t Kp, int N, int box_rows)
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    if (!encode) {
+        void *fn = nullptr;
+        cudaDriverEntryPointQueryResult qr;
+        CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &qr));
+        encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+    }
+    CUtensorMap map;
+    cuuint64_t dims[3] = {cuuint64_t(Kp), cuuint64_t(rows), cuuint64_t(N)};
+    cuuint64_t strides[2] = {cuuint64_t(Kp), cuuint64_t(rows * Kp)};
+    cuuint32_t box[3] = {cuuint32_t(BK), cuuint32_t(box_rows), 1};
+    cuuint32_t es[3] = {1, 1, 1};
+    CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<int8_t *>(base), dims, strides, box, es,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        std::fprintf(stderr, "cuTensorMapEncodeTiled failed: %d\n", int(r));
+        std::exit(2);
+    }
+    return map;
+}
+
+inline void launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, int64_t Np, int64_t Kp, int N)
+{
+    static bool attr = false;
+    if (!attr) {
+        CK(cudaFuncSetAttribute(gemm_mod_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+        attr = true;
+    }
+    const CUtensorMap ma = make_map(Ra, Mp, Kp, N, BM), mb = make_map(Rb, Np, Kp, N, BN);
+    gemm_mod_kernel<<<dim3(unsigned(Np / BN), unsigned(Mp / BM), unsigned(N)), THREADS, SMEM_BYTES>>>(
+        ma, mb, Rc, Mp, Np, Kp);
+}
+
+}  // namespace wg
