@@ -7,8 +7,8 @@
 // planes 16-byte aligned. Writes Rc[l][j*Mp + i] = sym_{p_l}(sum_k Ra[l][i][k]
 // Rb[l][j][k]) for every padded i, j, exactly (the int32 sums are reduced to
 // their residue before they can overflow; the residue does not depend on
-// where). blockIdx.z is the modulus, blockIdx.y the 128-row block of C,
-// blockIdx.x the 256-column block.
+// where). Work items: (modulus, 128-row block, 256-column block), N * Mp/128 *
+// Np/256 of them, at most 2^31.
 //
 // Block: 384 threads. Warpgroup 0 is the producer (one thread issues the
 // tensor copies of a 128x128 tile of Ra and a 256x128 tile of Rb per stage,
@@ -18,8 +18,8 @@
 // 128 int32 accumulators per thread), one stage released per k-block as soon
 // as the next k-block's multiplies are issued. The epilogue reduces each
 // accumulator to its symmetric residue (compile-time modulus), stages the
-// 128x256 int8 tile column-major in shared memory and writes it with 16-byte
-// stores.
+// 128x256 int8 tile column-major in its own shared memory and writes it with
+// 16-byte stores. Persistent blocks, one per SM (tile_of gives the order).
 #pragma once
 #include "kernels/tma.cuh"
 
@@ -32,7 +32,8 @@ using namespace tgemm::kernels::tma;
 
 constexpr int BM = 128, BN = 256, BK = 128, STAGES = 4, THREADS = 384;
 constexpr int A_BYTES = BM * BK, B_BYTES = BN * BK, STAGE_BYTES = A_BYTES + B_BYTES;
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 2 * STAGES * 8 + 1024;  // + barriers, alignment slack
+constexpr int TILE_BYTES = BM * BN;  // the int8 output tile
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + TILE_BYTES + 2 * STAGES * 8 + 1024;  // + barriers, alignment slack
 // After a reduction |acc| <= 128; a k-block adds at most 128 * 128^2, so 1023
 // k-blocks keep |acc| <= 1023 * 2^21 + 128 < 2^31.
 constexpr int KBLOCKS_PER_REDUCTION = 1023;
@@ -109,89 +110,120 @@ __device__ __forceinline__ void stage_residues(const int (&d)[128], unsigned cha
 
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
+// Work item w (of N * tiles) -> modulus l and the tile's first row and
+// column. Moduli outermost; inside a modulus, groups of GROUP_ROWS row blocks
+// are walked column by column, so that the blocks running at once share few
+// row and column panels and those stay in L2.
+constexpr int GROUP_ROWS = 16;
+__device__ __forceinline__ void tile_of(int w, int tiles_m, int tiles_n, int &l, int &m0, int &n0)
+{
+    const int tiles = tiles_m * tiles_n;
+    l = w / tiles;
+    const int t = w - l * tiles;
+    const int span = GROUP_ROWS * tiles_n, group = t / span, first = group * GROUP_ROWS;
+    const int rows = min(GROUP_ROWS, tiles_m - first), r = t - group * span;
+    m0 = (first + r % rows) * BM;
+    n0 = (r / rows) * BN;
+}
+
+// Persistent: each block takes work items blockIdx.x, blockIdx.x + gridDim.x,
+// ...; the ring of stages runs on across items (the producer fetches the next
+// tile while the consumers write the last one), and the output tile has its
+// own shared memory.
 __global__ void __launch_bounds__(THREADS, 1)
 gemm_mod_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
-                int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t Kp)
+                int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t Kp, int N)
 {
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = reinterpret_cast<unsigned char *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-    uint64_t *full = reinterpret_cast<uint64_t *>(smem + STAGES * STAGE_BYTES);
+    unsigned char *tile = smem + STAGES * STAGE_BYTES;
+    uint64_t *full = reinterpret_cast<uint64_t *>(tile + TILE_BYTES);
     uint64_t *empty = full + STAGES;
-    const int l = blockIdx.z;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     const int group = threadIdx.x >> 7, t = threadIdx.x & 127, lane = threadIdx.x & 31;
     const int KT = static_cast<int>(Kp / BK);
+    const int tiles_m = static_cast<int>(Mp / BM), tiles_n = static_cast<int>(Np / BN);
+    const int total = N * tiles_m * tiles_n;
     if (threadIdx.x == 0) ring_init(full, empty, STAGES, 8);  // one arrival per consumer warp
     __syncthreads();
 
     if (group == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (t == 0) {
-            for (int kt = 0; kt < KT; ++kt) {
-                const int s = kt % STAGES;
-                if (kt >= STAGES) bar_wait(&empty[s], ((kt / STAGES) - 1) & 1);
-                unsigned char *sa = smem + s * STAGE_BYTES;
-                bar_expect(&full[s], STAGE_BYTES);
-                copy_box3(sa, &mapA, kt * BK, m0, l, &full[s]);
-                copy_box3(sa + A_BYTES, &mapB, kt * BK, n0, l, &full[s]);
+            int it = 0;
+            for (int w = blockIdx.x; w < total; w += gridDim.x) {
+                int l, m0, n0;
+                tile_of(w, tiles_m, tiles_n, l, m0, n0);
+                for (int kt = 0; kt < KT; ++kt, ++it) {
+                    const int s = it % STAGES;
+                    if (it >= STAGES) bar_wait(&empty[s], ((it / STAGES) - 1) & 1);
+                    unsigned char *sa = smem + s * STAGE_BYTES;
+                    bar_expect(&full[s], STAGE_BYTES);
+                    copy_box3(sa, &mapA, kt * BK, m0, l, &full[s]);
+                    copy_box3(sa + A_BYTES, &mapB, kt * BK, n0, l, &full[s]);
+                }
             }
         }
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int cw = group - 1;  // rows 64*cw .. 64*cw+63 of the block
-    int d[128];
-#pragma unroll
-    for (int c = 0; c < 128; ++c) d[c] = 0;
-    const int q = kmod(l);
-    int kb = 0;
-    for (int kt = 0; kt < KT; ++kt) {
-        const int s = kt % STAGES;
-        bar_wait(&full[s], (kt / STAGES) & 1);
-        const unsigned char *sa = smem + s * STAGE_BYTES;
-        const uint64_t da = desc_sw128(sa + cw * 64 * BK), db = desc_sw128(sa + A_BYTES);
-        fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / 32; ++kk) mma(d, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
-        commit();
-        wait_group<1>();
-        if (kt > 0 && lane == 0) bar_arrive(&empty[(kt - 1) % STAGES]);
-        if (++kb == KBLOCKS_PER_REDUCTION) {
-            kb = 0;
-            wait_group<0>();
-#pragma unroll
-            for (int c = 0; c < 128; ++c) d[c] = sym_rt(d[c], q);
-        }
-    }
-    wait_group<0>();
-
-    consumers_sync();  // every stage read: the ring becomes the output tile
-    unsigned char *tile = smem;
-    const int row0 = cw * 64 + (t >> 5) * 16;
-    switch (l) {
-    case 0: stage_residues<kmod(0)>(d, tile, row0, lane); break;
-    case 1: stage_residues<kmod(1)>(d, tile, row0, lane); break;
-    case 2: stage_residues<kmod(2)>(d, tile, row0, lane); break;
-    case 3: stage_residues<kmod(3)>(d, tile, row0, lane); break;
-    case 4: stage_residues<kmod(4)>(d, tile, row0, lane); break;
-    case 5: stage_residues<kmod(5)>(d, tile, row0, lane); break;
-    case 6: stage_residues<kmod(6)>(d, tile, row0, lane); break;
-    case 7: stage_residues<kmod(7)>(d, tile, row0, lane); break;
-    case 8: stage_residues<kmod(8)>(d, tile, row0, lane); break;
-    case 9: stage_residues<kmod(9)>(d, tile, row0, lane); break;
-    case 10: stage_residues<kmod(10)>(d, tile, row0, lane); break;
-    case 11: stage_residues<kmod(11)>(d, tile, row0, lane); break;
-    case 12: stage_residues<kmod(12)>(d, tile, row0, lane); break;
-    default: stage_residues<kmod(13)>(d, tile, row0, lane); break;
-    }
-    consumers_sync();
-    int8_t *out = Rc + size_t(l) * size_t(Mp) * size_t(Np);
+    const int cw = group - 1;  // rows 64*cw .. 64*cw+63 of the tile
     const int ct = threadIdx.x - 128;
+    int it = 0;
+    for (int w = blockIdx.x; w < total; w += gridDim.x) {
+        int l, m0, n0;
+        tile_of(w, tiles_m, tiles_n, l, m0, n0);
+        const int q = kmod(l);
+        int d[128];
 #pragma unroll
-    for (int i = 0; i < BM * BN / 16 / 256; ++i) {
-        const int chunk = ct + i * 256, col = chunk >> 3, piece = chunk & 7;
-        *reinterpret_cast<int4 *>(out + (int64_t(n0) + col) * Mp + m0 + piece * 16) =
-            *reinterpret_cast<const int4 *>(tile + col * BM + piece * 16);
+        for (int c = 0; c < 128; ++c) d[c] = 0;
+        int kb = 0;
+        for (int kt = 0; kt < KT; ++kt, ++it) {
+            const int s = it % STAGES;
+            bar_wait(&full[s], (it / STAGES) & 1);
+            const unsigned char *sa = smem + s * STAGE_BYTES;
+            const uint64_t da = desc_sw128(sa + cw * 64 * BK), db = desc_sw128(sa + A_BYTES);
+            fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / 32; ++kk) mma(d, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
+            commit();
+            wait_group<1>();
+            if (kt > 0 && lane == 0) bar_arrive(&empty[(it - 1) % STAGES]);
+            if (++kb == KBLOCKS_PER_REDUCTION) {
+                kb = 0;
+                wait_group<0>();
+#pragma unroll
+                for (int c = 0; c < 128; ++c) d[c] = sym_rt(d[c], q);
+            }
+        }
+        wait_group<0>();
+        if (lane == 0) bar_arrive(&empty[(it - 1) % STAGES]);
+
+        consumers_sync();  // the previous item's stores have read the output tile
+        const int row0 = cw * 64 + (t >> 5) * 16;
+        switch (l) {
+        case 0: stage_residues<kmod(0)>(d, tile, row0, lane); break;
+        case 1: stage_residues<kmod(1)>(d, tile, row0, lane); break;
+        case 2: stage_residues<kmod(2)>(d, tile, row0, lane); break;
+        case 3: stage_residues<kmod(3)>(d, tile, row0, lane); break;
+        case 4: stage_residues<kmod(4)>(d, tile, row0, lane); break;
+        case 5: stage_residues<kmod(5)>(d, tile, row0, lane); break;
+        case 6: stage_residues<kmod(6)>(d, tile, row0, lane); break;
+        case 7: stage_residues<kmod(7)>(d, tile, row0, lane); break;
+        case 8: stage_residues<kmod(8)>(d, tile, row0, lane); break;
+        case 9: stage_residues<kmod(9)>(d, tile, row0, lane); break;
+        case 10: stage_residues<kmod(10)>(d, tile, row0, lane); break;
+        case 11: stage_residues<kmod(11)>(d, tile, row0, lane); break;
+        case 12: stage_residues<kmod(12)>(d, tile, row0, lane); break;
+        default: stage_residues<kmod(13)>(d, tile, row0, lane); break;
+        }
+        consumers_sync();
+        int8_t *out = Rc + size_t(l) * size_t(Mp) * size_t(Np);
+#pragma unroll
+        for (int i = 0; i < TILE_BYTES / 16 / 256; ++i) {
+            const int chunk = ct + i * 256, col = chunk >> 3, piece = chunk & 7;
+            *reinterpret_cast<int4 *>(out + (int64_t(n0) + col) * Mp + m0 + piece * 16) =
+                *reinterpret_cast<const int4 *>(tile + col * BM + piece * 16);
+        }
     }
 }
 
@@ -228,8 +260,14 @@ inline void launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, i
         attr = true;
     }
     const CUtensorMap ma = make_map(Ra, Mp, Kp, N, BM), mb = make_map(Rb, Np, Kp, N, BN);
-    gemm_mod_kernel<<<dim3(unsigned(Np / BN), unsigned(Mp / BM), unsigned(N)), THREADS, SMEM_BYTES>>>(
-        ma, mb, Rc, Mp, Np, Kp);
+    static int sms = 0;
+    if (!sms) {
+        int dev = 0;
+        CK(cudaGetDevice(&dev));
+        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    const int64_t total = int64_t(N) * (Mp / BM) * (Np / BN);
+    gemm_mod_kernel<<<unsigned(std::min<int64_t>(total, sms)), THREADS, SMEM_BYTES>>>(ma, mb, Rc, Mp, Np, Kp, N);
 }
 
 }  // namespace wg

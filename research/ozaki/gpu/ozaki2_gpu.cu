@@ -15,6 +15,7 @@
 //                        round to float, alpha/beta epilogue
 #include "../ozaki2.hpp"
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -815,6 +816,65 @@ vector<float> model_C(const Case &cs, const Host &h, int N, oz2::Info &info)
 
 struct Times { double scale = 0, conv = 0, gemm = 0, crt = 0, total = 0; };
 
+// cuBLAS in the same process, for the ratios (--time): SGEMM on the same
+// operands in both strict FP32 math modes (the faster counts), and the INT8
+// GEMM (int32 out, TN: the only INT8 form) on one modulus's residue planes,
+// run N times. Mean ms of `reps` calls after a warm-up.
+struct CublasTimes { double sgemm = 0, sgemm_default = 0, sgemm_pedantic = 0, int8 = 0; };
+
+template <class F>
+double time_mean(int reps, F &&f)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+    f();
+    CK(cudaEventRecord(a));
+    for (int r = 0; r < reps; ++r) f();
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    cudaEventDestroy(a); cudaEventDestroy(b);
+    return double(ms) / reps;
+}
+
+#define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "%s:%d: cuBLAS %d\n", __FILE__, __LINE__, int(s_)); std::exit(2); } } while (0)
+
+CublasTimes time_cublas(const Plan &p, bool ta, bool tb, const float *A, int64_t lda, const float *B, int64_t ldb,
+                        int64_t ldc, int reps)
+{
+    CublasTimes t;
+    cublasHandle_t h;
+    CB(cublasCreate(&h));
+    float *C2 = nullptr;
+    CK(cudaMalloc(&C2, size_t(ldc) * size_t(p.n) * 4));
+    const float one = 1.0f, zero = 0.0f;
+    auto sg = [&] {
+        CB(cublasSgemm(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, int(p.m), int(p.n), int(p.k),
+                       &one, A, int(lda), B, int(ldb), &zero, C2, int(ldc)));
+    };
+    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    t.sgemm_default = time_mean(reps, sg);
+    CB(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
+    t.sgemm_pedantic = time_mean(reps, sg);
+    t.sgemm = std::min(t.sgemm_default, t.sgemm_pedantic);
+    CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    int32_t *C32 = nullptr;
+    CK(cudaMalloc(&C32, size_t(p.Mp) * size_t(p.Np) * 4));
+    const int32_t ione = 1, izero = 0;
+    auto ig = [&] {
+        for (int l = 0; l < p.N; ++l)
+            CB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(p.Mp), int(p.Np), int(p.Kp), &ione,
+                            p.Ra + size_t(l) * p.Mp * p.Kp, CUDA_R_8I, int(p.Kp), p.Rb + size_t(l) * p.Np * p.Kp,
+                            CUDA_R_8I, int(p.Kp), &izero, C32, CUDA_R_32I, int(p.Mp), CUBLAS_COMPUTE_32I,
+                            CUBLAS_GEMM_DEFAULT));
+    };
+    t.int8 = time_mean(reps, ig);
+    cudaFree(C32); cudaFree(C2);
+    cublasDestroy(h);
+    return t;
+}
+
 bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Times *tm, int reps)
 {
     Host h = make_inputs(cs, phi, seed);
@@ -911,6 +971,12 @@ bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Time
                     "(%.1f TOPS int8 over %d moduli), CRT %.3f, total %.3f -> %.1f TFLOP/s (2mnk/total)\n",
                     reps, tm->scale, tm->conv, tm->gemm, double(N) * flop / (tm->gemm * 1e-3) * 1e-12, N,
                     tm->crt, tm->total, flop / (tm->total * 1e-3) * 1e-12);
+        const CublasTimes cb = time_cublas(p, cs.ta, cs.tb, dA, h.lda, dB, h.ldb, h.ldc, reps);
+        const double pops = double(N) * 2.0 * double(p.Mp) * double(p.Np) * double(p.Kp);
+        std::printf("  cuBLAS same run: SGEMM %.3f ms (%.1f TFLOP/s; default %.3f, pedantic %.3f) -> Ozaki-II %.2fx; "
+                    "INT8 GEMM x%d %.3f ms (%.1f TOPS) -> our GEMMs %.2fx\n",
+                    cb.sgemm, flop / (cb.sgemm * 1e-3) * 1e-12, cb.sgemm_default, cb.sgemm_pedantic, cb.sgemm / tm->total,
+                    N, cb.int8, pops / (cb.int8 * 1e-3) * 1e-12, cb.int8 / tm->gemm);
     }
     std::printf("  %s\n", ok ? "OK" : "FAIL");
     for (auto &e : ev) cudaEventDestroy(e);
