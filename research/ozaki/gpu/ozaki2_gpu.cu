@@ -840,8 +840,10 @@ double time_mean(int reps, F &&f)
 
 #define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "%s:%d: cuBLAS %d\n", __FILE__, __LINE__, int(s_)); std::exit(2); } } while (0)
 
-CublasTimes time_cublas(const Plan &p, bool ta, bool tb, const float *A, int64_t lda, const float *B, int64_t ldb,
-                        int64_t ldc, int reps)
+// Also leaves in Cs the SGEMM result of C := alpha op(A) op(B) + beta C0 in
+// the faster mode (for its FP64 errors beside the mode's).
+CublasTimes time_cublas(const Plan &p, bool ta, bool tb, float alpha, const float *A, int64_t lda, const float *B,
+                        int64_t ldb, float beta, const vector<float> &C0, int64_t ldc, int reps, vector<float> &Cs)
 {
     CublasTimes t;
     cublasHandle_t h;
@@ -858,6 +860,12 @@ CublasTimes time_cublas(const Plan &p, bool ta, bool tb, const float *A, int64_t
     CB(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
     t.sgemm_pedantic = time_mean(reps, sg);
     t.sgemm = std::min(t.sgemm_default, t.sgemm_pedantic);
+    CB(cublasSetMathMode(h, t.sgemm_pedantic < t.sgemm_default ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
+    CK(cudaMemcpy(C2, C0.data(), C0.size() * 4, cudaMemcpyHostToDevice));
+    CB(cublasSgemm(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, int(p.m), int(p.n), int(p.k),
+                   &alpha, A, int(lda), B, int(ldb), &beta, C2, int(ldc)));
+    Cs.resize(C0.size());
+    CK(cudaMemcpy(Cs.data(), C2, Cs.size() * 4, cudaMemcpyDeviceToHost));
     CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
     int32_t *C32 = nullptr;
     CK(cudaMalloc(&C32, size_t(p.Mp) * size_t(p.Np) * 4));
@@ -971,7 +979,13 @@ bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Time
                     "(%.1f TOPS int8 over %d moduli), CRT %.3f, total %.3f -> %.1f TFLOP/s (2mnk/total)\n",
                     reps, tm->scale, tm->conv, tm->gemm, double(N) * flop / (tm->gemm * 1e-3) * 1e-12, N,
                     tm->crt, tm->total, flop / (tm->total * 1e-3) * 1e-12);
-        const CublasTimes cb = time_cublas(p, cs.ta, cs.tb, dA, h.lda, dB, h.ldb, h.ldc, reps);
+        vector<float> Cs;
+        const CublasTimes cb =
+            time_cublas(p, cs.ta, cs.tb, cs.alpha, dA, h.lda, dB, h.ldb, cs.beta, h.C0, h.ldc, reps, Cs);
+        double smr, snw;
+        fp64_errors(cs, h, Cs, cols, smr, snw);
+        std::printf("  cuBLAS SGEMM vs FP64 (same columns): max |C-C64|/(|a||A||B|+|b||C0|) = %.2e, normwise = %.2e\n",
+                    smr, snw);
         const double pops = double(N) * 2.0 * double(p.Mp) * double(p.Np) * double(p.Kp);
         std::printf("  cuBLAS same run: SGEMM %.3f ms (%.1f TFLOP/s; default %.3f, pedantic %.3f) -> Ozaki-II %.2fx; "
                     "INT8 GEMM x%d %.3f ms (%.1f TOPS) -> our GEMMs %.2fx\n",

@@ -35,6 +35,7 @@ fi
 
 # 2. Timings (FP64 errors on 48 sampled columns, GEMM residues sampled).
 run ./ozaki2_gpu -N 7 --phi 0.5 --time --reps 5 || fail=1
+run ./ozaki2_gpu -N 7 --phi 1 --time --reps 3 8192x8192x8192 || fail=1
 run ./ozaki2_gpu -N 8 --phi 1 --time --reps 3 8192x8192x8192 || fail=1
 run ./ozaki2_gpu -N 7 --phi 0.5 --time --reps 3 --gemm mma 8192x8192x8192 || fail=1
 run ./ozaki2_gpu -N 7 --phi 0.5 --time --reps 3 16384x16384x16384 1024x1024x1024 || fail=1
