@@ -151,6 +151,20 @@ int row_ilogb_max(const float *x, int64_t len, bool &allzero)
 
 }  // namespace
 
+double sumsq(const float *x, int64_t k)
+{
+    // x^2 is exact in double; only the additions round, so the order below
+    // (ozaki2.hpp) is the whole definition.
+    double s = 0;
+    for (int64_t c0 = 0; c0 < k; c0 += kNormChunk) {
+        const int64_t c1 = std::min(k, c0 + kNormChunk);
+        double part = 0;
+        for (int64_t t = c0; t < c1; ++t) part += double(x[t]) * double(x[t]);
+        s += part;
+    }
+    return s;
+}
+
 double log2_T(int nmod)
 {
     // P/2 - 1 in long double (P < 2^112 for N <= 14: 64-bit mantissa is
@@ -182,8 +196,7 @@ void scaling_exponents(int64_t m, int64_t n, int64_t k, const float *A, const fl
     if (p.scaling == Scaling::FastCS) {
         // |a'.b'| <= ||a'||_2 ||b'||_2 <= 2^mu ||a||_2 2^nu ||b||_2 <= 2^T.
         auto cs = [&](const float *x) {
-            double s = 0;
-            for (int64_t t = 0; t < k; ++t) s += double(x[t]) * double(x[t]);
+            const double s = sumsq(x, k);
             if (s == 0) return 0;
             return int(std::floor(T / 2 - 0.5 * std::log2(s) - 1e-9));
         };

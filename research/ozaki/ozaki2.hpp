@@ -21,6 +21,13 @@ enum class Scaling {
 const char *scaling_name(Scaling s);
 
 constexpr int kMaxModuli = 14;
+
+// fast-cs sums of squares are taken in this fixed order (so that a GPU can
+// split a row over many threads and still reproduce the model bit for bit):
+// chunks of kNormChunk consecutive k, each summed in double sequentially in
+// increasing k starting from 0, then the chunk sums added in increasing chunk
+// order starting from 0.
+constexpr int64_t kNormChunk = 256;
 // Pairwise coprime, each <= 256 so that a residue fits int8 in the
 // symmetric range [-128, 127] (GEMMul8's INT8 list starts the same way).
 extern const int kModuli[kMaxModuli];
@@ -55,6 +62,9 @@ void scaling_exponents(int64_t m, int64_t n, int64_t k, const float *A, const fl
 // and it removes exponent spread along k that row/column scaling cannot.
 void balance_k(int64_t m, int64_t n, int64_t k, const float *A, const float *B,
                std::vector<float> &Ab, std::vector<float> &Bb);
+
+// sum_t x[t]^2 in double in kNormChunk's order: fast-cs's squared 2-norm.
+double sumsq(const float *x, int64_t k);
 
 // log2(P/2 - 1) for the first N moduli.
 double log2_T(int nmod);

@@ -4,21 +4,28 @@
 // Pipeline (C := alpha op(A) op(B) + beta C, FP32, column-major, any ld):
 //   1. kmax_kernel       max_i |a_ik| and max_j |b_kj| per k (K balancing)
 //      ebal_kernel       e_k = floor((ilogb maxb_k - ilogb maxa_k) / 2)
-//   2. norm_kernel       mu_i = floor(T/2 - log2(sum_k ldexp(a_ik, e_k)^2)/2 - 1e-9)
-//                        (the model's sequential double sum, in the same order)
+//   2. norm_part_kernel  chunk sums of sum_k ldexp(a_ik, e_k)^2 in double
+//      norm_finish_kernel  mu_i = floor(T/2 - log2(sum of the chunk sums)/2 - 1e-9)
+//                        (the model's order: oz2::kNormChunk)
 //   3. convert_kernel    N int8 residue planes per operand, K-contiguous:
 //                        Ra[l][i*Kp + k], Rb[l][j*Kp + k], zero padded
 //   4. gemm_mod_kernel   per modulus (blockIdx.z): int8 x int8 -> int32 on
-//                        mma.sync m16n8k32, int32 K blocks of <= 131008,
-//                        epilogue: symmetric residue -> int8 Rc[l][j*Mp + i]
+//                        wgmma (igemm_wgmma.cuh) or mma.sync, epilogue:
+//                        symmetric residue -> int8 Rc[l][j*Mp + i]
 //   5. crt_kernel        Garner digits, Horner in double with fma, ldexp,
 //                        round to float, alpha/beta epilogue
+//
+// Every kernel except the GEMMs is written as per-thread phase functions
+// (__host__ __device__) separated by barriers, so that --host-check runs the
+// very same indexing and arithmetic on the CPU, block by block and thread by
+// thread, and compares the result with the model.
 #include "../ozaki2.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -61,8 +68,10 @@ __constant__ int c_inv[kMaxN][kMaxN];  // p_s^-1 mod p_l, s < l (Garner)
 #define OZ_HD __host__ __device__ __forceinline__
 #ifdef __CUDA_ARCH__
 #define OZ_UNROLL _Pragma("unroll")
+#define OZ_NOUNROLL _Pragma("unroll 1")
 #else
 #define OZ_UNROLL
+#define OZ_NOUNROLL
 #endif
 
 // Element arithmetic shared by the kernels and the host emulation
@@ -97,6 +106,109 @@ OZ_HD float fma_f(float a, float b, float c)
     return __fmaf_rn(a, b, c);
 #else
     return std::fma(a, b, c);
+#endif
+}
+OZ_HD float u2f(unsigned u)
+{
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float x; std::memcpy(&x, &u, 4); return x;
+#endif
+}
+OZ_HD float fabs_f(float x)
+{
+#ifdef __CUDA_ARCH__
+    return fabsf(x);
+#else
+    return std::fabs(x);
+#endif
+}
+OZ_HD float fmax_f(float a, float b)
+{
+#ifdef __CUDA_ARCH__
+    return fmaxf(a, b);
+#else
+    return std::fmax(a, b);
+#endif
+}
+// Double add and multiply, each rounded once (never contracted).
+OZ_HD double dadd(double a, double b)
+{
+#ifdef __CUDA_ARCH__
+    return __dadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+OZ_HD double dmul(double a, double b)
+{
+#ifdef __CUDA_ARCH__
+    return __dmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+// 2^e as a double, |e| <= 1022.
+OZ_HD double pow2d(int e)
+{
+    const unsigned long long b = (unsigned long long)(e + 1023) << 52;
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double((long long)b);
+#else
+    double d; std::memcpy(&d, &b, 8); return d;
+#endif
+}
+// ldexpf(x, e) (x * 2^e correctly rounded to float, as the model's
+// std::ldexp on float) for finite x and |e| <= 300 (K balancing's exponents
+// are within +-138): a normal result of a normal x is an exact add to the
+// exponent field; otherwise (zero, subnormal in or out, overflow) the exact
+// double product rounded once to float.
+OZ_HD float ldexp_f(float x, int e)
+{
+    const unsigned b = f2u(x);
+    const int ex = int((b >> 23) & 0xffu);
+    if (ex != 0 && ex + e >= 1 && ex + e <= 254) return u2f(b + (unsigned(e) << 23));
+    return float(dmul(double(x), pow2d(e)));
+}
+// Vector loads and stores; p must be aligned to the vector's size (the host
+// versions, used by --host-check, abort if it is not: the GPU would fault).
+#ifndef __CUDA_ARCH__
+inline void check_align(const void *p, unsigned a)
+{
+    if (reinterpret_cast<uintptr_t>(p) % a) { std::fprintf(stderr, "misaligned %u-byte access\n", a); std::abort(); }
+}
+#endif
+OZ_HD float4 ld4(const float *p)
+{
+#ifdef __CUDA_ARCH__
+    return *reinterpret_cast<const float4 *>(p);
+#else
+    check_align(p, 16); float4 v; std::memcpy(&v, p, 16); return v;
+#endif
+}
+OZ_HD void st4(float *p, float4 v)
+{
+#ifdef __CUDA_ARCH__
+    *reinterpret_cast<float4 *>(p) = v;
+#else
+    check_align(p, 16); std::memcpy(p, &v, 16);
+#endif
+}
+OZ_HD unsigned ld_u32(const int8_t *p)
+{
+#ifdef __CUDA_ARCH__
+    return *reinterpret_cast<const unsigned *>(p);
+#else
+    check_align(p, 4); unsigned v; std::memcpy(&v, p, 4); return v;
+#endif
+}
+OZ_HD void st_u32x4(int8_t *p, unsigned a, unsigned b, unsigned c, unsigned d)
+{
+#ifdef __CUDA_ARCH__
+    *reinterpret_cast<uint4 *>(p) = make_uint4(a, b, c, d);
+#else
+    check_align(p, 16); const unsigned v[4] = {a, b, c, d}; std::memcpy(p, v, 16);
 #endif
 }
 
@@ -147,83 +259,314 @@ OZ_HD int mu_value(double acc, double T)
     return int(floor(y));
 }
 
-// --- 32 x 32 tile of op(X), element (r, kk) at X[r*rs + kk*ks] -----------
-// Coalesced in either orientation; stored transposed-free as s[kk][r].
-__device__ __forceinline__ void load_tile(float (*s)[33], const float *__restrict__ X, int64_t rs,
-                                          int64_t ks, int64_t R, int64_t K, int64_t r0, int64_t k0)
+// --- Tiles of op(X) in shared memory --------------------------------------
+// op(X) is R rows of K; element (r, k) at X[r*rs + k*ks]. For every operand
+// either ks == 1 (rows K-contiguous: A^T, B) or rs == 1 (rows contiguous down
+// a column: A, B^T); tile_mode() records which, and whether float4 accesses
+// are possible (X 16-byte aligned and the other stride a multiple of 4).
+//
+// A tile of TR rows x TK k sits in shared memory row-major, element (r, k) at
+// s[r*TK + tcol(r, k)]: the swizzle permutes the float4 groups inside each
+// 32-float segment of a row by sw(r) = (r ^ r >> 2) & 7. Row pitches are
+// multiples of 32 words, so without it every row would start on bank 0; with
+// it, any 8 consecutive rows (and any 8 rows 4 apart, 4a + q for a = 0..7)
+// put a given float4 group on 8 different bank quads. Each load and read
+// pattern below is chosen so that a quarter-warp's float4 accesses (or a
+// warp's 4-byte accesses) hit 32 different banks.
+constexpr int kTileThreads = 256;  // every tile kernel: one 1-D block of 256
+enum : int { kTileKc = 1, kTileVec = 2 };
+
+OZ_HD int tcol(int r, int k) { return k ^ (((r ^ (r >> 2)) & 7) << 2); }
+
+int tile_mode(const float *X, int64_t rs, int64_t ks)
 {
-    const int tx = threadIdx.x, ty = threadIdx.y;  // block (32, 8)
+    const bool kc = ks == 1;
+    if (!kc && rs != 1) { std::fprintf(stderr, "tile_mode: neither stride is 1\n"); std::exit(2); }
+    const int64_t ld = kc ? rs : ks;
+    const bool vec = reinterpret_cast<uintptr_t>(X) % 16 == 0 && ld % 4 == 0;
+    return (kc ? kTileKc : 0) | (vec ? kTileVec : 0);
+}
+
+// Rows-contiguous patterns: warp w's j-th access group g = w + 8j covers
+// 8 x 4 (row, k) lanes. Float4: group g = 32 rows x 4 k, rows 32 (g % GR) +
+// 4a, k 4 (g / GR) + b, GR = TR/32 groups per k. Scalar: 8 rows x 4 k, rows
+// 8 (g % GR) + a, k 4 (g / GR) + b, GR = TR/8. Written out for w < 8 so the
+// j-dependent parts are compile-time constants.
+template <int GR>
+OZ_HD void split_group(int w, int j, int &gr, int &gk)
+{
+    static_assert(GR % 8 == 0 || 8 % GR == 0, "groups");
+    if constexpr (GR >= 8) { gr = w + 8 * (j % (GR / 8)); gk = j / (GR / 8); }
+    else { gr = w % GR; gk = w / GR + (8 / GR) * j; }
+}
+template <int TR>
+OZ_HD void rows_vec_rk(int w, int j, int a, int b, int &r, int &k)
+{
+    int gr, gk;
+    split_group<TR / 32>(w, j, gr, gk);
+    r = 32 * gr + 4 * a; k = 4 * gk + b;
+}
+template <int TR>
+OZ_HD void rows_scalar_rk(int w, int j, int a, int b, int &r, int &k)
+{
+    int gr, gk;
+    split_group<TR / 8>(w, j, gr, gk);
+    r = 8 * gr + a; k = 4 * gk + b;
+}
+
+// Thread t's share of loading the TR x TK tile at (r0, k0) of op(X) into s;
+// zeros outside R x K (so padding rows and columns come out as 0). Global
+// accesses per warp instruction:
+//   Kc, Vec:  consecutive threads take consecutive float4 along a row: whole
+//             128-byte lines (TK/4 >= 8 threads per row).
+//   Kc:       32 consecutive k of one row: one 128-byte line.
+//   rows, Vec: 8 lanes take 8 float4 = 32 consecutive rows of one k (a
+//             128-byte line), 4 k per instruction.
+//   rows:     8 lanes take 8 consecutive rows (32 bytes) of one k, 4 k per
+//             instruction (when the column stride or X is not 16-byte
+//             aligned).
+// The last two map lanes to (rows 4a+q or 8b+a, a = lane & 7; k = lane >> 3)
+// rather than 32 rows of one k, so that the scalar shared stores spread over
+// 32 banks (k's low 2 bits and the swizzle take 4 x 8 values). Tiles wholly
+// inside R x K (all but the last row and k tiles) load without bounds checks,
+// all loads in flight before the shared stores; edge tiles use the scalar
+// pattern of their orientation with a check per element.
+template <int TR, int TK>
+OZ_HD void tile_load(float *__restrict__ s, const float *__restrict__ X, int64_t rs, int64_t ks,
+                     int64_t R, int64_t K, int64_t r0, int64_t k0, int mode, int t)
+{
+    static_assert(TR % 32 == 0 && TK % 32 == 0, "tile sides must be multiples of 32");
+    constexpr int NV = TR * TK / (4 * kTileThreads);  // float4 per thread
+    static_assert(NV >= 1 && NV * 4 * kTileThreads == TR * TK, "tile size");
+    const int lane = t & 31, w = t >> 5;
+    const bool kc = mode & kTileKc;
+    if (r0 + TR > R || k0 + TK > K) {  // edge tile (rare: one load at a time)
+OZ_NOUNROLL
+        for (int j = 0; j < 4 * NV; ++j) {
+            int r, k;
+            if (kc) {
+                const int i = t + kTileThreads * j;
+                r = i / TK; k = i % TK;
+            } else {
+                rows_scalar_rk<TR>(w, j, lane & 7, lane >> 3, r, k);
+            }
+            const int64_t gr = r0 + r, gk = k0 + k;
+            s[r * TK + tcol(r, k)] = (gr < R && gk < K) ? X[gr * rs + gk * ks] : 0.0f;
+        }
+        return;
+    }
+    if (kc) {
+        if (mode & kTileVec) {
+            constexpr int RS = kTileThreads / (TK / 4);  // rows per step
+            const int r = t / (TK / 4), k = 4 * (t % (TK / 4));
+            const float *p = X + (r0 + r) * rs + (k0 + k);
+            float4 v[NV];
 OZ_UNROLL
-    for (int j = 0; j < 4; ++j) {
-        int r, kk;
-        if (rs == 1) { r = tx; kk = ty + 8 * j; }
-        else { r = ty + 8 * j; kk = tx; }
-        float v = 0.0f;
-        if (r0 + r < R && k0 + kk < K) v = X[(r0 + r) * rs + (k0 + kk) * ks];
-        s[kk][r] = v;
+            for (int j = 0; j < NV; ++j) v[j] = ld4(p + j * RS * rs);
+OZ_UNROLL
+            for (int j = 0; j < NV; ++j) st4(s + (r + j * RS) * TK + tcol(r + j * RS, k), v[j]);
+        } else {
+            constexpr int RS = kTileThreads / TK;
+            const int r = t / TK, k = t % TK;
+            const float *p = X + (r0 + r) * rs + (k0 + k);
+            float v[4 * NV];
+OZ_UNROLL
+            for (int j = 0; j < 4 * NV; ++j) v[j] = p[j * RS * rs];
+OZ_UNROLL
+            for (int j = 0; j < 4 * NV; ++j) s[(r + j * RS) * TK + tcol(r + j * RS, k)] = v[j];
+        }
+    } else {  // rs == 1
+        // Lane part (a = lane & 7 along rows, b = lane >> 3 along k) and
+        // per-j parts with compile-time coefficients, so that the loads
+        // differ only by immediate offsets and multiples of ks.
+        const int a = lane & 7, b = lane >> 3;
+        if (mode & kTileVec) {
+            float4 v[NV];
+OZ_UNROLL
+            for (int j = 0; j < NV; ++j) {
+                int r, k;
+                rows_vec_rk<TR>(w, j, a, b, r, k);
+                v[j] = ld4(X + (r0 + r) + (k0 + k) * ks);
+            }
+OZ_UNROLL
+            for (int j = 0; j < NV; ++j) {
+                int r, k;
+                rows_vec_rk<TR>(w, j, a, b, r, k);
+                s[(r + 0) * TK + tcol(r + 0, k)] = v[j].x;
+                s[(r + 1) * TK + tcol(r + 1, k)] = v[j].y;
+                s[(r + 2) * TK + tcol(r + 2, k)] = v[j].z;
+                s[(r + 3) * TK + tcol(r + 3, k)] = v[j].w;
+            }
+        } else {
+            float v[4 * NV];
+OZ_UNROLL
+            for (int j = 0; j < 4 * NV; ++j) {
+                int r, k;
+                rows_scalar_rk<TR>(w, j, a, b, r, k);
+                v[j] = X[(r0 + r) + (k0 + k) * ks];
+            }
+OZ_UNROLL
+            for (int j = 0; j < 4 * NV; ++j) {
+                int r, k;
+                rows_scalar_rk<TR>(w, j, a, b, r, k);
+                s[r * TK + tcol(r, k)] = v[j];
+            }
+        }
     }
 }
 
-// out[kk] = max over rows r of |op(X)(r, kk)| as float bits (atomicMax on
-// non-negative floats as unsigned is exact and order independent).
-__global__ void kmax_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R,
-                            int64_t K, unsigned *__restrict__ out)
+// --- 1. K-balancing maxima -------------------------------------------------
+// kmax_kernel: out[k] = max(out[k], max_r |op(X)(r, k)|) as float bits for
+// k < K (out zeroed first; atomicMax on non-negative floats as unsigned is
+// exact and order independent). Grid (ceil(K/128), ceil(R/256)), 256
+// threads; a block walks KM_TILES tiles of 32 x 128 down its 256 rows
+// (coalesced loads whatever the orientation, see tile_load); threads t < 128
+// keep the max of column t over the tiles (32 consecutive columns of one row
+// per warp: conflict-free), one atomic per column and block (8 tiles per
+// block: an eighth of the atomics of one tile per block, and still
+// K/128 x R/256 blocks).
+constexpr int KM_TR = 32, KM_TK = 128, KM_TILES = 8;
+
+// Block (bx, by)'s first k and first row (grid and origins shared by the
+// kernel and the host emulation, as for every tile kernel below).
+OZ_HD void kmax_origin(int64_t bx, int64_t by, int64_t &k0, int64_t &rb)
 {
-    __shared__ float s[32][33];
-    const int64_t k0 = int64_t(blockIdx.x) * 32, r0 = int64_t(blockIdx.y) * 32;
-    load_tile(s, X, rs, ks, R, K, r0, k0);
-    __syncthreads();
-    if (threadIdx.y == 0 && k0 + threadIdx.x < K) {
-        float mx = 0.0f;
-        for (int r = 0; r < 32; ++r) mx = fmaxf(mx, fabsf(s[threadIdx.x][r]));
-        atomicMax(out + k0 + threadIdx.x, __float_as_uint(mx));
-    }
+    k0 = bx * KM_TK; rb = by * (KM_TR * KM_TILES);
 }
 
-// The model's balance_k exponent: e = floor((ilogb rb - ilogb ca) / 2), 0
-// where either maximum is zero. A column k of A is scaled by 2^e, the row k
-// of B by 2^-e.
+OZ_HD float kmax_tile(const float *s, int c, float mx)
+{
+OZ_UNROLL
+    for (int r = 0; r < KM_TR; ++r) mx = fmax_f(mx, fabs_f(s[r * KM_TK + tcol(r, c)]));
+    return mx;
+}
+
+template <int MODE>
+__global__ void __launch_bounds__(kTileThreads)
+kmax_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R, int64_t K,
+            unsigned *__restrict__ out)
+{
+    __shared__ __align__(16) float s[KM_TR * KM_TK];
+    const int t = threadIdx.x;
+    int64_t k0, rb;
+    kmax_origin(blockIdx.x, blockIdx.y, k0, rb);
+    float mx = 0.0f;
+#pragma unroll 1
+    for (int i = 0; i < KM_TILES && rb + i * KM_TR < R; ++i) {
+        if (i) __syncthreads();
+        tile_load<KM_TR, KM_TK>(s, X, rs, ks, R, K, rb + i * KM_TR, k0, MODE, t);
+        __syncthreads();
+        if (t < KM_TK) mx = kmax_tile(s, t, mx);
+    }
+    if (t < KM_TK && k0 + t < K) atomicMax(out + k0 + t, f2u(mx));
+}
+
+// ebal_kernel: the model's balance_k exponent, e[k] = floor((ilogb rb[k] -
+// ilogb ca[k]) / 2), 0 where either maximum is zero, for k < K (column k of
+// A is scaled by 2^e, row k of B by 2^-e). One thread per k, coalesced.
 __global__ void ebal_kernel(const unsigned *__restrict__ ca, const unsigned *__restrict__ rb,
                             int64_t K, int *__restrict__ e)
 {
     int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (t >= K) return;
-    e[t] = ebal_value(__uint_as_float(ca[t]), __uint_as_float(rb[t]));
+    e[t] = ebal_value(u2f(ca[t]), u2f(rb[t]));
 }
 
-// fast-cs exponent of each row r of op(X) after balancing (sign = +1 for A,
-// -1 for B): the model's cs(): s = sum_k double(x)^2 sequentially in k,
-// mu = s == 0 ? 0 : floor(T/2 - 0.5 log2(s) - 1e-9). x^2 is exact in double,
-// so an fma would not change anything either; the sum order is the model's.
-__global__ void norm_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R,
-                            int64_t K, const int *__restrict__ ebal, int sign, double T,
-                            int *__restrict__ mu)
+// --- 2. fast-cs exponents -------------------------------------------------
+// The model's cs() on the balanced operand, x = ldexpf(op(X)(r, k), sign e_k)
+// (sign = +1 for A, -1 for B): chunks of kNormChunk consecutive k summed in
+// double sequentially in increasing k, the chunk sums added in increasing
+// chunk order (x^2 is exact in double; only the additions round, each
+// __dadd_rn, no contraction).
+//
+// norm_part_kernel: part[c*R + r] = sum over chunk c of row r, for r < R.
+// Grid (ceil(R/256), ceil(K/kNormChunk)), 256 threads, thread t = row
+// r0 + t. The chunk is read as tiles of 256 rows x 32 k (coalesced for either
+// orientation, see tile_load), and thread t sums row t of each tile in
+// increasing k with float4 shared reads (8 consecutive rows per quarter-warp:
+// conflict-free), carrying its sum across the tiles of the chunk; zeros past
+// K add nothing.
+constexpr int NM_TR = kTileThreads, NM_TK = 32;
+constexpr int kChunk = int(oz2::kNormChunk);
+static_assert(kChunk % NM_TK == 0, "a chunk is a whole number of tiles");
+
+OZ_HD void norm_origin(int64_t bx, int64_t by, int64_t &r0, int64_t &kc0)
 {
-    __shared__ float s[32][33];
-    const int64_t r0 = int64_t(blockIdx.x) * 32;
-    double acc = 0.0;
-    for (int64_t k0 = 0; k0 < K; k0 += 32) {
-        load_tile(s, X, rs, ks, R, K, r0, k0);
-        __syncthreads();
-        if (threadIdx.y == 0) {
-            const int kn = K - k0 < 32 ? int(K - k0) : 32;
-            for (int kk = 0; kk < kn; ++kk) {
-                float x = ldexpf(s[kk][threadIdx.x], sign * ebal[k0 + kk]);
-                double d = double(x);
-                acc = __dadd_rn(acc, __dmul_rn(d, d));
-            }
+    r0 = bx * NM_TR; kc0 = by * kChunk;
+}
+
+// sign * e_k for k in [k0, k0 + n), 0 past K: the scaling the tile kernels
+// apply to each column (thread t's share).
+OZ_HD void load_escale(int *se, int n, const int *ebal, int sign, int64_t K, int64_t k0, int t)
+{
+    for (int i = t; i < n; i += kTileThreads) se[i] = k0 + i < K ? sign * ebal[k0 + i] : 0;
+}
+
+OZ_HD double norm_tile(const float *s, const int *se, int t, double acc)
+{
+OZ_UNROLL
+    for (int c = 0; c < NM_TK / 4; ++c) {
+        const float4 v = ld4(s + t * NM_TK + tcol(t, 4 * c));
+        const float x4[4] = {v.x, v.y, v.z, v.w};
+OZ_UNROLL
+        for (int q = 0; q < 4; ++q) {
+            const double d = double(ldexp_f(x4[q], se[4 * c + q]));
+            acc = dadd(acc, dmul(d, d));
         }
+    }
+    return acc;
+}
+
+template <int MODE>
+__global__ void __launch_bounds__(kTileThreads)
+norm_part_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R, int64_t K,
+                 const int *__restrict__ ebal, int sign, double *__restrict__ part)
+{
+    __shared__ __align__(16) float s[NM_TR * NM_TK];
+    __shared__ int se[kChunk];
+    const int t = threadIdx.x;
+    int64_t r0, kc0;
+    norm_origin(blockIdx.x, blockIdx.y, r0, kc0);
+    load_escale(se, kChunk, ebal, sign, K, kc0, t);
+    double acc = 0.0;
+#pragma unroll 1
+    for (int sub = 0; sub < kChunk / NM_TK && kc0 + sub * NM_TK < K; ++sub) {
         __syncthreads();
+        tile_load<NM_TR, NM_TK>(s, X, rs, ks, R, K, r0, kc0 + sub * NM_TK, MODE, t);
+        __syncthreads();
+        acc = norm_tile(s, se + sub * NM_TK, t, acc);
     }
-    if (threadIdx.y == 0 && r0 + threadIdx.x < R) {
-        mu[r0 + threadIdx.x] = mu_value(acc, T);
-    }
+    if (r0 + t < R) part[int64_t(blockIdx.y) * R + r0 + t] = acc;
+}
+
+// Sum of row r's chunk sums in chunk order (p = part + r, rows R, nch chunks).
+OZ_HD double norm_total(const double *p, int64_t R, int64_t nch)
+{
+    double s = 0.0;
+    for (int64_t c = 0; c < nch; ++c) s = dadd(s, p[c * R]);
+    return s;
+}
+
+// norm_finish_kernel: mu[i] for i < m from pa (nch x m), nu[j] for j < n from
+// pb (nch x n); one thread per row of either (coalesced over rows).
+OZ_HD void norm_finish_thread(const double *pa, int64_t m, const double *pb, int64_t n, int64_t nch,
+                              double T, int *mu, int *nu, int64_t t)
+{
+    if (t < m) mu[t] = mu_value(norm_total(pa + t, m, nch), T);
+    else if (t < m + n) nu[t - m] = mu_value(norm_total(pb + (t - m), n, nch), T);
+}
+
+__global__ void norm_finish_kernel(const double *__restrict__ pa, int64_t m, const double *__restrict__ pb,
+                                   int64_t n, int64_t nch, double T, int *__restrict__ mu, int *__restrict__ nu)
+{
+    norm_finish_thread(pa, m, pb, n, nch, T, mu, nu, int64_t(blockIdx.x) * blockDim.x + threadIdx.x);
 }
 
 // 2^s mod q (square and multiply), for the rare s > 39.
+// r, b < q <= 256, so every product fits 32 bits (the model's int64 values).
 OZ_HD unsigned pow2mod(int s, unsigned q)
 {
-    unsigned long long r = 1 % q, b = 2 % q;
+    unsigned r = 1 % q, b = 2 % q;
     while (s > 0) {
         if (s & 1) r = r * b % q;
         b = b * b % q;
@@ -259,7 +602,7 @@ OZ_UNROLL
 OZ_UNROLL
         for (int l = 0; l < N; ++l) {
             const unsigned q = unsigned(kmod(l));
-            int r = int((unsigned long long)(mant % q) * pow2mod(s, q) % q);
+            int r = int((mant % q) * pow2mod(s, q) % q);  // < 256^2: 32 bits suffice
             res[l] = sym_rt(neg ? -r : r, int(q));
         }
         return;
@@ -273,33 +616,73 @@ OZ_UNROLL
     }
 }
 
-// Residue planes of op(X) (R rows of K; rows padded to Rp, K to Kp, zero
-// filled): out[l*Rp*Kp + r*Kp + kk] = residue(ldexp(x_rk, sign e_k), mu_r, p_l).
-template <int N>
-__global__ void convert_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R,
-                               int64_t K, int64_t Rp, int64_t Kp, const int *__restrict__ ebal,
-                               int sign, const int *__restrict__ mu, int8_t *__restrict__ out)
+// --- 3. Conversion ---------------------------------------------------------
+// convert_kernel<N>: residue planes of op(X) after balancing, R rows of K
+// padded to Rp x Kp (Rp a multiple of 32, Kp of 128):
+//   out[l*Rp*Kp + r*Kp + k] = residue(ldexpf(x_rk, sign e_k), mu_r, p_l)
+// for r < Rp, k < Kp, 0 outside R x K (every byte of the planes is written).
+// Grid (Rp/32, Kp/128), 256 threads, one 32 x 128 tile per block (coalesced
+// loads, see tile_load). Thread t converts 16 consecutive k of one row and
+// writes one 16-byte store per plane: lanes 2x and 2x+1 of a warp take the
+// two 16-k halves of the same row, so a warp's store covers 16 whole
+// 32-byte sectors; the 4 rows of a quarter-warp have distinct swizzles
+// mod 4, so its float4 shared reads are conflict-free.
+constexpr int CV_TR = 32, CV_TK = 128;
+
+OZ_HD void convert_origin(int64_t bx, int64_t by, int64_t &r0, int64_t &k0)
 {
-    __shared__ float s[32][33];
-    const int64_t k0 = int64_t(blockIdx.x) * 32, r0 = int64_t(blockIdx.y) * 32;
-    load_tile(s, X, rs, ks, R, K, r0, k0);
-    __syncthreads();
-    const int kk = threadIdx.x;
-    const int e = (k0 + kk < K) ? sign * ebal[k0 + kk] : 0;
-    const size_t plane = size_t(Rp) * size_t(Kp);
+    r0 = bx * CV_TR; k0 = by * CV_TK;
+}
+
+// Thread t's tile row and 16-k group.
+OZ_HD int cv_row(int t) { return 16 * ((t >> 5) & 1) + ((t & 31) >> 1); }
+OZ_HD int cv_group(int t) { return 2 * (t >> 6) + (t & 1); }
+
+template <int N>
+OZ_HD void convert_tile(const float *s, const int *se, const int *__restrict__ mu, int64_t R, int64_t Rp,
+                        int64_t Kp, int64_t r0, int64_t k0, int8_t *__restrict__ out, int t)
+{
+    const int r = cv_row(t), g = cv_group(t);
+    const int64_t gr = r0 + r;
+    const int m = gr < R ? mu[gr] : 0;
+    unsigned pk[N][4];
 OZ_UNROLL
-    for (int j = 0; j < 4; ++j) {
-        const int r = threadIdx.y + 8 * j;
-        const int64_t gr = r0 + r;
-        if (gr >= Rp) continue;
-        const int m = gr < R ? mu[gr] : 0;
-        const float x = ldexpf(s[kk][r], e);  // 0 outside the matrix
-        int res[N];
-        residues<N>(x, m, res);
-        int8_t *o = out + size_t(gr) * size_t(Kp) + size_t(k0 + kk);
+    for (int c = 0; c < 4; ++c) {
+        const int k = 16 * g + 4 * c;
+        const float4 v = ld4(s + r * CV_TK + tcol(r, k));
+        const float x4[4] = {v.x, v.y, v.z, v.w};
 OZ_UNROLL
-        for (int l = 0; l < N; ++l) o[l * plane] = int8_t(res[l]);
+        for (int q = 0; q < 4; ++q) {
+            int res[N];
+            residues<N>(ldexp_f(x4[q], se[k + q]), m, res);  // x = 0 outside R x K
+OZ_UNROLL
+            for (int l = 0; l < N; ++l) {
+                const unsigned b = unsigned(res[l]) & 0xffu;
+                pk[l][c] = q == 0 ? b : pk[l][c] | (b << (8 * q));
+            }
+        }
     }
+    const size_t plane = size_t(Rp) * size_t(Kp);
+    int8_t *o = out + size_t(gr) * size_t(Kp) + size_t(k0 + 16 * g);
+OZ_UNROLL
+    for (int l = 0; l < N; ++l) st_u32x4(o + l * plane, pk[l][0], pk[l][1], pk[l][2], pk[l][3]);
+}
+
+template <int N>
+__global__ void __launch_bounds__(kTileThreads)
+convert_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R, int64_t K, int mode,
+               int64_t Rp, int64_t Kp, const int *__restrict__ ebal, int sign, const int *__restrict__ mu,
+               int8_t *__restrict__ out)
+{
+    __shared__ __align__(16) float s[CV_TR * CV_TK];
+    __shared__ int se[CV_TK];
+    const int t = threadIdx.x;
+    int64_t r0, k0;
+    convert_origin(blockIdx.x, blockIdx.y, r0, k0);
+    load_escale(se, CV_TK, ebal, sign, K, k0, t);
+    tile_load<CV_TR, CV_TK>(s, X, rs, ks, R, K, r0, k0, mode, t);
+    __syncthreads();
+    convert_tile<N>(s, se, mu, R, Rp, Kp, r0, k0, out, t);
 }
 
 // --- INT8 GEMM per modulus ----------------------------------------------
@@ -519,41 +902,136 @@ OZ_UNROLL
     return beta != 0.0f ? fma_f(beta, c, out) : out;
 }
 
+// --- 5. CRT ----------------------------------------------------------------
+// crt_group<N>: rows i0..i0+3 (i0 a multiple of 4, i0 < m) of column j:
+// reads the 4 residues of each plane as one 32-bit word of Rc[l][j*Mp + i0]
+// (Mp is a multiple of 4, so the word is aligned and inside the padded
+// column; residues of rows >= m are read but not used), reads C only if
+// beta != 0, and writes C[j*ldc + i] for i < m only. With cvec (C 16-byte
+// aligned, ldc a multiple of 4) a whole group of 4 rows is one float4 load
+// and store; otherwise (or at the last partial group) 4-byte accesses.
 template <int N>
-__global__ void crt_kernel(const int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t m,
-                           int64_t n, const int *__restrict__ mu, const int *__restrict__ nu,
-                           float alpha, float beta, float *__restrict__ C, int64_t ldc)
+OZ_HD void crt_group(const int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t m,
+                     const int *__restrict__ mu, int nuj, float alpha, float beta, float *__restrict__ C,
+                     int64_t ldc, bool cvec, int64_t i0, int64_t j, const int (*inv)[kMaxN])
 {
-    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const int64_t j = blockIdx.y;
-    if (i >= m || j >= n) return;
-    const size_t plane = size_t(Mp) * size_t(Np);
-    const size_t off = size_t(j) * size_t(Mp) + size_t(i);
-    int r[N];
+    const size_t plane = size_t(Mp) * size_t(Np), off = size_t(j) * size_t(Mp) + size_t(i0);
+    unsigned wd[N];
 OZ_UNROLL
-    for (int l = 0; l < N; ++l) r[l] = Rc[l * plane + off];
-    float &c = C[j * ldc + i];
-    c = crt_element<N>(r, mu[i] + nu[j], alpha, beta, c, c_inv);
+    for (int l = 0; l < N; ++l) wd[l] = ld_u32(Rc + l * plane + off);
+    float *c = C + j * ldc + i0;
+    const bool full = cvec && i0 + 4 <= m;
+    float cv[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (beta != 0.0f) {
+        if (full) {
+            const float4 v = ld4(c);
+            cv[0] = v.x; cv[1] = v.y; cv[2] = v.z; cv[3] = v.w;
+        } else {
+OZ_UNROLL
+            for (int q = 0; q < 4; ++q)
+                if (i0 + q < m) cv[q] = c[q];
+        }
+    }
+    float o[4];
+OZ_UNROLL
+    for (int q = 0; q < 4; ++q) {
+        const int e = (i0 + q < m ? mu[i0 + q] : 0) + nuj;
+        int r[N];
+OZ_UNROLL
+        for (int l = 0; l < N; ++l) r[l] = int(int8_t(wd[l] >> (8 * q)));  // byte q = row i0 + q
+        o[q] = crt_element<N>(r, e, alpha, beta, cv[q], inv);
+    }
+    if (full) {
+        st4(c, make_float4(o[0], o[1], o[2], o[3]));
+    } else {
+OZ_UNROLL
+        for (int q = 0; q < 4; ++q)
+            if (i0 + q < m) c[q] = o[q];
+    }
 }
 
-// alpha == 0 or k == 0: C := beta C (the model and the strict path).
+// crt_kernel<N>: C[j*ldc + i] := crt_element(residues of Rc[.][j*Mp + i],
+// mu_i + nu_j, alpha, beta, C[j*ldc + i]) for i < m, j < n (Rc: N int8
+// planes, Mp x Np column-major). Block (bx, 256/bx), bx a power of 2 >= 32:
+// threadIdx.x takes the 4-row groups of a column (a warp reads 128
+// contiguous bytes per plane and writes 512 contiguous bytes of C),
+// threadIdx.y columns; the columns are walked with a grid stride, so any n
+// fits in grid.y <= 65535.
+template <int N>
+__global__ void __launch_bounds__(256)
+crt_kernel(const int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t m, int64_t n,
+           const int *__restrict__ mu, const int *__restrict__ nu, float alpha, float beta,
+           float *__restrict__ C, int64_t ldc, bool cvec)
+{
+    const int64_t i0 = 4 * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x);
+    if (i0 >= m) return;
+    for (int64_t j = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; j < n;
+         j += int64_t(gridDim.y) * blockDim.y)
+        crt_group<N>(Rc, Mp, Np, m, mu, nu[j], alpha, beta, C, ldc, cvec, i0, j, c_inv);
+}
+
+// alpha == 0 or k == 0: C := beta C (0 if beta == 0), as the model and the
+// strict path. Block (256, 1), one row per thread, columns with a grid
+// stride as crt_kernel.
 __global__ void scale_kernel(int64_t m, int64_t n, float beta, float *__restrict__ C, int64_t ldc)
 {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const int64_t j = blockIdx.y;
-    if (i >= m || j >= n) return;
-    float &c = C[j * ldc + i];
-    c = beta == 0.0f ? 0.0f : __fmul_rn(beta, c);
+    if (i >= m) return;
+    for (int64_t j = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; j < n;
+         j += int64_t(gridDim.y) * blockDim.y) {
+        float &c = C[j * ldc + i];
+        c = beta == 0.0f ? 0.0f : __fmul_rn(beta, c);
+    }
 }
 
 // --- host side ----------------------------------------------------------
 int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+int64_t cdiv(int64_t x, int64_t a) { return (x + a - 1) / a; }
+
+// Padded sizes for both GEMM kernels (wg:: tiles are multiples of the
+// mma.sync ones and of the conversion tile, 32 x 128).
+void padded_sizes(int64_t m, int64_t n, int64_t k, int64_t &Mp, int64_t &Np, int64_t &Kp)
+{
+    static_assert(wg::BM % CV_TR == 0 && wg::BN % CV_TR == 0 && wg::BK % CV_TK == 0, "tiles");
+    Mp = round_up(std::max<int64_t>(m, 1), wg::BM);
+    Np = round_up(std::max<int64_t>(n, 1), wg::BN);
+    Kp = round_up(std::max<int64_t>(k, 1), wg::BK);
+}
+
+// Number of fast-cs chunks along K.
+int64_t norm_chunks(int64_t k) { return cdiv(std::max<int64_t>(k, 1), kChunk); }
+
+// Grids of the tile kernels (x, y), shared by the launches and the host
+// emulation; the origins of a block are kmax_origin etc.
+void kmax_grid(int64_t R, int64_t K, int64_t &gx, int64_t &gy) { gx = cdiv(K, KM_TK); gy = cdiv(R, KM_TR * KM_TILES); }
+void norm_grid(int64_t R, int64_t K, int64_t &gx, int64_t &gy) { gx = cdiv(R, NM_TR); gy = norm_chunks(K); }
+void convert_grid(int64_t Rp, int64_t Kp, int64_t &gx, int64_t &gy) { gx = Rp / CV_TR; gy = Kp / CV_TK; }
+
+// A grid dimension that must fit grid.y (or .z).
+unsigned grid_y(int64_t v, const char *what)
+{
+    if (v > 65535) { std::fprintf(stderr, "%s: %lld blocks exceed grid.y\n", what, (long long)v); std::exit(2); }
+    return unsigned(std::max<int64_t>(v, 1));
+}
+
+// crt_kernel's block and grid (see there).
+struct CrtShape { unsigned bx, by, gx, gy; };
+CrtShape crt_shape(int64_t m, int64_t n)
+{
+    const int64_t groups = cdiv(m, 4);
+    unsigned bx = 32;
+    while (bx < 256 && bx < groups) bx *= 2;
+    const unsigned by = 256 / bx;
+    return {bx, by, unsigned(cdiv(groups, bx)), unsigned(std::min<int64_t>(cdiv(n, by), 65535))};
+}
+bool crt_cvec(const float *C, int64_t ldc) { return reinterpret_cast<uintptr_t>(C) % 16 == 0 && ldc % 4 == 0; }
 
 struct Plan {
-    int64_t m = 0, n = 0, k = 0, Mp = 0, Np = 0, Kp = 0;
+    int64_t m = 0, n = 0, k = 0, Mp = 0, Np = 0, Kp = 0, nch = 0;
     int N = 0;
     unsigned *camax = nullptr, *rbmax = nullptr;
     int *ebal = nullptr, *mu = nullptr, *nu = nullptr;
+    double *partA = nullptr, *partB = nullptr;  // fast-cs chunk sums, nch x m and nch x n
     int8_t *Ra = nullptr, *Rb = nullptr, *Rc = nullptr;
 };
 
@@ -561,16 +1039,16 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, int N)
 {
     Plan p;
     p.m = m; p.n = n; p.k = k; p.N = N;
-    // Padded for both GEMM kernels (wg:: tiles are multiples of the mma.sync ones).
-    p.Mp = round_up(std::max<int64_t>(m, 1), wg::BM);
-    p.Np = round_up(std::max<int64_t>(n, 1), wg::BN);
-    p.Kp = round_up(std::max<int64_t>(k, 1), wg::BK);
+    padded_sizes(m, n, k, p.Mp, p.Np, p.Kp);
+    p.nch = norm_chunks(k);
     const int64_t kk = std::max<int64_t>(k, 1);
     CK(cudaMalloc(&p.camax, kk * sizeof(unsigned)));
     CK(cudaMalloc(&p.rbmax, kk * sizeof(unsigned)));
     CK(cudaMalloc(&p.ebal, kk * sizeof(int)));
     CK(cudaMalloc(&p.mu, p.Mp * sizeof(int)));
     CK(cudaMalloc(&p.nu, p.Np * sizeof(int)));
+    CK(cudaMalloc(&p.partA, p.nch * std::max<int64_t>(m, 1) * sizeof(double)));
+    CK(cudaMalloc(&p.partB, p.nch * std::max<int64_t>(n, 1) * sizeof(double)));
     CK(cudaMalloc(&p.Ra, size_t(N) * p.Mp * p.Kp));
     CK(cudaMalloc(&p.Rb, size_t(N) * p.Np * p.Kp));
     CK(cudaMalloc(&p.Rc, size_t(N) * p.Mp * p.Np));
@@ -580,21 +1058,53 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, int N)
 void free_plan(Plan &p)
 {
     cudaFree(p.camax); cudaFree(p.rbmax); cudaFree(p.ebal); cudaFree(p.mu); cudaFree(p.nu);
+    cudaFree(p.partA); cudaFree(p.partB);
     cudaFree(p.Ra); cudaFree(p.Rb); cudaFree(p.Rc);
     p = Plan();
 }
 
-template <int N>
-void launch_convert(dim3 grid, const float *X, int64_t rs, int64_t ks, int64_t R, int64_t K,
-                    int64_t Rp, int64_t Kp, const int *e, int sign, const int *mu, int8_t *out)
+// Tile kernels specialised by tile_mode() (one load pattern each keeps their
+// registers low).
+#define OZ_MODE_DISPATCH(mode, F, ...)                              \
+    switch (mode) {                                                 \
+    case 0: F<0>(__VA_ARGS__); break;                               \
+    case kTileKc: F<kTileKc>(__VA_ARGS__); break;                   \
+    case kTileVec: F<kTileVec>(__VA_ARGS__); break;                 \
+    default: F<kTileKc | kTileVec>(__VA_ARGS__); break;             \
+    }
+
+template <int MODE>
+void launch_kmax(const float *X, int64_t rs, int64_t ks, int64_t R, int64_t K, unsigned *out)
 {
-    convert_kernel<N><<<grid, dim3(32, 8)>>>(X, rs, ks, R, K, Rp, Kp, e, sign, mu, out);
+    int64_t gx, gy;
+    kmax_grid(R, K, gx, gy);
+    const dim3 grid(unsigned(gx), grid_y(gy, "kmax"));
+    kmax_kernel<MODE><<<grid, kTileThreads>>>(X, rs, ks, R, K, out);
+}
+template <int MODE>
+void launch_norm_part(const float *X, int64_t rs, int64_t ks, int64_t R, int64_t K, const int *e, int sign,
+                      double *part)
+{
+    int64_t gx, gy;
+    norm_grid(R, K, gx, gy);
+    const dim3 grid(unsigned(gx), grid_y(gy, "norm"));
+    norm_part_kernel<MODE><<<grid, kTileThreads>>>(X, rs, ks, R, K, e, sign, part);
+}
+template <int N>
+void launch_convert(const float *X, int64_t rs, int64_t ks, int64_t R, int64_t K, int mode, int64_t Rp,
+                    int64_t Kp, const int *e, int sign, const int *mu, int8_t *out)
+{
+    int64_t gx, gy;
+    convert_grid(Rp, Kp, gx, gy);
+    const dim3 grid(unsigned(gx), grid_y(gy, "convert"));
+    convert_kernel<N><<<grid, kTileThreads>>>(X, rs, ks, R, K, mode, Rp, Kp, e, sign, mu, out);
 }
 template <int N>
 void launch_crt(const Plan &p, float alpha, float beta, float *C, int64_t ldc)
 {
-    dim3 grid(unsigned((p.m + 255) / 256), unsigned(p.n));
-    crt_kernel<N><<<grid, 256>>>(p.Rc, p.Mp, p.Np, p.m, p.n, p.mu, p.nu, alpha, beta, C, ldc);
+    const CrtShape g = crt_shape(p.m, p.n);
+    crt_kernel<N><<<dim3(g.gx, g.gy), dim3(g.bx, g.by)>>>(p.Rc, p.Mp, p.Np, p.m, p.n, p.mu, p.nu, alpha,
+                                                          beta, C, ldc, crt_cvec(C, ldc));
 }
 
 #define OZ_DISPATCH(N, F, ...)                                      \
@@ -617,9 +1127,13 @@ void ozaki2_gpu(Plan &p, bool ta, bool tb, float alpha, const float *A, int64_t 
     const int64_t m = p.m, n = p.n, k = p.k;
     auto rec = [&](int t) { if (ev) CK(cudaEventRecord(ev[t])); };
     rec(0);
+    if (m == 0 || n == 0) {  // nothing to write
+        for (int t = 1; t < 5; ++t) rec(t);
+        return;
+    }
     if (alpha == 0.0f || k == 0) {
-        if (m > 0 && n > 0)
-            scale_kernel<<<dim3(unsigned((m + 255) / 256), unsigned(n)), 256>>>(m, n, beta, C, ldc);
+        scale_kernel<<<dim3(unsigned(cdiv(m, 256)), unsigned(std::min<int64_t>(n, 65535))), 256>>>(m, n, beta, C,
+                                                                                                   ldc);
         for (int t = 1; t < 5; ++t) rec(t);
         return;
     }
@@ -627,21 +1141,19 @@ void ozaki2_gpu(Plan &p, bool ta, bool tb, float alpha, const float *A, int64_t 
     // a "rows of K" operand: B[kk + j ldb] or B[j + kk ldb].
     const int64_t ars = ta ? lda : 1, aks = ta ? 1 : lda;
     const int64_t brs = tb ? 1 : ldb, bks = tb ? ldb : 1;
+    const int amode = tile_mode(A, ars, aks), bmode = tile_mode(B, brs, bks);
     CK(cudaMemsetAsync(p.camax, 0, k * sizeof(unsigned)));
     CK(cudaMemsetAsync(p.rbmax, 0, k * sizeof(unsigned)));
-    const unsigned kt32 = unsigned((k + 31) / 32);
-    kmax_kernel<<<dim3(kt32, unsigned((m + 31) / 32)), dim3(32, 8)>>>(A, ars, aks, m, k, p.camax);
-    kmax_kernel<<<dim3(kt32, unsigned((n + 31) / 32)), dim3(32, 8)>>>(B, brs, bks, n, k, p.rbmax);
-    ebal_kernel<<<unsigned((k + 255) / 256), 256>>>(p.camax, p.rbmax, k, p.ebal);
-    norm_kernel<<<unsigned((m + 31) / 32), dim3(32, 8)>>>(A, ars, aks, m, k, p.ebal, +1, T, p.mu);
-    norm_kernel<<<unsigned((n + 31) / 32), dim3(32, 8)>>>(B, brs, bks, n, k, p.ebal, -1, T, p.nu);
+    OZ_MODE_DISPATCH(amode, launch_kmax, A, ars, aks, m, k, p.camax);
+    OZ_MODE_DISPATCH(bmode, launch_kmax, B, brs, bks, n, k, p.rbmax);
+    ebal_kernel<<<unsigned(cdiv(k, 256)), 256>>>(p.camax, p.rbmax, k, p.ebal);
+    OZ_MODE_DISPATCH(amode, launch_norm_part, A, ars, aks, m, k, p.ebal, +1, p.partA);
+    OZ_MODE_DISPATCH(bmode, launch_norm_part, B, brs, bks, n, k, p.ebal, -1, p.partB);
+    norm_finish_kernel<<<unsigned(cdiv(m + n, 256)), 256>>>(p.partA, m, p.partB, n, p.nch, T, p.mu, p.nu);
     CK(cudaGetLastError());
     rec(1);
-    const unsigned kp32 = unsigned(p.Kp / 32);
-    OZ_DISPATCH(p.N, launch_convert, dim3(kp32, unsigned(p.Mp / 32)), A, ars, aks, m, k, p.Mp,
-                p.Kp, p.ebal, +1, p.mu, p.Ra);
-    OZ_DISPATCH(p.N, launch_convert, dim3(kp32, unsigned(p.Np / 32)), B, brs, bks, n, k, p.Np,
-                p.Kp, p.ebal, -1, p.nu, p.Rb);
+    OZ_DISPATCH(p.N, launch_convert, A, ars, aks, m, k, amode, p.Mp, p.Kp, p.ebal, +1, p.mu, p.Ra);
+    OZ_DISPATCH(p.N, launch_convert, B, brs, bks, n, k, bmode, p.Np, p.Kp, p.ebal, -1, p.nu, p.Rb);
     CK(cudaGetLastError());
     rec(2);
     if (g_gemm_mma)
@@ -667,6 +1179,7 @@ struct Case {
 };
 
 const float kPadVal = std::numeric_limits<float>::quiet_NaN();
+const float kNaN = kPadVal;
 
 // op(A) as m rows of k (the model's A), op(B) as n columns of k (the model's B).
 struct Host {
@@ -814,6 +1327,31 @@ vector<float> model_C(const Case &cs, const Host &h, int N, oz2::Info &info)
     return Cm;
 }
 
+// Rows (of R) whose fast-cs sum of squares, as norm_total of the chunk sums
+// in part (nch x R), differs in any bit from the model's oz2::sumsq of the
+// balanced row: the summation order checked exactly (mu alone rarely shows it).
+int64_t sum_diffs(const double *part, int64_t nch, int64_t R, const vector<float> &Xb, int64_t k)
+{
+    int64_t bad = 0;
+    for (int64_t r = 0; r < R; ++r) {
+        const double g = norm_total(part + r, R, nch), c = oz2::sumsq(&Xb[r * k], k);
+        bad += std::memcmp(&g, &c, 8) != 0;
+    }
+    return bad;
+}
+
+// sum_diffs for both operands (balanced as the model does); prints and
+// returns whether all match.
+bool check_sums(const Case &cs, const Host &h, const double *pa, const double *pb, int64_t nch)
+{
+    vector<float> Ab, Bb;
+    oz2::balance_k(cs.m, cs.n, cs.k, h.Am.data(), h.Bm.data(), Ab, Bb);
+    const int64_t da = sum_diffs(pa, nch, cs.m, Ab, cs.k), db = sum_diffs(pb, nch, cs.n, Bb, cs.k);
+    std::printf("  sums of squares vs model (bitwise): %" PRId64 " of %" PRId64 " rows of A, %" PRId64 " of %" PRId64
+                " columns of B differ\n", da, cs.m, db, cs.n);
+    return da == 0 && db == 0;
+}
+
 struct Times { double scale = 0, conv = 0, gemm = 0, crt = 0, total = 0; };
 
 // cuBLAS in the same process, for the ratios (--time): SGEMM on the same
@@ -938,6 +1476,10 @@ bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Time
             std::printf("  exponents: mu differ in %d of %" PRId64 " rows, nu in %d of %" PRId64
                         " columns (mu[0]=%d model %d)\n", dmu, m, dnu, n, mu[0], info.mu[0]);
             if (dmu || dnu) ok = false;
+            vector<double> pa(p.nch * m), pb(p.nch * n);
+            CK(cudaMemcpy(pa.data(), p.partA, pa.size() * 8, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(pb.data(), p.partB, pb.size() * 8, cudaMemcpyDeviceToHost));
+            if (!check_sums(cs, h, pa.data(), pb.data(), p.nch)) ok = false;
         }
         int64_t diff = 0; int shown = 0;
         for (int64_t j = 0; j < n; ++j)
@@ -999,82 +1541,243 @@ bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Time
     return ok;
 }
 
-// Host emulation of the GPU pipeline with the kernels' element functions
-// (ebal_value, mu_value, residues, crt_element) and the GPU's data layouts
-// read through op(A)/op(B) strides; the INT8 GEMM is a plain int64 dot.
-// Tests the arithmetic glue against the model without a GPU.
+// --- host emulation (--host-check) ----------------------------------------
+// The kernels' phase functions run on the CPU over the same grids, block by
+// block and thread by thread; a __syncthreads is the end of a loop over the
+// block's threads. Shared tiles start as NaN and are checked after each
+// load: a NaN left means a tile element no thread wrote, or a read of the
+// NaN ld padding (the inputs hold NaN nowhere else).
+std::atomic<int64_t> g_emu_faults{0};
+
+void emu_check_tile(const float *s, int n, const char *what)
+{
+    int64_t bad = 0;
+    for (int i = 0; i < n; ++i) bad += std::isnan(s[i]);
+    if (bad && g_emu_faults.fetch_add(bad) == 0)
+        std::printf("    %s: %" PRId64 " shared elements unwritten or NaN\n", what, bad);
+}
+
+void emu_kmax(const float *X, int64_t rs, int64_t ks, int64_t R, int64_t K, int mode, unsigned *out)
+{
+    int64_t gx, gy;
+    kmax_grid(R, K, gx, gy);
+    vector<float> s(KM_TR * KM_TK);
+    float mx[KM_TK];
+    for (int64_t by = 0; by < gy; ++by)
+        for (int64_t bx = 0; bx < gx; ++bx) {
+            int64_t k0, rb;
+            kmax_origin(bx, by, k0, rb);
+            for (float &v : mx) v = 0.0f;
+            for (int i = 0; i < KM_TILES && rb + i * KM_TR < R; ++i) {
+                std::fill(s.begin(), s.end(), kNaN);
+                for (int t = 0; t < kTileThreads; ++t)
+                    tile_load<KM_TR, KM_TK>(s.data(), X, rs, ks, R, K, rb + i * KM_TR, k0, mode, t);
+                emu_check_tile(s.data(), int(s.size()), "kmax tile");
+                for (int t = 0; t < KM_TK; ++t) mx[t] = kmax_tile(s.data(), t, mx[t]);
+            }
+            for (int t = 0; t < KM_TK; ++t)
+                if (k0 + t < K) out[k0 + t] = std::max(out[k0 + t], f2u(mx[t]));
+        }
+}
+
+void emu_norm_part(const float *X, int64_t rs, int64_t ks, int64_t R, int64_t K, int mode, const int *ebal,
+                   int sign, double *part)
+{
+    int64_t gx, gy;
+    norm_grid(R, K, gx, gy);
+    parallel_for(gx * gy, [&](int64_t b) {
+        const int64_t bx = b % gx, by = b / gx;
+        int64_t r0, kc0;
+        norm_origin(bx, by, r0, kc0);
+        vector<float> s(NM_TR * NM_TK);
+        vector<int> se(kChunk);
+        double acc[kTileThreads];
+        for (int t = 0; t < kTileThreads; ++t) { load_escale(se.data(), kChunk, ebal, sign, K, kc0, t); acc[t] = 0.0; }
+        for (int sub = 0; sub < kChunk / NM_TK && kc0 + sub * NM_TK < K; ++sub) {
+            std::fill(s.begin(), s.end(), kNaN);
+            for (int t = 0; t < kTileThreads; ++t)
+                tile_load<NM_TR, NM_TK>(s.data(), X, rs, ks, R, K, r0, kc0 + sub * NM_TK, mode, t);
+            emu_check_tile(s.data(), int(s.size()), "norm tile");
+            for (int t = 0; t < kTileThreads; ++t) acc[t] = norm_tile(s.data(), se.data() + sub * NM_TK, t, acc[t]);
+        }
+        for (int t = 0; t < kTileThreads; ++t)
+            if (r0 + t < R) part[by * R + r0 + t] = acc[t];
+    });
+}
+
+template <int N>
+void emu_convert(const float *X, int64_t rs, int64_t ks, int64_t R, int64_t K, int mode, int64_t Rp, int64_t Kp,
+                 const int *ebal, int sign, const int *mu, int8_t *out)
+{
+    int64_t gx, gy;
+    convert_grid(Rp, Kp, gx, gy);
+    parallel_for(gx * gy, [&](int64_t b) {
+        int64_t r0, k0;
+        convert_origin(b % gx, b / gx, r0, k0);
+        vector<float> s(CV_TR * CV_TK, kNaN);
+        int se[CV_TK];
+        for (int t = 0; t < kTileThreads; ++t) {
+            load_escale(se, CV_TK, ebal, sign, K, k0, t);
+            tile_load<CV_TR, CV_TK>(s.data(), X, rs, ks, R, K, r0, k0, mode, t);
+        }
+        emu_check_tile(s.data(), int(s.size()), "convert tile");
+        for (int t = 0; t < kTileThreads; ++t) convert_tile<N>(s.data(), se, mu, R, Rp, Kp, r0, k0, out, t);
+    });
+}
+
+template <int N>
+void emu_crt(const int8_t *Rc, int64_t Mp, int64_t Np, int64_t m, int64_t n, const int *mu, const int *nu,
+             float alpha, float beta, float *C, int64_t ldc, const int (*inv)[kMaxN])
+{
+    const CrtShape g = crt_shape(m, n);
+    const bool cvec = crt_cvec(C, ldc);
+    // Threads of different (blockIdx.y, threadIdx.y) own disjoint columns.
+    parallel_for(int64_t(g.gy) * g.by, [&](int64_t yy) {
+        const int64_t by = yy / g.by, ty = yy % g.by;
+        for (int64_t bx = 0; bx < g.gx; ++bx)
+            for (int64_t tx = 0; tx < g.bx; ++tx) {
+                const int64_t i0 = 4 * (bx * g.bx + tx);
+                if (i0 >= m) continue;
+                for (int64_t j = by * g.by + ty; j < n; j += int64_t(g.gy) * g.by)
+                    crt_group<N>(Rc, Mp, Np, m, mu, nu[j], alpha, beta, C, ldc, cvec, i0, j, inv);
+            }
+    });
+}
+
+// The GPU pipeline emulated as above (the INT8 GEMM as a host int64 dot:
+// its exact residue is what both GEMM kernels write), compared with the model
+// bit for bit: exponents, C, C's padding, and the residue planes' padding.
 template <int N>
 bool host_check_n(const Case &cs, const Host &h, double T)
 {
     const int64_t m = cs.m, n = cs.n, k = cs.k;
-    const int64_t ars = cs.ta ? h.lda : 1, aks = cs.ta ? 1 : h.lda;
-    const int64_t brs = cs.tb ? 1 : h.ldb, bks = cs.tb ? h.ldb : 1;
-    auto a = [&](int64_t i, int64_t t) { return h.A[i * ars + t * aks]; };
-    auto b = [&](int64_t j, int64_t t) { return h.B[j * brs + t * bks]; };
+    g_emu_faults = 0;
+    bool ok = true;
     vector<float> C(h.C0);
+    oz2::Info info;
+    vector<float> Cm = model_C(cs, h, N, info);
     if (cs.alpha != 0.0f && k > 0) {
-        vector<int> e(k), mu(m), nu(n);
-        for (int64_t t = 0; t < k; ++t) {
-            float ca = 0, rb = 0;
-            for (int64_t i = 0; i < m; ++i) ca = std::max(ca, std::fabs(a(i, t)));
-            for (int64_t j = 0; j < n; ++j) rb = std::max(rb, std::fabs(b(j, t)));
-            e[t] = ebal_value(ca, rb);
+        int64_t Mp, Np, Kp;
+        padded_sizes(m, n, k, Mp, Np, Kp);
+        const int64_t ars = cs.ta ? h.lda : 1, aks = cs.ta ? 1 : h.lda;
+        const int64_t brs = cs.tb ? 1 : h.ldb, bks = cs.tb ? h.ldb : 1;
+        const float *A = h.A.data(), *B = h.B.data();
+        const int amode = tile_mode(A, ars, aks), bmode = tile_mode(B, brs, bks);
+        std::printf("  tile modes: A %s%s, B %s%s; C %s\n", amode & kTileKc ? "k-contiguous" : "rows-contiguous",
+                    amode & kTileVec ? " float4" : " scalar", bmode & kTileKc ? "k-contiguous" : "rows-contiguous",
+                    bmode & kTileVec ? " float4" : " scalar", crt_cvec(C.data(), h.ldc) ? "float4" : "scalar");
+        vector<unsigned> ca(k, 0u), rb(k, 0u);
+        emu_kmax(A, ars, aks, m, k, amode, ca.data());
+        emu_kmax(B, brs, bks, n, k, bmode, rb.data());
+        vector<int> e(k);
+        for (int64_t t = 0; t < k; ++t) e[t] = ebal_value(u2f(ca[t]), u2f(rb[t]));  // ebal_kernel
+        const int64_t nch = norm_chunks(k);
+        vector<double> pa(nch * m), pb(nch * n);
+        emu_norm_part(A, ars, aks, m, k, amode, e.data(), +1, pa.data());
+        emu_norm_part(B, brs, bks, n, k, bmode, e.data(), -1, pb.data());
+        if (!check_sums(cs, h, pa.data(), pb.data(), nch)) ok = false;
+        vector<int> mu(Mp, 0), nu(Np, 0);
+        for (int64_t t = 0; t < m + n; ++t) norm_finish_thread(pa.data(), m, pb.data(), n, nch, T, mu.data(), nu.data(), t);
+        int dmu = 0, dnu = 0;
+        for (int64_t i = 0; i < m; ++i) dmu += mu[i] != info.mu[i];
+        for (int64_t j = 0; j < n; ++j) dnu += nu[j] != info.nu[j];
+        if (dmu || dnu) {
+            std::printf("  exponents: mu differ in %d of %" PRId64 " rows, nu in %d of %" PRId64 " columns\n", dmu, m,
+                        dnu, n);
+            ok = false;
         }
-        for (int64_t i = 0; i < m; ++i) {
-            double acc = 0;
-            for (int64_t t = 0; t < k; ++t) { double d = std::ldexp(a(i, t), e[t]); acc = acc + d * d; }
-            mu[i] = mu_value(acc, T);
-        }
-        for (int64_t j = 0; j < n; ++j) {
-            double acc = 0;
-            for (int64_t t = 0; t < k; ++t) { double d = std::ldexp(b(j, t), -e[t]); acc = acc + d * d; }
-            nu[j] = mu_value(acc, T);
-        }
-        vector<int8_t> Ra(size_t(N) * m * k), Rb(size_t(N) * n * k);
-        for (int64_t i = 0; i < m; ++i)
-            for (int64_t t = 0; t < k; ++t) {
-                int r[N]; residues<N>(std::ldexp(a(i, t), e[t]), mu[i], r);
-                for (int l = 0; l < N; ++l) Ra[(l * m + i) * k + t] = int8_t(r[l]);
-            }
-        for (int64_t j = 0; j < n; ++j)
-            for (int64_t t = 0; t < k; ++t) {
-                int r[N]; residues<N>(std::ldexp(b(j, t), -e[t]), nu[j], r);
-                for (int l = 0; l < N; ++l) Rb[(l * n + j) * k + t] = int8_t(r[l]);
-            }
+        // Planes start as a byte the conversion never leaves in the padding.
+        vector<int8_t> Ra(size_t(N) * Mp * Kp, int8_t(0x55)), Rb(size_t(N) * Np * Kp, int8_t(0x55));
+        emu_convert<N>(A, ars, aks, m, k, amode, Mp, Kp, e.data(), +1, mu.data(), Ra.data());
+        emu_convert<N>(B, brs, bks, n, k, bmode, Np, Kp, e.data(), -1, nu.data(), Rb.data());
+        int64_t padbad = 0;
+        for (int l = 0; l < N; ++l)
+            for (int64_t r = 0; r < Mp; ++r)
+                for (int64_t t = 0; t < Kp; ++t) padbad += (r >= m || t >= k) && Ra[(l * Mp + r) * Kp + t] != 0;
+        for (int l = 0; l < N; ++l)
+            for (int64_t r = 0; r < Np; ++r)
+                for (int64_t t = 0; t < Kp; ++t) padbad += (r >= n || t >= k) && Rb[(l * Np + r) * Kp + t] != 0;
+        if (padbad) { std::printf("  residue padding: %" PRId64 " nonzero bytes\n", padbad); ok = false; }
+        // Rc's padding rows hold junk (the crt reads them with the row group
+        // and must not use them).
+        vector<int8_t> Rc(size_t(N) * Mp * Np, int8_t(0x7b));
+        parallel_for(n, [&](int64_t j) {
+            for (int l = 0; l < N; ++l)
+                for (int64_t i = 0; i < m; ++i) {
+                    const int8_t *pa_ = &Ra[(l * Mp + i) * Kp], *pb_ = &Rb[(l * Np + j) * Kp];
+                    int64_t acc = 0;
+                    for (int64_t t = 0; t < Kp; ++t) acc += int32_t(pa_[t]) * int32_t(pb_[t]);
+                    Rc[(l * Np + j) * Mp + i] = int8_t(sym_rt(int(acc % kmod(l)), kmod(l)));
+                }
+        });
         int inv[kMaxN][kMaxN];
         make_inv(inv);
-        parallel_for(n, [&](int64_t j) {
-            for (int64_t i = 0; i < m; ++i) {
-                int r[N];
-                for (int l = 0; l < N; ++l) {
-                    int32_t acc = 0;  // int32 as the GPU (no overflow: K < 131072)
-                    const int8_t *pa = &Ra[(l * m + i) * k], *pb = &Rb[(l * n + j) * k];
-                    for (int64_t t = 0; t < k; ++t) acc += int32_t(pa[t]) * int32_t(pb[t]);
-                    r[l] = sym_rt(acc, kmod(l));
-                }
-                float &c = C[i + j * h.ldc];
-                c = crt_element<N>(r, mu[i] + nu[j], cs.alpha, cs.beta, c, inv);
-            }
-        });
+        emu_crt<N>(Rc.data(), Mp, Np, m, n, mu.data(), nu.data(), cs.alpha, cs.beta, C.data(), h.ldc, inv);
     } else {
-        for (int64_t j = 0; j < n; ++j)
+        for (int64_t j = 0; j < n; ++j)  // scale_kernel
             for (int64_t i = 0; i < m; ++i) {
                 float &c = C[i + j * h.ldc];
                 c = cs.beta == 0.0f ? 0.0f : cs.beta * c;
             }
     }
-    oz2::Info info;
-    vector<float> Cm = model_C(cs, h, N, info);
-    int64_t diff = 0;
-    for (int64_t j = 0; j < n; ++j)
+    if (g_emu_faults) ok = false;
+    int64_t diff = 0, padw = 0;
+    for (int64_t j = 0; j < n; ++j) {
         for (int64_t i = 0; i < m; ++i) {
             uint32_t x, y;
             std::memcpy(&x, &C[i + j * h.ldc], 4); std::memcpy(&y, &Cm[i * n + j], 4);
             if (x != y && diff++ < 5)
                 std::printf("    C(%" PRId64 ",%" PRId64 "): emulation 0x%08x model 0x%08x\n", i, j, x, y);
         }
+        for (int64_t i = m; i < h.ldc; ++i) padw += !std::isnan(C[i + j * h.ldc]);
+    }
+    if (padw) { std::printf("  C padding written (%" PRId64 " elements)\n", padw); ok = false; }
     std::printf("  host emulation vs CPU model: %" PRId64 " of %" PRId64 " elements differ\n", diff, m * n);
-    return diff == 0;
+    return ok && diff == 0;
+}
+
+// Element functions against plain references: ldexp_f against std::ldexp
+// for every float exponent field (subnormals included) and |e| <= 300, and
+// residues<14> against trunc(2^mu x) mod p in int128 for shifts
+// s = ex + mu in [-40, 90] (both the fast and the s > 39 path). Returns the
+// number of mismatches.
+int64_t element_selftest()
+{
+    int64_t bad = 0;
+    std::mt19937_64 rng(777);
+    for (unsigned ef = 0; ef < 255; ++ef)
+        for (int rep = 0; rep < 6; ++rep) {
+            const unsigned fr = rep == 0 ? 0u : rep == 1 ? 1u : rep == 2 ? 0x7fffffu : unsigned(rng()) & 0x7fffffu;
+            for (unsigned sg = 0; sg < 2; ++sg) {
+                const float x = u2f((sg << 31) | (ef << 23) | fr);
+                for (int e = -300; e <= 300; ++e) {
+                    const float a = ldexp_f(x, e), b = std::ldexp(x, e);
+                    bad += f2u(a) != f2u(b);
+                }
+            }
+        }
+    for (int it = 0; it < 200000; ++it) {
+        const unsigned bits = unsigned(rng()) & 0xbfffffffu;  // exponent field < 128
+        const float x = u2f(bits);
+        int32_t mant; int ex;
+        {
+            int e2; const float f = std::frexp(std::fabs(x), &e2);
+            mant = int32_t(std::ldexp(f, 24)); ex = e2 - 24;
+        }
+        const int mu = -ex + int(rng() % 131) - 40;
+        int res[14];
+        residues<14>(x, mu, res);
+        const int sh = ex + mu;
+        __int128 t = mant == 0 ? 0 : sh >= 0 ? (__int128(mant) << sh) : (-sh >= 32 ? 0 : __int128(mant >> -sh));
+        if (std::signbit(x)) t = -t;
+        for (int l = 0; l < 14; ++l) {
+            int r = int(t % kmod(l));
+            if (r < 0) r += kmod(l);
+            if (2 * r >= kmod(l)) r -= kmod(l);
+            bad += r != res[l];
+        }
+    }
+    return bad;
 }
 
 template <int N>
@@ -1088,8 +1791,9 @@ void usage()
                 "  sizes given) plus FP64 errors; exit 1 on any mismatch.\n"
                 "  --time: time the pipeline (default 4096^3 and 8192^3, or the sizes given),\n"
                 "  FP64 errors on sampled columns, GEMM residues checked on sampled elements.\n"
-                "  --host-check: no GPU; emulate the pipeline on the CPU with the kernels'\n"
-                "  element functions and compare with the model bit for bit.\n"
+                "  --host-check: no GPU; run the kernels' phase functions on the CPU over the\n"
+                "  same grids (the INT8 GEMM as a host dot) and compare with the model bit\n"
+                "  for bit (exponents, sums of squares, C, paddings); element self-tests.\n"
                 "  --gemm: the INT8 GEMM kernel: wgmma (default; TMA, warp-specialized) or mma\n"
                 "  (mma.sync, cp.async).\n");
 }
@@ -1139,10 +1843,24 @@ int main(int argc, char **argv)
         Case ks = mk("k-scaled 2^[-20,20]", 256, 256, 256); ks.kind = 6; defaults.push_back(ks);
         Case sb = mk("subnormal A x2^-135, B x2^100", 256, 192, 320); sb.kind = 2; defaults.push_back(sb);
         Case ab = mk("alpha=0", 64, 64, 64); ab.alpha = 0.0f; ab.beta = 2.0f; ab.kind = 7; defaults.push_back(ab);
+        // ld multiples of 4 with transposes (the float4 tile paths in the
+        // other orientations), k and m, n not multiples of 4, beta != 0
+        // with an aligned ldc (float4 C path and its partial last group).
+        Case tn = mk("TN float4 ld, k%4=3", 130, 65, 259);
+        tn.ta = true; tn.pad_a = 1; tn.pad_b = 1; tn.pad_c = 2; tn.kind = 7; tn.alpha = 0.75f; tn.beta = -1.5f;
+        defaults.push_back(tn);
+        Case nt = mk("NT float4 ld", 131, 67, 300);
+        nt.tb = true; nt.pad_a = 1; nt.pad_b = 1; nt.pad_c = 1;
+        defaults.push_back(nt);
+        Case one = mk("m=n=1", 1, 1, 300); one.kind = 7; one.beta = 0.5f; defaults.push_back(one);
+        Case sk = mk("m=1 TT", 1, 300, 77); sk.ta = sk.tb = true; defaults.push_back(sk);
+        Case n1 = mk("n=1 NT", 300, 1, 513); n1.tb = true; n1.pad_c = 3; defaults.push_back(n1);
     }
     if (host_check) {
-        std::printf("host emulation, N = %d, phi = %g; model selftest %d mismatches\n", N, phi, oz2::selftest());
-        bool ok = true;
+        const int64_t eb = element_selftest();
+        std::printf("host emulation, N = %d, phi = %g; model selftest %d mismatches; element selftest %" PRId64
+                    " mismatches\n", N, phi, oz2::selftest(), eb);
+        bool ok = eb == 0;
         int ci = 0;
         for (const Case &c : sizes.empty() ? defaults : sizes) {
             const uint64_t sd = seed + 7919 * uint64_t(++ci);
