@@ -154,6 +154,9 @@ MPIRUN=$PREFIX/usr/bin/mpirun.openmpi
 mkdir -p "$PREFIX/bin" && ln -sfn "$MPIRUN" "$PREFIX/bin/mpirun"
 TESTER=$PREFIX/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/PBLAS/spb3tst
 export OPAL_PREFIX=$PREFIX/usr
+# PMIx looks for its plugins where Debian installs them; a host with another
+# PMIx there would hand the unpacked library plugins it cannot load.
+export PMIX_MCA_mca_base_component_path=$PREFIX/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
 [ -x "$MPIRUN" ] && [ -x "$TESTER" ] || fail "no mpirun or spb3tst under $PREFIX"
 missing=$(LD_LIBRARY_PATH=$MPI_LD ldd "$TESTER" "$PREFIX/usr/bin/orterun" | grep 'not found' | sort -u)
 [ -z "$missing" ] || fail "libraries missing for the tester or mpirun: $missing"

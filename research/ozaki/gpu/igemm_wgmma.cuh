@@ -60,10 +60,43 @@ __device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync
 template <int n>
 __device__ __forceinline__ void wait_group() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(n) : "memory"); }
 
-// d += A B^T over 32 values of K: A 64 rows, B 256 rows, both K-major.
+// d += A B^T over 32 values of K: A 64 rows, B 256 rows, both K-major;
+// signed bytes (residues) or unsigned (the certificate's magnitudes).
+template <bool U8>
 __device__ __forceinline__ void mma(int (&d)[128], uint64_t da, uint64_t db)
 {
-    asm volatile(
+    if constexpr (U8) {
+        asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.s32.u8.u8 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p;\n}\n"
+          : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+            "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+            "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+            "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+            "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+            "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+            "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+            "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
+            "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
+            "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
+            "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
+            "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
+            "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+            "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
+            "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
+            "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+        : "l"(da), "l"(db), "r"(1));
+    } else {
+        asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
@@ -92,6 +125,7 @@ __device__ __forceinline__ void mma(int (&d)[128], uint64_t da, uint64_t db)
             "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
             "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
         : "l"(da), "l"(db), "r"(1));
+    }
 }
 
 // Accumulator element c (0..127) of thread t of a warpgroup: row
@@ -109,6 +143,39 @@ __device__ __forceinline__ void stage_residues(const int (&d)[128], unsigned cha
 }
 
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
+
+// The residue GEMMs' epilogue: the accumulators reduced to their symmetric
+// residue (kKBlocks: where the int32 sums must be reduced on the way).
+struct ResidueEpi {
+    static constexpr bool kU8 = false;
+    static constexpr int kKBlocks = KBLOCKS_PER_REDUCTION;
+    __device__ __forceinline__ void reduce(int (&d)[128], int l) const
+    {
+        const int q = kmod(l);
+#pragma unroll
+        for (int c = 0; c < 128; ++c) d[c] = sym_rt(d[c], q);
+    }
+    __device__ __forceinline__ void stage(const int (&d)[128], unsigned char *tile, int row0, int lane, int l, int,
+                                          int) const
+    {
+        switch (l) {
+        case 0: stage_residues<kmod(0)>(d, tile, row0, lane); break;
+        case 1: stage_residues<kmod(1)>(d, tile, row0, lane); break;
+        case 2: stage_residues<kmod(2)>(d, tile, row0, lane); break;
+        case 3: stage_residues<kmod(3)>(d, tile, row0, lane); break;
+        case 4: stage_residues<kmod(4)>(d, tile, row0, lane); break;
+        case 5: stage_residues<kmod(5)>(d, tile, row0, lane); break;
+        case 6: stage_residues<kmod(6)>(d, tile, row0, lane); break;
+        case 7: stage_residues<kmod(7)>(d, tile, row0, lane); break;
+        case 8: stage_residues<kmod(8)>(d, tile, row0, lane); break;
+        case 9: stage_residues<kmod(9)>(d, tile, row0, lane); break;
+        case 10: stage_residues<kmod(10)>(d, tile, row0, lane); break;
+        case 11: stage_residues<kmod(11)>(d, tile, row0, lane); break;
+        case 12: stage_residues<kmod(12)>(d, tile, row0, lane); break;
+        default: stage_residues<kmod(13)>(d, tile, row0, lane); break;
+        }
+    }
+};
 
 // Work item w (of N * tiles) -> modulus l and the tile's first row and
 // column. Moduli outermost; inside a modulus, groups of GROUP_ROWS row blocks
@@ -130,9 +197,10 @@ __device__ __forceinline__ void tile_of(int w, int tiles_m, int tiles_n, int &l,
 // ...; the ring of stages runs on across items (the producer fetches the next
 // tile while the consumers write the last one), and the output tile has its
 // own shared memory.
+template <class Epi>
 __global__ void __launch_bounds__(THREADS, 1)
-gemm_mod_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
-                int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t Kp, int N)
+gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
+            int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t Kp, int N, const Epi epi)
 {
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = reinterpret_cast<unsigned char *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -172,7 +240,6 @@ gemm_mod_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant_
     for (int w = blockIdx.x; w < total; w += gridDim.x) {
         int l, m0, n0;
         tile_of(w, tiles_m, tiles_n, l, m0, n0);
-        const int q = kmod(l);
         int d[128];
 #pragma unroll
         for (int c = 0; c < 128; ++c) d[c] = 0;
@@ -184,38 +251,21 @@ gemm_mod_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant_
             const uint64_t da = desc_sw128(sa + cw * 64 * BK), db = desc_sw128(sa + A_BYTES);
             fence();
 #pragma unroll
-            for (int kk = 0; kk < BK / 32; ++kk) mma(d, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
+            for (int kk = 0; kk < BK / 32; ++kk) mma<Epi::kU8>(d, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
             commit();
             wait_group<1>();
             if (kt > 0 && lane == 0) bar_arrive(&empty[(it - 1) % STAGES]);
-            if (++kb == KBLOCKS_PER_REDUCTION) {
+            if (++kb == Epi::kKBlocks) {
                 kb = 0;
                 wait_group<0>();
-#pragma unroll
-                for (int c = 0; c < 128; ++c) d[c] = sym_rt(d[c], q);
+                epi.reduce(d, l);
             }
         }
         wait_group<0>();
         if (lane == 0) bar_arrive(&empty[(it - 1) % STAGES]);
 
         consumers_sync();  // the previous item's stores have read the output tile
-        const int row0 = cw * 64 + (t >> 5) * 16;
-        switch (l) {
-        case 0: stage_residues<kmod(0)>(d, tile, row0, lane); break;
-        case 1: stage_residues<kmod(1)>(d, tile, row0, lane); break;
-        case 2: stage_residues<kmod(2)>(d, tile, row0, lane); break;
-        case 3: stage_residues<kmod(3)>(d, tile, row0, lane); break;
-        case 4: stage_residues<kmod(4)>(d, tile, row0, lane); break;
-        case 5: stage_residues<kmod(5)>(d, tile, row0, lane); break;
-        case 6: stage_residues<kmod(6)>(d, tile, row0, lane); break;
-        case 7: stage_residues<kmod(7)>(d, tile, row0, lane); break;
-        case 8: stage_residues<kmod(8)>(d, tile, row0, lane); break;
-        case 9: stage_residues<kmod(9)>(d, tile, row0, lane); break;
-        case 10: stage_residues<kmod(10)>(d, tile, row0, lane); break;
-        case 11: stage_residues<kmod(11)>(d, tile, row0, lane); break;
-        case 12: stage_residues<kmod(12)>(d, tile, row0, lane); break;
-        default: stage_residues<kmod(13)>(d, tile, row0, lane); break;
-        }
+        epi.stage(d, tile, cw * 64 + (t >> 5) * 16, lane, l, m0, n0);
         consumers_sync();
         int8_t *out = Rc + size_t(l) * size_t(Mp) * size_t(Np);
 #pragma unroll
@@ -252,11 +302,12 @@ inline CUtensorMap make_map(const int8_t *base, int64_t rows, int64_t Kp, int N,
     return map;
 }
 
-inline void launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, int64_t Np, int64_t Kp, int N)
+template <class Epi>
+void launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, int64_t Np, int64_t Kp, int N, const Epi &epi)
 {
     static bool attr = false;
     if (!attr) {
-        CK(cudaFuncSetAttribute(gemm_mod_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+        CK(cudaFuncSetAttribute(gemm_kernel<Epi>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
         attr = true;
     }
     const CUtensorMap ma = make_map(Ra, Mp, Kp, N, BM), mb = make_map(Rb, Np, Kp, N, BN);
@@ -267,7 +318,13 @@ inline void launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, i
         CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
     const int64_t total = int64_t(N) * (Mp / BM) * (Np / BN);
-    gemm_mod_kernel<<<unsigned(std::min<int64_t>(total, sms)), THREADS, SMEM_BYTES>>>(ma, mb, Rc, Mp, Np, Kp, N);
+    gemm_kernel<Epi><<<unsigned(std::min<int64_t>(total, sms)), THREADS, SMEM_BYTES>>>(ma, mb, Rc, Mp, Np, Kp, N, epi);
+}
+
+// The N residue GEMMs.
+inline void launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, int64_t Np, int64_t Kp, int N)
+{
+    launch(Ra, Rb, Rc, Mp, Np, Kp, N, ResidueEpi());
 }
 
 }  // namespace wg

@@ -19,6 +19,7 @@
 // (__host__ __device__) separated by barriers, so that --host-check runs the
 // very same indexing and arithmetic on the CPU, block by block and thread by
 // thread, and compares the result with the model.
+#include "../certify.hpp"
 #include "../ozaki2.hpp"
 
 #include <cublas_v2.h>
@@ -876,9 +877,14 @@ OZ_UNROLL
 }
 
 #include "igemm_wgmma.cuh"
+#include "cert_gpu.cuh"
 
 // Which INT8 GEMM runs step 4 (--gemm): the wgmma kernel or the mma.sync one.
 bool g_gemm_mma = false;
+// The certificate (cert_gpu.cuh) for candidates N in [g_cert_nmin, g_cert_nmax],
+// where k <= cert::kMaxK (--cert off: not run).
+bool g_cert = true;
+int g_cert_nmin = 5, g_cert_nmax = 12;
 
 // --- Garner CRT + unscale + alpha/beta ------------------------------------
 // r: the N residues of element ij; e = mu_i + nu_j; c: C's old value.
@@ -1033,6 +1039,9 @@ struct Plan {
     int *ebal = nullptr, *mu = nullptr, *nu = nullptr;
     double *partA = nullptr, *partB = nullptr;  // fast-cs chunk sums, nch x m and nch x n
     int8_t *Ra = nullptr, *Rb = nullptr, *Rc = nullptr;
+    bool cert = false;          // the certificate runs (inside the scaling interval)
+    cert::Buffers cb;
+    cudaEvent_t cev[2] = {};    // around the certificate
 };
 
 Plan make_plan(int64_t m, int64_t n, int64_t k, int N)
@@ -1052,6 +1061,11 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, int N)
     CK(cudaMalloc(&p.Ra, size_t(N) * p.Mp * p.Kp));
     CK(cudaMalloc(&p.Rb, size_t(N) * p.Np * p.Kp));
     CK(cudaMalloc(&p.Rc, size_t(N) * p.Mp * p.Np));
+    if (g_cert && k > 0 && k <= cert::kMaxK) {
+        p.cert = true;
+        p.cb = cert::make_buffers(p.Mp, p.Np, p.Kp, g_cert_nmin, g_cert_nmax);
+        for (auto &e : p.cev) CK(cudaEventCreate(&e));
+    }
     return p;
 }
 
@@ -1060,6 +1074,10 @@ void free_plan(Plan &p)
     cudaFree(p.camax); cudaFree(p.rbmax); cudaFree(p.ebal); cudaFree(p.mu); cudaFree(p.nu);
     cudaFree(p.partA); cudaFree(p.partB);
     cudaFree(p.Ra); cudaFree(p.Rb); cudaFree(p.Rc);
+    if (p.cert) {
+        cert::free_buffers(p.cb);
+        for (auto &e : p.cev) cudaEventDestroy(e);
+    }
     p = Plan();
 }
 
@@ -1151,6 +1169,11 @@ void ozaki2_gpu(Plan &p, bool ta, bool tb, float alpha, const float *A, int64_t 
     OZ_MODE_DISPATCH(bmode, launch_norm_part, B, brs, bks, n, k, p.ebal, -1, p.partB);
     norm_finish_kernel<<<unsigned(cdiv(m + n, 256)), 256>>>(p.partA, m, p.partB, n, p.nch, T, p.mu, p.nu);
     CK(cudaGetLastError());
+    if (p.cert) {
+        CK(cudaEventRecord(p.cev[0]));
+        cert::run(p.cb, A, ars, aks, m, B, brs, bks, n, k, p.ebal, p.partA, p.partB, p.nch);
+        CK(cudaEventRecord(p.cev[1]));
+    }
     rec(1);
     OZ_DISPATCH(p.N, launch_convert, A, ars, aks, m, k, amode, p.Mp, p.Kp, p.ebal, +1, p.mu, p.Ra);
     OZ_DISPATCH(p.N, launch_convert, B, brs, bks, n, k, bmode, p.Np, p.Kp, p.ebal, -1, p.nu, p.Rb);
@@ -1352,7 +1375,7 @@ bool check_sums(const Case &cs, const Host &h, const double *pa, const double *p
     return da == 0 && db == 0;
 }
 
-struct Times { double scale = 0, conv = 0, gemm = 0, crt = 0, total = 0; };
+struct Times { double scale = 0, cert = 0, conv = 0, gemm = 0, crt = 0, total = 0; };
 
 // cuBLAS in the same process, for the ratios (--time): SGEMM on the same
 // operands in both strict FP32 math modes (the faster counts), and the INT8
@@ -1421,6 +1444,67 @@ CublasTimes time_cublas(const Plan &p, bool ta, bool tb, float alpha, const floa
     return t;
 }
 
+// The GPU certificate's per-element bytes (i < m, j < n), row-major like the model's.
+struct Nreq {
+    int nmin = 0, nmax = 0;
+    vector<uint8_t> v;
+    int call() const
+    {
+        int c = nmin;
+        for (uint8_t x : v) c = std::max(c, int(x));
+        return c;
+    }
+    std::string call_text() const
+    {
+        const int c = call();
+        return c > nmax ? "none up to " + std::to_string(nmax) : std::to_string(c);
+    }
+    int64_t failing(int N) const
+    {
+        int64_t f = 0;
+        for (uint8_t x : v) f += x > N;
+        return f;
+    }
+};
+
+Nreq gpu_nreq(const Plan &p)
+{
+    Nreq r;
+    r.nmin = p.cb.nmin; r.nmax = p.cb.nmax;
+    vector<uint8_t> plane(size_t(p.Mp) * p.Np);
+    CK(cudaMemcpy(plane.data(), p.cb.nreq, plane.size(), cudaMemcpyDeviceToHost));
+    r.v.resize(size_t(p.m) * p.n);
+    for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.n; ++j) r.v[i * p.n + j] = plane[j * p.Mp + i];
+    return r;
+}
+
+// The GPU certificate against oz2::certify on the same balanced operands,
+// element by element.
+bool check_cert(const Case &cs, const Host &h, const Plan &p)
+{
+    const int64_t m = cs.m, n = cs.n, k = cs.k;
+    vector<float> Ab, Bb;
+    oz2::balance_k(m, n, k, h.Am.data(), h.Bm.data(), Ab, Bb);
+    oz2::CertParams cp;
+    cp.nmin = g_cert_nmin; cp.nmax = g_cert_nmax;
+    cp.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    oz2::Certificate model;
+    oz2::certify(m, n, k, Ab.data(), Bb.data(), cp, model);
+    const Nreq g = gpu_nreq(p);
+    int64_t diff = 0; int shown = 0;
+    for (int64_t t = 0; t < m * n; ++t)
+        if (g.v[t] != model.nreq[t]) {
+            if (shown++ < 5)
+                std::printf("    certificate (%" PRId64 ",%" PRId64 "): gpu N %d, model N %d\n", t / n, t % n,
+                            int(g.v[t]), int(model.nreq[t]));
+            ++diff;
+        }
+    std::printf("  certificate vs CPU model: %" PRId64 " of %" PRId64 " elements differ; smallest N certified for "
+                "every element: %s (model %d)\n", diff, m * n, g.call_text().c_str(), model.ncall);
+    return diff == 0;
+}
+
 bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Times *tm, int reps)
 {
     Host h = make_inputs(cs, phi, seed);
@@ -1448,8 +1532,10 @@ bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Time
         float t[4], tt;
         for (int s = 0; s < 4; ++s) CK(cudaEventElapsedTime(&t[s], ev[s], ev[s + 1]));
         CK(cudaEventElapsedTime(&tt, ev[0], ev[4]));
+        float tc = 0;
+        if (p.cert) CK(cudaEventElapsedTime(&tc, p.cev[0], p.cev[1]));
         if (r > 0 || !tm) {
-            acc.scale += t[0]; acc.conv += t[1]; acc.gemm += t[2]; acc.crt += t[3]; acc.total += tt;
+            acc.scale += t[0]; acc.cert += tc; acc.conv += t[1]; acc.gemm += t[2]; acc.crt += t[3]; acc.total += tt;
         }
     }
     CK(cudaDeviceSynchronize());
@@ -1496,6 +1582,7 @@ bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Time
             }
         std::printf("  bitwise vs CPU model: %" PRId64 " of %" PRId64 " elements differ\n", diff, m * n);
         if (diff) ok = false;
+        if (p.cert && cs.alpha != 0.0f && !check_cert(cs, h, p)) ok = false;
     }
     if (!ok || !model) {
         if (k > 0 && cs.alpha != 0.0f) {
@@ -1514,13 +1601,19 @@ bool run_case(const Case &cs, int N, double phi, uint64_t seed, bool model, Time
                 cols.size(), n, mr, nw);
     if (tm) {
         const double d = double(reps);
-        tm->scale = acc.scale / d; tm->conv = acc.conv / d; tm->gemm = acc.gemm / d;
+        tm->scale = acc.scale / d; tm->cert = acc.cert / d; tm->conv = acc.conv / d; tm->gemm = acc.gemm / d;
         tm->crt = acc.crt / d; tm->total = acc.total / d;
         const double flop = 2.0 * double(m) * double(n) * double(k);
         std::printf("  time (ms, mean of %d after a warm-up): scaling %.3f, conversion %.3f, GEMMs %.3f "
                     "(%.1f TOPS int8 over %d moduli), CRT %.3f, total %.3f -> %.1f TFLOP/s (2mnk/total)\n",
                     reps, tm->scale, tm->conv, tm->gemm, double(N) * flop / (tm->gemm * 1e-3) * 1e-12, N,
                     tm->crt, tm->total, flop / (tm->total * 1e-3) * 1e-12);
+        if (p.cert) {
+            const Nreq nr = gpu_nreq(p);
+            std::printf("  certificate (in the scaling time): %.3f ms; smallest N certified for every element: %s; "
+                        "elements not certified at N = %d: %" PRId64 " of %" PRId64 "\n",
+                        tm->cert, nr.call_text().c_str(), N, nr.failing(N), m * n);
+        }
         vector<float> Cs;
         const CublasTimes cb =
             time_cublas(p, cs.ta, cs.tb, cs.alpha, dA, h.lda, dB, h.ldb, cs.beta, h.C0, h.ldc, reps, Cs);
@@ -1786,7 +1879,7 @@ void host_check_call(const Case &cs, const Host &h, double T, bool &ok) { ok = h
 void usage()
 {
     std::printf("usage: ozaki2_gpu [-N moduli(2..14, default 7)] [--phi P (default 0.5)] [--seed S]\n"
-                "                  [--time] [--reps R] [--gemm wgmma|mma] [MxNxK ...]\n"
+                "                  [--time] [--reps R] [--gemm wgmma|mma] [--cert on|off] [MxNxK ...]\n"
                 "  without --time: bit-for-bit check against the CPU model (default cases, or the\n"
                 "  sizes given) plus FP64 errors; exit 1 on any mismatch.\n"
                 "  --time: time the pipeline (default 4096^3 and 8192^3, or the sizes given),\n"
@@ -1794,6 +1887,8 @@ void usage()
                 "  --host-check: no GPU; run the kernels' phase functions on the CPU over the\n"
                 "  same grids (the INT8 GEMM as a host dot) and compare with the model bit\n"
                 "  for bit (exponents, sums of squares, C, paddings); element self-tests.\n"
+                "  --cert on|off: run the contract's certificate (cert_gpu.cuh; default on, for\n"
+                "  K <= 32768) and check it against the model's.\n"
                 "  --gemm: the INT8 GEMM kernel: wgmma (default; TMA, warp-specialized) or mma\n"
                 "  (mma.sync, cp.async).\n");
 }
@@ -1817,6 +1912,7 @@ int main(int argc, char **argv)
         else if (s == "--reps" && a + 1 < argc) reps = std::max(1, std::atoi(argv[++a]));
         else if (s == "--time") timing = true;
         else if (s == "--gemm" && a + 1 < argc) g_gemm_mma = std::string(argv[++a]) == "mma";
+        else if (s == "--cert" && a + 1 < argc) g_cert = std::string(argv[++a]) != "off";
         else if (s == "--host-check") host_check = true;
         else if (s == "-h" || s == "--help") { usage(); return 0; }
         else {

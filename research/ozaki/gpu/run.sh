@@ -23,6 +23,10 @@ run ./ozaki2_gpu --host-check -N 7 || fail=1   # CPU-only emulation (no GPU need
 run ./ozaki2_gpu -N 7 --phi 0.5 || fail=1
 run ./ozaki2_gpu -N 8 --phi 1 || fail=1
 run ./ozaki2_gpu -N 6 --phi 2 256x256x256 || fail=1
+# Wider exponent ranges: the certificate must agree with the model's where
+# it certifies only a larger N (phi 2) or nothing (phi 4).
+run ./ozaki2_gpu -N 8 --phi 2 512x512x512 384x96x1024 || fail=1
+run ./ozaki2_gpu -N 8 --phi 4 256x256x256 || fail=1
 # K past one int32 block of either GEMM (reduction inside the K loop).
 run ./ozaki2_gpu -N 7 --phi 1 64x200x140000 || fail=1
 # The mma.sync kernel, for comparison.
