@@ -155,7 +155,9 @@ mkdir -p "$PREFIX/bin" && ln -sfn "$MPIRUN" "$PREFIX/bin/mpirun"
 TESTER=$PREFIX/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/PBLAS/spb3tst
 export OPAL_PREFIX=$PREFIX/usr
 # PMIx looks for its plugins where Debian installs them; a host with another
-# PMIx there would hand the unpacked library plugins it cannot load.
+# PMIx there would hand the unpacked library plugins it cannot load (and
+# their errors on standard error fail make test-scalapack): relocate it.
+export PMIX_INSTALL_PREFIX=$PREFIX/usr/lib/x86_64-linux-gnu/pmix2
 export PMIX_MCA_mca_base_component_path=$PREFIX/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
 [ -x "$MPIRUN" ] && [ -x "$TESTER" ] || fail "no mpirun or spb3tst under $PREFIX"
 missing=$(LD_LIBRARY_PATH=$MPI_LD ldd "$TESTER" "$PREFIX/usr/bin/orterun" | grep 'not found' | sort -u)
