@@ -233,6 +233,11 @@ inline void run(Buffers &b, const float *A, int64_t ars, int64_t aks, int64_t m,
                 int64_t bks, int64_t n, int64_t k, const int *ebal, const double *partA, const double *partB,
                 int64_t nch)
 {
+    if (k > kMaxK || b.Mp / 32 > 65535 || b.Np / 32 > 65535) {  // int32 magnitude sums; grid.y
+        std::fprintf(stderr, "cert::run: k = %lld, Mp = %lld, Np = %lld out of range\n", static_cast<long long>(k),
+                     static_cast<long long>(b.Mp), static_cast<long long>(b.Np));
+        std::exit(2);
+    }
     const int nN = b.nmax - b.nmin + 1;
     CK(cudaMemsetAsync(b.rmaxA, 0, b.Mp * 4)); CK(cudaMemsetAsync(b.rmaxB, 0, b.Np * 4));
     CK(cudaMemsetAsync(b.IA, 0, b.Mp * 8)); CK(cudaMemsetAsync(b.IB, 0, b.Np * 8));

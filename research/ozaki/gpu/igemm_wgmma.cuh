@@ -56,6 +56,15 @@ __device__ __forceinline__ void copy_box3(void *dst, const CUtensorMap *map, int
 }
 
 __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+
+// Pins the accumulators at this point of the program: the compiler may not
+// move their reads or writes across it (the asynchronous multiplies own them
+// between their issue and the wait).
+__device__ __forceinline__ void pin(int (&d)[128])
+{
+#pragma unroll
+    for (int c = 0; c < 128; ++c) asm volatile("" : "+r"(d[c])::"memory");
+}
 __device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int n>
 __device__ __forceinline__ void wait_group() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(n) : "memory"); }
@@ -249,19 +258,23 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
             bar_wait(&full[s], (it / STAGES) & 1);
             const unsigned char *sa = smem + s * STAGE_BYTES;
             const uint64_t da = desc_sw128(sa + cw * 64 * BK), db = desc_sw128(sa + A_BYTES);
+            pin(d);
             fence();
 #pragma unroll
             for (int kk = 0; kk < BK / 32; ++kk) mma<Epi::kU8>(d, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
             commit();
             wait_group<1>();
+            pin(d);
             if (kt > 0 && lane == 0) bar_arrive(&empty[(it - 1) % STAGES]);
             if (++kb == Epi::kKBlocks) {
                 kb = 0;
                 wait_group<0>();
+                pin(d);
                 epi.reduce(d, l);
             }
         }
         wait_group<0>();
+        pin(d);
         if (lane == 0) bar_arrive(&empty[(it - 1) % STAGES]);
 
         consumers_sync();  // the previous item's stores have read the output tile
@@ -318,6 +331,10 @@ void launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, int64_t 
         CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
     const int64_t total = int64_t(N) * (Mp / BM) * (Np / BN);
+    if (total > INT32_MAX - sms) {  // the kernel counts work items in int
+        std::fprintf(stderr, "wg::launch: %lld work items\n", static_cast<long long>(total));
+        std::exit(2);
+    }
     gemm_kernel<Epi><<<unsigned(std::min<int64_t>(total, sms)), THREADS, SMEM_BYTES>>>(ma, mb, Rc, Mp, Np, Kp, N, epi);
 }
 
