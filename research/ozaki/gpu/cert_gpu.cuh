@@ -56,6 +56,25 @@ OZ_HD long long ceil_scaled(float x, int s)
     return (q << -sh) == mant ? q : q + 1;
 }
 
+// floor(2^s |x|) and ceil(2^(s + 16) |x|) in 32-bit arithmetic, for s with
+// 2^s |x| < 2^8 (s from the row's maximum): as the mantissa of a nonzero x
+// has its top bit at 2^23, both are right shifts of it (by 16 or more, and
+// by 0 or more), and both results are below 2^24.
+OZ_HD void mag_pair(float x, int s, unsigned &fl, unsigned &ce)
+{
+    const unsigned b = f2u(x) & 0x7fffffffu, eb = b >> 23, fr = b & 0x7fffffu;
+    if (b == 0) { fl = 0; ce = 0; return; }
+    unsigned mant;
+    int ex;
+    if (eb) { mant = fr | 0x800000u; ex = int(eb) - 150; }
+    else { const int sh = clz32(fr) - 8; mant = fr << sh; ex = -149 - sh; }
+    const int r1 = -(ex + s), r2 = r1 - kD;  // right shifts: r1 >= 16, r2 >= 0
+    fl = r1 >= 32 ? 0u : mant >> r1;
+    if (r2 >= 32) { ce = 1u; return; }
+    const unsigned q = mant >> r2;
+    ce = (q << r2) == mant ? q : q + 1u;
+}
+
 // The per-element test, the model's test_core: lhs = IA pc + IB pr (no fma),
 // pass iff lhs (1 + 2^-40) <= g L'.
 __device__ __forceinline__ bool test_core(double ia, double ib, double pr, double pc, double g, double lp)
@@ -127,16 +146,17 @@ OZ_UNROLL
     for (int j = 0; j < 4; ++j) {
         const int r = threadIdx.y + 8 * j;
         const int64_t gr = r0 + r;
-        unsigned long long c = 0;
+        unsigned c = 0;
         if (gr < Rp) {
             const float x = ldexp_f(s[kk][r], e);  // 0 outside the matrix
-            const int sr = srow[gr];
-            out[size_t(gr) * size_t(Kp) + size_t(k0 + kk)] = uint8_t(floor_scaled(x, sr));
-            c = (unsigned long long)ceil_scaled(x, sr + kD);
+            unsigned fl;
+            mag_pair(x, srow[gr], fl, c);
+            out[size_t(gr) * size_t(Kp) + size_t(k0 + kk)] = uint8_t(fl);
         }
-        // Sum over the 32 k of this row in the warp (integers: exact).
+        // Sum over the 32 k of this row in the warp (each term < 2^24: the
+        // sum fits 32 bits; integers, so exact in any order).
         for (int o = 16; o > 0; o >>= 1) c += __shfl_xor_sync(0xffffffffu, c, o);
-        if (kk == 0 && gr < R && c) atomicAdd(I + gr, c);
+        if (kk == 0 && gr < R && c) atomicAdd(I + gr, (unsigned long long)c);
     }
 }
 
@@ -260,6 +280,30 @@ inline void run(Buffers &b, const float *A, int64_t ars, int64_t aks, int64_t m,
     wg::launch(reinterpret_cast<const int8_t *>(b.Au), reinterpret_cast<const int8_t *>(b.Bu),
                reinterpret_cast<int8_t *>(b.nreq), b.Mp, b.Np, b.Kp, 1, epi);
     CK(cudaGetLastError());
+}
+
+}  // namespace cert
+
+namespace cert {
+
+// mag_pair against the general floor_scaled / ceil_scaled on random x
+// (normal and subnormal) and row maxima at or above |x|; returns mismatches.
+inline int mag_selftest(int count)
+{
+    std::mt19937_64 rng(12345);
+    int bad = 0;
+    for (int i = 0; i < count; ++i) {
+        const unsigned bits = unsigned(rng()) & 0x7fffffffu;
+        float x;
+        std::memcpy(&x, &bits, 4);
+        if (!std::isfinite(x)) continue;
+        const float mx = std::min(std::ldexp(std::fabs(x), int(rng() % 31)), std::numeric_limits<float>::max());
+        const int s = mx == 0.0f ? 0 : kBits - 1 - ilogb_bits(mx);
+        unsigned fl, ce;
+        mag_pair(x, s, fl, ce);
+        if ((long long)fl != floor_scaled(x, s) || (long long)ce != ceil_scaled(x, s + kD)) ++bad;
+    }
+    return bad;
 }
 
 }  // namespace cert

@@ -1961,9 +1961,10 @@ int main(int argc, char **argv)
     }
     if (host_check) {
         const int64_t eb = element_selftest();
+        const int mb = cert::mag_selftest(1 << 22);
         std::printf("host emulation, N = %d, phi = %g; model selftest %d mismatches; element selftest %" PRId64
-                    " mismatches\n", N, phi, oz2::selftest(), eb);
-        bool ok = eb == 0;
+                    " mismatches; certificate magnitudes selftest %d mismatches\n", N, phi, oz2::selftest(), eb, mb);
+        bool ok = eb == 0 && mb == 0;
         int ci = 0;
         for (const Case &c : sizes.empty() ? defaults : sizes) {
             const uint64_t sd = seed + 7919 * uint64_t(++ci);
