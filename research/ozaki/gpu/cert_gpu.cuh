@@ -103,7 +103,9 @@ __global__ void rowmax_kernel(const float *__restrict__ X, int64_t rs, int64_t k
                               const int *__restrict__ ebal, int sign, unsigned *__restrict__ rmax)
 {
     __shared__ float s[32][33];
-    const int64_t k0 = int64_t(blockIdx.x) * 32, r0 = int64_t(blockIdx.y) * 32;
+    // Row blocks along x: the blocks running at once add into different rows'
+    // sums (same-address atomics from one row block's k blocks would queue).
+    const int64_t r0 = int64_t(blockIdx.x) * 32, k0 = int64_t(blockIdx.y) * 32;
     load32(s, X, rs, ks, R, K, r0, k0);
     __syncthreads();
     if (threadIdx.y == 0 && r0 + threadIdx.x < R) {
@@ -137,7 +139,9 @@ __global__ void mag_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, 
                            uint8_t *__restrict__ out, unsigned long long *__restrict__ I)
 {
     __shared__ float s[32][33];
-    const int64_t k0 = int64_t(blockIdx.x) * 32, r0 = int64_t(blockIdx.y) * 32;
+    // Row blocks along x: the blocks running at once add into different rows'
+    // sums (same-address atomics from one row block's k blocks would queue).
+    const int64_t r0 = int64_t(blockIdx.x) * 32, k0 = int64_t(blockIdx.y) * 32;
     load32(s, X, rs, ks, R, K, r0, k0);
     __syncthreads();
     const int kk = threadIdx.x;
@@ -253,7 +257,7 @@ inline void run(Buffers &b, const float *A, int64_t ars, int64_t aks, int64_t m,
                 int64_t bks, int64_t n, int64_t k, const int *ebal, const double *partA, const double *partB,
                 int64_t nch)
 {
-    if (k > kMaxK || b.Mp / 32 > 65535 || b.Np / 32 > 65535) {  // int32 magnitude sums; grid.y
+    if (k > kMaxK) {  // int32 magnitude sums
         std::fprintf(stderr, "cert::run: k = %lld, Mp = %lld, Np = %lld out of range\n", static_cast<long long>(k),
                      static_cast<long long>(b.Mp), static_cast<long long>(b.Np));
         std::exit(2);
@@ -262,15 +266,15 @@ inline void run(Buffers &b, const float *A, int64_t ars, int64_t aks, int64_t m,
     CK(cudaMemsetAsync(b.rmaxA, 0, b.Mp * 4)); CK(cudaMemsetAsync(b.rmaxB, 0, b.Np * 4));
     CK(cudaMemsetAsync(b.IA, 0, b.Mp * 8)); CK(cudaMemsetAsync(b.IB, 0, b.Np * 8));
     const unsigned kt32 = unsigned((k + 31) / 32), kp32 = unsigned(b.Kp / 32);
-    rowmax_kernel<<<dim3(kt32, unsigned((m + 31) / 32)), dim3(32, 8)>>>(A, ars, aks, m, k, ebal, +1, b.rmaxA);
-    rowmax_kernel<<<dim3(kt32, unsigned((n + 31) / 32)), dim3(32, 8)>>>(B, brs, bks, n, k, ebal, -1, b.rmaxB);
+    rowmax_kernel<<<dim3(unsigned((m + 31) / 32), kt32), dim3(32, 8)>>>(A, ars, aks, m, k, ebal, +1, b.rmaxA);
+    rowmax_kernel<<<dim3(unsigned((n + 31) / 32), kt32), dim3(32, 8)>>>(B, brs, bks, n, k, ebal, -1, b.rmaxB);
     cert_rows_kernel<<<unsigned((b.Mp + 255) / 256), 256>>>(m, b.Mp, b.rmaxA, partA, nch, b.T, b.nmin, nN, b.sA,
                                                             b.pwA);
     cert_rows_kernel<<<unsigned((b.Np + 255) / 256), 256>>>(n, b.Np, b.rmaxB, partB, nch, b.T, b.nmin, nN, b.sB,
                                                             b.pwB);
-    mag_kernel<<<dim3(kp32, unsigned(b.Mp / 32)), dim3(32, 8)>>>(A, ars, aks, m, k, b.Mp, b.Kp, ebal, +1, b.sA, b.Au,
+    mag_kernel<<<dim3(unsigned(b.Mp / 32), kp32), dim3(32, 8)>>>(A, ars, aks, m, k, b.Mp, b.Kp, ebal, +1, b.sA, b.Au,
                                                                  b.IA);
-    mag_kernel<<<dim3(kp32, unsigned(b.Np / 32)), dim3(32, 8)>>>(B, brs, bks, n, k, b.Np, b.Kp, ebal, -1, b.sB, b.Bu,
+    mag_kernel<<<dim3(unsigned(b.Np / 32), kp32), dim3(32, 8)>>>(B, brs, bks, n, k, b.Np, b.Kp, ebal, -1, b.sB, b.Bu,
                                                                  b.IB);
     CK(cudaGetLastError());
     CK(cudaEventRecord(b.mid));

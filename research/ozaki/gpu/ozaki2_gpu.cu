@@ -1062,8 +1062,9 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, int N)
     CK(cudaMalloc(&p.Ra, size_t(N) * p.Mp * p.Kp));
     CK(cudaMalloc(&p.Rb, size_t(N) * p.Np * p.Kp));
     CK(cudaMalloc(&p.Rc, size_t(N) * p.Mp * p.Np));
-    // The certificate's limits: K (int32 magnitude sums), rows (grid.y of its passes).
-    if (g_cert && k > 0 && k <= cert::kMaxK && p.Mp / 32 <= 65535 && p.Np / 32 <= 65535) {
+    // The certificate's limit: K (int32 magnitude sums; its passes' grid.y
+    // is K / 32).
+    if (g_cert && k > 0 && k <= cert::kMaxK) {
         p.cert = true;
         p.cb = cert::make_buffers(p.Mp, p.Np, p.Kp, g_cert_nmin, g_cert_nmax);
         for (auto &e : p.cev) CK(cudaEventCreate(&e));
