@@ -2,6 +2,7 @@
 // acceptance set (small sizes). Prints markdown. See NOTES.md.
 //
 //   ./accuracy [quick]      quick: 256^3 and one rectangular shape only
+#include "inputs.hpp"
 #include "ozaki2.hpp"
 
 #include <cmath>
@@ -22,13 +23,6 @@ struct Case {
                       // 5 row/col scale, 6 k scale, 7 alpha/beta
     float alpha = 1.0f, beta = 0.0f;
 };
-
-static void gen(vector<float> &x, double phi, std::mt19937_64 &rng)
-{
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    std::normal_distribution<double> g(0.0, 1.0);
-    for (auto &v : x) v = float((u(rng) - 0.5) * std::exp(phi * g(rng)));
-}
 
 struct Err { double max_rel = 0, normwise = 0; };
 
@@ -121,31 +115,8 @@ int main(int argc, char **argv)
             const uint64_t seed = 1000003ull * (ci + 1) + uint64_t(s.m * 7 + s.n * 11 + s.k * 13);
             std::mt19937_64 rng(seed);
             vector<float> A(s.m * s.k), B(s.n * s.k), C0(s.m * s.n, 0.0f);
-            gen(A, cs.phi, rng); gen(B, cs.phi, rng);
-            std::uniform_real_distribution<double> u01(0, 1);
-            std::uniform_int_distribution<int> sc40(-40, 40), sc20(-20, 20);
-            switch (cs.kind) {
-            case 1:
-                for (auto &v : A) if (u01(rng) < 0.3) v = 0;
-                for (auto &v : B) if (u01(rng) < 0.3) v = 0;
-                for (int64_t t = 0; t < s.k; ++t) { A[3 * s.k + t] = 0; B[5 * s.k + t] = 0; }
-                break;
-            case 2: for (auto &v : A) v = std::ldexp(v, -135); for (auto &v : B) v = std::ldexp(v, 100); break;
-            case 3: for (auto &v : A) v = std::ldexp(v, 120); for (auto &v : B) v = std::ldexp(v, -125); break;
-            case 4: for (auto &v : A) v = std::ldexp(v, 62); for (auto &v : B) v = std::ldexp(v, 60); break;
-            case 5:
-                for (int64_t i = 0; i < s.m; ++i) { int e = sc40(rng); for (int64_t t = 0; t < s.k; ++t) A[i * s.k + t] = std::ldexp(A[i * s.k + t], e); }
-                for (int64_t j = 0; j < s.n; ++j) { int e = sc40(rng); for (int64_t t = 0; t < s.k; ++t) B[j * s.k + t] = std::ldexp(B[j * s.k + t], e); }
-                break;
-            case 6:
-                for (int64_t t = 0; t < s.k; ++t) {
-                    int e = sc20(rng);
-                    for (int64_t i = 0; i < s.m; ++i) A[i * s.k + t] = std::ldexp(A[i * s.k + t], e);
-                    for (int64_t j = 0; j < s.n; ++j) B[j * s.k + t] = std::ldexp(B[j * s.k + t], -e);
-                }
-                break;
-            default: break;
-            }
+            oz2::gen_inputs(A, cs.phi, rng); oz2::gen_inputs(B, cs.phi, rng);
+            oz2::apply_kind(cs.kind, s.m, s.n, s.k, A, B, rng);
             // Reference in FP64 (products of floats are exact in double).
             vector<double> C64(s.m * s.n), absAB(s.m * s.n), den(s.m * s.n);
             for (int64_t i = 0; i < s.m; ++i)

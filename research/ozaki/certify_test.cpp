@@ -9,6 +9,7 @@
 // Inputs: the same generator, seeds and case list as accuracy.cpp, so that a
 // shape and case present in both programs are the same matrices.
 #include "certify.hpp"
+#include "inputs.hpp"
 #include "ozaki2.hpp"
 
 #include <cfloat>
@@ -33,44 +34,14 @@ struct Case {
 };
 
 // accuracy.cpp's generator (same order of draws from the same seed).
-static void gen(vector<float> &x, double phi, std::mt19937_64 &rng)
-{
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    std::normal_distribution<double> g(0.0, 1.0);
-    for (auto &v : x) v = float((u(rng) - 0.5) * std::exp(phi * g(rng)));
-}
-
 static void make_case(const Shape &s, const Case &cs, uint64_t seed, vector<float> &A,
                       vector<float> &B, vector<float> &C0, vector<double> &absAB,
                       vector<double> &AB)
 {
     std::mt19937_64 rng(seed);
     A.assign(s.m * s.k, 0.0f); B.assign(s.n * s.k, 0.0f); C0.assign(s.m * s.n, 0.0f);
-    gen(A, cs.phi, rng); gen(B, cs.phi, rng);
-    std::uniform_real_distribution<double> u01(0, 1);
-    std::uniform_int_distribution<int> sc40(-40, 40), sc20(-20, 20);
-    switch (cs.kind) {
-    case 1:
-        for (auto &v : A) if (u01(rng) < 0.3) v = 0;
-        for (auto &v : B) if (u01(rng) < 0.3) v = 0;
-        for (int64_t t = 0; t < s.k; ++t) { A[3 * s.k + t] = 0; B[5 * s.k + t] = 0; }
-        break;
-    case 2: for (auto &v : A) v = std::ldexp(v, -135); for (auto &v : B) v = std::ldexp(v, 100); break;
-    case 3: for (auto &v : A) v = std::ldexp(v, 120); for (auto &v : B) v = std::ldexp(v, -125); break;
-    case 4: for (auto &v : A) v = std::ldexp(v, 62); for (auto &v : B) v = std::ldexp(v, 60); break;
-    case 5:
-        for (int64_t i = 0; i < s.m; ++i) { int e = sc40(rng); for (int64_t t = 0; t < s.k; ++t) A[i * s.k + t] = std::ldexp(A[i * s.k + t], e); }
-        for (int64_t j = 0; j < s.n; ++j) { int e = sc40(rng); for (int64_t t = 0; t < s.k; ++t) B[j * s.k + t] = std::ldexp(B[j * s.k + t], e); }
-        break;
-    case 6:
-        for (int64_t t = 0; t < s.k; ++t) {
-            int e = sc20(rng);
-            for (int64_t i = 0; i < s.m; ++i) A[i * s.k + t] = std::ldexp(A[i * s.k + t], e);
-            for (int64_t j = 0; j < s.n; ++j) B[j * s.k + t] = std::ldexp(B[j * s.k + t], -e);
-        }
-        break;
-    default: break;
-    }
+    oz2::gen_inputs(A, cs.phi, rng); oz2::gen_inputs(B, cs.phi, rng);
+    oz2::apply_kind(cs.kind, s.m, s.n, s.k, A, B, rng);
     absAB.assign(s.m * s.n, 0); AB.assign(s.m * s.n, 0);
     for (int64_t i = 0; i < s.m; ++i)
         for (int64_t j = 0; j < s.n; ++j) {
