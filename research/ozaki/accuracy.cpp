@@ -14,15 +14,8 @@
 
 using std::vector;
 
-struct Shape { int64_t m, n, k; };
-
-struct Case {
-    std::string name;
-    double phi;       // (u - 0.5) * exp(phi * N(0,1))
-    int kind;         // 0 plain, 1 zeros, 2 subnormal, 3 huge*tiny, 4 near max out,
-                      // 5 row/col scale, 6 k scale, 7 alpha/beta
-    float alpha = 1.0f, beta = 0.0f;
-};
+using oz2::Case;
+using oz2::Shape;
 
 struct Err { double max_rel = 0, normwise = 0; };
 

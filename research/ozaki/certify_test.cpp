@@ -23,17 +23,10 @@
 
 using std::vector;
 
-struct Shape { int64_t m, n, k; };
+using oz2::Case;
+using oz2::Shape;
 
-struct Case {
-    std::string name;
-    double phi;       // (u - 0.5) * exp(phi * N(0,1))
-    int kind;         // 0 plain, 1 zeros, 2 subnormal, 3 huge*tiny, 4 near max out,
-                      // 5 row/col scale, 6 k scale, 7 alpha/beta
-    float alpha = 1.0f, beta = 0.0f;
-};
-
-// accuracy.cpp's generator (same order of draws from the same seed).
+// The study's inputs (inputs.hpp, the draws in accuracy.cpp's order), and FP64 references.
 static void make_case(const Shape &s, const Case &cs, uint64_t seed, vector<float> &A,
                       vector<float> &B, vector<float> &C0, vector<double> &absAB,
                       vector<double> &AB)

@@ -6,9 +6,22 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace oz2 {
+
+// A study case: shape, and the input family (phi, kind; apply_kind).
+struct Shape { int64_t m, n, k; };
+
+struct Case {
+    std::string name;
+    double phi;       // (u - 0.5) * exp(phi * N(0,1))
+    int kind;         // 0 plain, 1 zeros, 2 subnormal, 3 huge*tiny, 4 near max out,
+                      // 5 row/col scale, 6 k scale, 7 alpha/beta
+    float alpha = 1.0f, beta = 0.0f;
+};
+
 
 inline void gen_inputs(std::vector<float> &x, double phi, std::mt19937_64 &rng)
 {
