@@ -352,7 +352,8 @@ HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/driver/host_pipeline.o $(BUILD)/o
                  $(BUILD)/obj/driver/host_executor.o $(BUILD)/obj/driver/host_transfers.o \
                  $(BUILD)/obj/driver/host_tracer.o $(BUILD)/obj/runtime/workspace.o \
                  $(BUILD)/obj/core/status.o $(BUILD)/obj/driver/execute.o $(BUILD)/obj/driver/spread.o \
-                 $(BUILD)/obj/driver/spread_plan.o
+                 $(BUILD)/obj/driver/spread_plan.o $(BUILD)/obj/driver/panel_board.o \
+                 $(BUILD)/obj/driver/host_panels.o
 $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/mock_cuda.cpp tests/mock_cuda.hpp tests/line_buffered.c \
                                $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)
@@ -367,9 +368,10 @@ $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/mock_cuda.cpp test
 # with auto (small products stay on one device), each checked exact, with
 # out-of-core blocks, a device failing mid-call, concurrent callers and
 # device pointers; a listed device that does not exist; a grid forced by
-# TGEMM_SPREAD_GRID.
+# TGEMM_SPREAD_GRID; blocks that share panels over peer copies (the default)
+# and blocks that do not (TGEMM_SPREAD_PEER=0).
 HOST_TRACE_CSV := $(BUILD)/tests/host_trace.csv
-HOST_MOCK_ENV := env -u TGEMM_HOST_TRACE -u TGEMM_DEVICES -u TGEMM_DEVICE -u TGEMM_SPREAD_GRID
+HOST_MOCK_ENV := env -u TGEMM_HOST_TRACE -u TGEMM_DEVICES -u TGEMM_DEVICE -u TGEMM_SPREAD_GRID -u TGEMM_SPREAD_PEER
 test-host-mock: $(BUILD)/tests/test_host_mock
 	$(HOST_MOCK_ENV) $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock
 	$(HOST_MOCK_ENV) $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock faults
@@ -382,6 +384,8 @@ test-host-mock: $(BUILD)/tests/test_host_mock
 	$(HOST_MOCK_ENV) TGEMM_DEVICES=auto $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock spread
 	$(HOST_MOCK_ENV) TGEMM_DEVICES=0,5 $(RUN_TEST) test_host_mock -- $(BUILD)/tests/test_host_mock spread
 	$(HOST_MOCK_ENV) TGEMM_DEVICES=0,1,2 TGEMM_SPREAD_GRID=5x3 $(RUN_TEST) test_host_mock -- \
+	    $(BUILD)/tests/test_host_mock spread
+	$(HOST_MOCK_ENV) TGEMM_DEVICES=0,1,2 TGEMM_SPREAD_PEER=0 $(RUN_TEST) test_host_mock -- \
 	    $(BUILD)/tests/test_host_mock spread
 
 # Host operands on the GPU (cases skip without one): the default plans, then

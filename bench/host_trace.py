@@ -22,6 +22,8 @@ unless marked:
   wake_us      from a piece's start to the start of its last part (median): threads joining late
   join_us      from the last part's end to the piece's end (median)
   h2d, d2h     the link: busy ms and GB/s while busy
+  p2p          panels copied from another GPU (a spread call's blocks
+               sharing panels): busy ms and GB/s while busy
 
 --timeline CALL prints that call's rows in time order, host and GPU side by side.
 See src/driver/host_trace.hpp for the events and columns.
@@ -110,7 +112,7 @@ def summarise(rows):
             parts = []
     s['wake_us'] = statistics.median(wakes) if wakes else 0.0
     s['join_us'] = statistics.median(joins) if joins else 0.0
-    for ev in ('h2d', 'd2h'):
+    for ev in ('h2d', 'd2h', 'p2p'):
         busy = union_ms((r['start_us'], r['end_us']) for r in by[ev]) * 1000.0
         nbytes = sum(r['bytes'] for r in by[ev])
         s[ev] = busy / 1000.0
@@ -124,14 +126,14 @@ def summarise(rows):
 
 COLUMNS = ['total', 'kernels', 'kernels_busy', 'gpu_first', 'gpu_idle', 'gpu_tail', 'stage_in', 'stage_in_GBs', 'stage_out',
            'stage_out_GBs', 'copy_busy', 'wait_buffer', 'wait_out', 'wait_end', 'part_GBs', 'wake_us', 'join_us',
-           'h2d', 'h2d_GBs', 'd2h', 'd2h_GBs']
+           'h2d', 'h2d_GBs', 'd2h', 'd2h_GBs', 'p2p', 'p2p_GBs']
 
 
 def timeline(rows):
     for r in sorted(rows, key=lambda r: (r['start_us'], r['end_us'])):
         if r['event'] == 'call':
             continue
-        side = 'gpu ' if r['event'] in ('h2d', 'kernel', 'd2h') else 'host'
+        side = 'gpu ' if r['event'] in ('h2d', 'p2p', 'kernel', 'd2h') else 'host'
         what = r['event'] + (' ' + r['operand'] if r['operand'] != '-' else '')
         if r['event'] == 'copy_part':
             what += ' t%d' % r['thread']

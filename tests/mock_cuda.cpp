@@ -56,6 +56,9 @@ int max_pitch = 1 << 30;
 int launches = 0;
 std::vector<const float *> launched_c;      // the C of each launch since the last reset (lead groups)
 int device_mismatches = 0;
+bool peer_access = true;
+std::set<std::pair<int, int>> peer_enabled;
+int peer_copies = 0;
 std::vector<Logged> launch_log, budget_log;
 std::vector<std::pair<int, size_t>> alloc_log;
 
@@ -456,6 +459,37 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
     return mock::state(dev);
 }
 
+cudaError_t cudaEventQuery(cudaEvent_t ev)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    const auto *e = reinterpret_cast<mock::Event *>(ev);
+    const int dev = e->stream != nullptr ? e->stream->device : e->device;
+    if (mock::fails(mock::Query, mock::current, dev))
+        return mock::failure(mock::Query, dev);
+    // A query sees the GPU move on a little: a caller that polls makes
+    // progress.
+    if (e->stream != nullptr && e->stream->done < e->pos && (mock::run_one(), e->stream->done < e->pos))
+        return mock::state(dev) != cudaSuccess ? mock::state(dev) : cudaErrorNotReady;
+    return mock::state(dev);
+}
+
+cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
+    *can = mock::peer_access && dev != peer && dev < mock::device_count && peer < mock::device_count;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
+    return mock::peer_enabled.insert({mock::current, peer}).second ? cudaSuccess : cudaErrorPeerAccessAlreadyEnabled;
+}
+
 // Part of a copy of `height` rows of `width` bytes: whole rows, then part
 // of one, in 4-byte steps (an element is written whole or not at all).
 std::function<void()> partial_copy(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
@@ -471,12 +505,22 @@ std::function<void()> partial_copy(void *dst, size_t dpitch, const void *src, si
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                              cudaMemcpyKind, cudaStream_t s)
+                              cudaMemcpyKind kind, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
     const int dev = mock::stream_of(s)->device;
     if (mock::fails(mock::Copy, mock::current, dev))
         return mock::failure(mock::Copy, dev);
+    if (kind == cudaMemcpyDefault) {
+        // From device memory only: the source must be a live allocation.
+        auto a = mock::device_allocs.upper_bound(const_cast<void *>(src));
+        if (a == mock::device_allocs.begin() ||
+            static_cast<const char *>(src) >= static_cast<const char *>((--a)->first) + a->second.bytes)
+            return cudaErrorInvalidValue;
+        ++mock::peer_copies;
+        if (a->second.device != dev && mock::peer_enabled.count({dev, a->second.device}) == 0)
+            ++mock::device_mismatches;
+    }
     if (width > dpitch || width > spitch || dpitch > static_cast<size_t>(mock::max_pitch) ||
         spitch > static_cast<size_t>(mock::max_pitch))
         return cudaErrorInvalidPitchValue;

@@ -126,6 +126,9 @@ extern int launches;
 extern std::vector<const float *> launched_c;  // the C of each launch since the last reset (lead groups)
 extern int contract_violations;               // launches whose problem broke run_device_operands' contract
 extern int device_mismatches;                 // calls that mix devices (see above)
+extern bool peer_access;                      // cudaDeviceCanAccessPeer's answer for two devices
+extern std::set<std::pair<int, int>> peer_enabled;  // (device, peer) pairs with peer access turned on
+extern int peer_copies;                       // copies from device memory (cudaMemcpyDefault)
 
 // What ran where, since a test last cleared the logs.
 struct Logged {

@@ -952,7 +952,7 @@ void test_fault_injection(void **)
 }
 
 // After a failure that breaks the context, the pipeline is given up, not
-// reused: the next call makes a new one (four more streams), and
+// reused: the next call makes a new one (five more streams), and
 // tgemm_release_resources() frees both, the one given up once its streams
 // are found idle (here: after the mock's revival).
 void test_broken_pipeline_replaced(void **)
@@ -975,7 +975,7 @@ void test_broken_pipeline_replaced(void **)
     Outcome o = run_with_fault(fc, data, want, mock::Fault());
     assert_true(o.status == TGEMM_SUCCESS && o.error.empty());
     counts(&streams, &events, &host);
-    assert_int_equal(streams, streams0 + 4);
+    assert_int_equal(streams, streams0 + 5);
     mock::arm(mock::Fault{mock::RunKernel, 3, true});
     Data d = data;
     std::vector<tgemm::Rect> left;
@@ -987,7 +987,7 @@ void test_broken_pipeline_replaced(void **)
     o = run_with_fault(fc, data, want, mock::Fault());
     assert_true(o.status == TGEMM_SUCCESS && o.error.empty());
     counts(&streams, &events, &host);
-    assert_int_equal(streams, streams0 + 8);
+    assert_int_equal(streams, streams0 + 10);
     assert_int_equal(tgemm::release_host_resources(), TGEMM_SUCCESS);
     mock::drain_all();
     counts(&streams, &events, &host);
@@ -1490,6 +1490,7 @@ void test_spread_random(void **)
 {
     std::mt19937_64 rng(4000);
     int spread = 0, single = 0, blas = 0;
+    const int peer_copies = mock::peer_copies;
     for (int i = 0; i < 120; ++i) {
         tgemm::set_host_plan_sizes(32 * (1 + static_cast<int64_t>(rng() % 2)),
                                    32 * (1 + static_cast<int64_t>(rng() % 3)), 32);
@@ -1525,12 +1526,16 @@ void test_spread_random(void **)
     tgemm::set_host_plan_sizes(0, 0, 0);
     set_budget(uint64_t{80} << 30);
     check_mock_invariants();
-    std::printf("    %d calls spread, %d on one device (%d with the BLAS fallback's left)\n", spread, single, blas);
+    const int copied = mock::peer_copies - peer_copies;
+    std::printf("    %d calls spread, %d on one device (%d with the BLAS fallback's left); %d panels copied from "
+                "another worker's memory\n", spread, single, blas, copied);
     // auto: small products stay on one device; a list spreads most of them.
     if (g_choose)
         assert_int_equal(spread, 0);
     else
         assert_true(spread > 60);
+    if (!tgemm::settings().spread_peer)
+        assert_int_equal(copied, 0);
 }
 
 // Calls spread and out of core: each device's memory holds only slices of
@@ -1805,6 +1810,108 @@ void test_spread_faults(void **)
     assert_true(taken_over * 4 > struck);
 }
 
+// Blocks that share panels (pinned A and B, resident plans, one block per
+// worker): random sizes, transposes, padding and alpha, C not read (beta 0,
+// or C on the device): exact results, panels copied between workers
+// (unless TGEMM_SPREAD_PEER=0). Then failures of each kind, one-off and
+// sticky, on each listed device at a random one of its calls: C as the
+// contract says (spread_with_fault), and a worker whose device breaks after
+// publishing its panels never feeds another a panel it did not load.
+void test_spread_share(void **)
+{
+    std::mt19937_64 rng(4300);
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    set_budget(uint64_t{1} << 20);
+    const int copies0 = mock::peer_copies;
+    const auto problem = [&] {
+        Problem p;
+        p.m = 64 + static_cast<int64_t>(rng() % 140);
+        p.n = 64 + static_cast<int64_t>(rng() % 140);
+        p.k = 160 + static_cast<int64_t>(rng() % 100);
+        p.ta = rng() & 1;
+        p.tb = rng() & 1;
+        p.alpha = rng() & 1 ? 1.0f : -0.5f;
+        p.ka = p.kb = MemKind::Pinned;
+        const int c = static_cast<int>(rng() % 3);
+        p.kc = c == 0 ? MemKind::Pinned : c == 1 ? MemKind::Pageable : MemKind::Device;
+        p.beta = p.kc == MemKind::Device && (rng() & 1) ? 1.0f : 0.0f;
+        p.pad_a = static_cast<int64_t>(rng() % 3);
+        p.pad_b = static_cast<int64_t>(rng() % 3);
+        p.pad_c = static_cast<int64_t>(rng() % 3);
+        return p;
+    };
+    int spread = 0;
+    for (int i = 0; i < 40; ++i) {
+        const Problem p = problem();
+        Data d = make_data(p, rng);
+        const tgemm::SpreadPlan plan = expected_plan(p, home_of(0));
+        const tgemm_status st = spread_call(p, d, nullptr);
+        if (st != TGEMM_SUCCESS)
+            fail_msg("call %d: status %d: %s", i, (int)st, tgemm_last_error_detail());
+        const std::string err = verify(p, d);
+        if (!err.empty())
+            fail_msg("call %d (%lldx%lldx%lld): %s", i, (long long)p.m, (long long)p.n, (long long)p.k, err.c_str());
+        spread += plan.workers > 1;
+    }
+    const int copied = mock::peer_copies - copies0;
+    std::printf("    %d of 40 calls spread, %d panels copied from another worker's memory\n", spread, copied);
+    assert_true(spread > 30);
+    if (tgemm::settings().spread_peer)
+        assert_true(copied > spread);
+    else
+        assert_int_equal(copied, 0);
+
+    static const int kinds[] = {mock::Copy,       mock::Launch, mock::Record, mock::Wait,      mock::EventSync,
+                                mock::StreamSync, mock::Alloc,  mock::Query,  mock::RunKernel, mock::RunCopy};
+    int64_t injected = 0, struck = 0, taken_over = 0;
+    for (int variant = 0; variant < 4; ++variant) {
+        Problem p = problem();
+        p.kc = variant & 1 ? MemKind::Pinned : MemKind::Pageable;
+        p.beta = 0.0f;
+        const bool with_left = variant & 2;
+        const Data data = make_data(p, rng);
+        const std::vector<float> want = expected(p, data);
+        for (const int dev : listed_devices()) {
+            int64_t counts[mock::kCalls];
+            for (int i = 0; i < 2; ++i) {
+                const SpreadOutcome clean = spread_with_fault(p, data, want, with_left, mock::Fault());
+                if (clean.status != TGEMM_SUCCESS || !clean.error.empty())
+                    fail_msg("variant %d: clean call: status %d, %s", variant, (int)clean.status, clean.error.c_str());
+            }
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                std::copy(mock::calls_on[dev], mock::calls_on[dev] + mock::kCalls, counts);
+            }
+            for (const int kind : kinds)
+                for (const bool sticky : {false, true}) {
+                    if (counts[kind] == 0 || (!sticky && (kind == mock::RunKernel || kind == mock::RunCopy)))
+                        continue;
+                    mock::Fault f{kind, static_cast<int64_t>(rng() % counts[kind]), sticky};
+                    f.device = dev;
+                    const SpreadOutcome o = spread_with_fault(p, data, want, with_left, f);
+                    if (!o.error.empty())
+                        fail_msg("variant %d: %s %s failure at call %lld of %lld on device %d: status %d, %s", variant,
+                                 sticky ? "sticky" : "one-off", mock::kCallNames[kind], (long long)f.at,
+                                 (long long)counts[kind], dev, (int)o.status, o.error.c_str());
+                    // beta == 0: the others take a failed worker's parts over.
+                    if (o.status != TGEMM_SUCCESS && o.started && !o.all_broken)
+                        fail_msg("variant %d: %s %s failure on device %d: status %d (%s)", variant,
+                                 sticky ? "sticky" : "one-off", mock::kCallNames[kind], dev, (int)o.status,
+                                 tgemm_last_error_detail());
+                    ++injected;
+                    struck += o.fired;
+                    taken_over += o.fired && o.status == TGEMM_SUCCESS;
+                }
+        }
+    }
+    tgemm::set_host_plan_sizes(0, 0, 0);
+    set_budget(uint64_t{80} << 30);
+    check_mock_invariants();
+    std::printf("    %lld failures injected, %lld struck, %lld calls finished by the other workers\n",
+                (long long)injected, (long long)struck, (long long)taken_over);
+    assert_true(struck * 10 > injected * 8);
+}
+
 // Threads call at once (each with a current device of its own), with more
 // workers than a device has pipelines: all exact, none waits forever (the
 // alarm). Then, where two devices are listed, the last one breaks while
@@ -2070,7 +2177,9 @@ int main(int argc, char **argv)
             return cmocka_run_group_tests_name("tgemm_host_mock spread (auto)", tests, nullptr, nullptr) ? 1 : 0;
         }
         const CMUnitTest tests[] = {cmocka_unit_test_teardown(test_spread_random, spread_reset), cmocka_unit_test_teardown(test_spread_out_of_core, spread_reset),
-                                    cmocka_unit_test_teardown(test_spread_faults, spread_reset), cmocka_unit_test_teardown(test_spread_threads, spread_reset),
+                                    cmocka_unit_test_teardown(test_spread_faults, spread_reset),
+                                    cmocka_unit_test_teardown(test_spread_share, spread_reset),
+                                    cmocka_unit_test_teardown(test_spread_threads, spread_reset),
                                     cmocka_unit_test_teardown(test_spread_caller_stream, spread_reset),
                                     cmocka_unit_test_teardown(test_spread_device_pointers, spread_reset)};
         return cmocka_run_group_tests_name("tgemm_host_mock spread", tests, nullptr, nullptr) ? 1 : 0;

@@ -211,6 +211,7 @@ Settings read_settings()
     }
     if (const char *e = std::getenv("TGEMM_KERNEL"); e && *e)
         st.kernel = e;  // validated by the dispatcher, which knows the names
+    read_switch(st, "TGEMM_SPREAD_PEER", &st.spread_peer);
     read_switch(st, "TGEMM_CLUSTERS", &st.clusters);
     read_switch(st, "TGEMM_TMA", &st.tma);
     read_mode(st, "TGEMM_STREAMK", &st.streamk);

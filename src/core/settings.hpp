@@ -33,6 +33,7 @@ struct Settings {
     std::vector<int> devices;     // TGEMM_DEVICES=list: the device of each worker, in order
     int64_t spread_rows = 0, spread_cols = 0;  // TGEMM_SPREAD_GRID=RxC: the grid of every spread call
                                                // (tuning, tests); 0 = the model's
+    bool spread_peer = true;  // TGEMM_SPREAD_PEER=0: blocks of a spread call never share panels over peer copies
     int verbose = 0;        // TGEMM_VERBOSE: 1 logs every error status and the CPU BLAS chosen to stderr,
                             // 2 also each host-operand plan
     std::string kernel;     // TGEMM_KERNEL: force one kernel family by name, or rank-k (tuning, tests)

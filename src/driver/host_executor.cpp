@@ -75,8 +75,9 @@ const char *cache_name(Cache c)
 }  // namespace
 
 HostRun::HostRun(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev, Pipeline &pl,
-                 cudaMemPool_t pool, const PlanRequest &sizes, HostRunObserver *observer, std::vector<Rect> *left)
-    : p_(p), ka_(ka), kb_(kb), kc_(kc), dev_(dev), pl_(pl), pool_(pool), obs_(observer), left_(left)
+                 cudaMemPool_t pool, const PlanRequest &sizes, HostRunObserver *observer, std::vector<Rect> *left,
+                 const PanelShare *share)
+    : p_(p), ka_(ka), kb_(kb), kc_(kc), dev_(dev), pl_(pl), pool_(pool), obs_(observer), left_(left), share_(share)
 {
     reads_ab_ = sgemm_reads_ab(p.k, p.alpha);
     req_.m = p.m;
@@ -102,6 +103,7 @@ tgemm_status HostRun::run(cudaStream_t caller)
         if (obs_ != nullptr)
             obs_->end_call(st, plan_.mb > 0 ? describe_plan() : std::string());
     }
+    release_panels();
     if (left_ != nullptr) {
         left_->clear();
         if (st != TGEMM_SUCCESS)
@@ -130,6 +132,9 @@ tgemm_status HostRun::run_call(cudaStream_t caller)
     if (st == TGEMM_SUCCESS && (st = record_wait(pl_.ready, pl_.comp, pl_.in)) == TGEMM_SUCCESS &&
         (st = wait(pl_.out, pl_.ready)) == TGEMM_SUCCESS)
         st = wait(pl_.comp2, pl_.ready);
+    if (st == TGEMM_SUCCESS && (sharing_ = plan_sharing()) &&
+        (st = wait(pl_.peer, pl_.ready)) == TGEMM_SUCCESS)
+        st = load_own_panels();
     for (int64_t t = 0; st == TGEMM_SUCCESS && t < task_count(plan_); ++t)
         st = run_task(t, host_task(plan_, req_, t));
     if (st == TGEMM_SUCCESS)
@@ -336,9 +341,14 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
     tgemm_status st;
     bool loaded = false;
     const bool c_host = plan_.c.cache != Cache::InPlace;
-    if ((st = load_operand(x.a, plan_.a, pl_.free_a, p_.a, p_.lda, ka_, 'A', &loaded)) != TGEMM_SUCCESS ||
-        (st = load_operand(x.b, plan_.b, pl_.free_b, p_.b, p_.ldb, kb_, 'B', &loaded)) != TGEMM_SUCCESS)
+    if (sharing_) {
+        if ((x.a.load && (st = get_panel(x.a, plan_.a, p_.a, p_.lda, ka_, 'A')) != TGEMM_SUCCESS) ||
+            (x.b.load && (st = get_panel(x.b, plan_.b, p_.b, p_.ldb, kb_, 'B')) != TGEMM_SUCCESS))
+            return st;
+    } else if ((st = load_operand(x.a, plan_.a, pl_.free_a, p_.a, p_.lda, ka_, 'A', &loaded)) != TGEMM_SUCCESS ||
+               (st = load_operand(x.b, plan_.b, pl_.free_b, p_.b, p_.ldb, kb_, 'B', &loaded)) != TGEMM_SUCCESS) {
         return st;
+    }
     // A slot of C is written (by the copy in, else by the kernel) only
     // after the tile it held before has left for the host.
     if (c_host && x.c.reuse && (st = wait(x.c.load ? pl_.in : pl_.comp, pl_.free_c[x.c.slot])) != TGEMM_SUCCESS)
@@ -359,6 +369,8 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
     if (seen < loads_ && (st = record_wait(pl_.loaded, pl_.in, ks)) != TGEMM_SUCCESS)
         return st;
     seen = loads_;
+    if (sharing_ && (st = wait_panels(ks)) != TGEMM_SUCCESS)
+        return st;
     if (several_tiles && (st = record_wait(pl_.joined, pl_.comp2, pl_.comp)) != TGEMM_SUCCESS)
         return st;
 
@@ -487,7 +499,12 @@ tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
         e = cudaStreamWaitEvent(pl_.comp, pl_.in_done, 0);
     if (e == cudaSuccess)
         e = cudaStreamWaitEvent(pl_.comp, pl_.out_done, 0);
-    if (e == cudaSuccess && arena_ != nullptr && (e = cudaFreeAsync(arena_, pl_.comp)) == cudaSuccess)
+    if (e == cudaSuccess && (e = cudaEventRecord(pl_.peer_done, pl_.peer)) == cudaSuccess)
+        e = cudaStreamWaitEvent(pl_.comp, pl_.peer_done, 0);
+    // Another block may still read the panels in the arena of a shared
+    // one: it is freed after the end, once they are done.
+    if (e == cudaSuccess && arena_ != nullptr && share_ == nullptr &&
+        (e = cudaFreeAsync(arena_, pl_.comp)) == cudaSuccess)
         arena_ = nullptr;
     if (e == cudaSuccess)
         e = cudaEventRecord(pl_.end, pl_.comp);
@@ -504,6 +521,11 @@ tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
             e = cudaEventSynchronize(pl_.end);
             return TGEMM_SUCCESS;
         });
+        if (e == cudaSuccess && arena_ != nullptr) {
+            release_panels();
+            if ((e = cudaFreeAsync(arena_, pl_.comp)) == cudaSuccess)
+                arena_ = nullptr;
+        }
         if (e == cudaSuccess)
             return TGEMM_SUCCESS;
         st = fail_cuda(e, "finishing a call on host operands");
@@ -512,7 +534,7 @@ tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
     return st;
 }
 
-// After a failure: waits for the four streams to go idle, asking each
+// After a failure: waits for the five streams to go idle, asking each
 // twice, since a failure that persists is a broken context, in which
 // nothing runs any more. Once they are idle, every copy and kernel enqueued
 // has finished and nothing else will: the pieces of C waiting in staging go
@@ -522,9 +544,12 @@ tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
 // written back and the pipeline is broken.
 void HostRun::recover()
 {
-    for (cudaStream_t s : {pl_.in, pl_.comp, pl_.comp2, pl_.out})
+    for (cudaStream_t s : {pl_.in, pl_.comp, pl_.comp2, pl_.out, pl_.peer})
         if (cudaStreamSynchronize(s) != cudaSuccess && cudaStreamSynchronize(s) != cudaSuccess)
             broken_ = true;
+    // Whatever this block's streams did is over; blocks reading its panels
+    // finish before its memory goes.
+    release_panels();
     if (broken_) {
         for (Staging &b : pl_.staging)
             b.out = nullptr;

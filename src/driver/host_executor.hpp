@@ -26,6 +26,7 @@
 #include "driver/host_observer.hpp"
 #include "driver/host_plan.hpp"
 #include "driver/host_pool.hpp"
+#include "driver/panel_board.hpp"
 #include "tgemm.h"
 
 namespace tgemm {
@@ -51,9 +52,12 @@ class HostRun {
 public:
     // p and the operand kinds as run_host_operands receives them (kc as C is
     // handled); `sizes` carries the preferred plan sizes (PlanRequest's
-    // tile_side, chunk_depth, chunk_floor); `observer` may be null.
+    // tile_side, chunk_depth, chunk_floor); `observer` may be null; `share`
+    // (may be null) is this call's place in a spread call whose blocks
+    // share panels (panel_board.hpp).
     HostRun(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev, Pipeline &pl,
-            cudaMemPool_t pool, const PlanRequest &sizes, HostRunObserver *observer, std::vector<Rect> *left);
+            cudaMemPool_t pool, const PlanRequest &sizes, HostRunObserver *observer, std::vector<Rect> *left,
+            const PanelShare *share = nullptr);
 
     // The whole call, work ordered after what is queued on `caller`, which
     // waits for all of it. Fills *left (if given) as host_pipeline.hpp says.
@@ -78,6 +82,13 @@ private:
     const float *operand(const OperandStep &s, const Slots &slots, const float *src, int64_t ld,
                          int64_t *out_ld) const;
     tgemm_status run_task(int64_t t, const Task &x);
+    // host_panels.cpp: panels shared with the other blocks of a spread call.
+    bool plan_sharing();
+    tgemm_status load_own_panels();
+    tgemm_status get_panel(const OperandStep &s, const Slots &slots, const float *src, int64_t ld, MemKind kind,
+                           char operand);
+    tgemm_status wait_panels(cudaStream_t ks);
+    void release_panels();
     cudaStream_t kernel_stream(const Task &x, bool *several_tiles) const;
     tgemm_status defer_store(const Task &x, cudaStream_t ks);
     tgemm_status issue_stores(bool block);
@@ -180,6 +191,21 @@ private:
     std::vector<Rect> written_, enqueued_;
     std::vector<Rect> *const left_;
     bool broken_ = false;
+    // Panel sharing (host_panels.cpp): each load of A or B in task order,
+    // whether this block loads it from the host (else another block does,
+    // and this one copies it from there), the next one run_task meets, the
+    // loads whose events each stream of kernels has waited for, and
+    // whether the board has been told this block is done.
+    struct PanelLoad {
+        PanelKey key;
+        int64_t owner = 0;  // the block that loads it from the host
+    };
+    const PanelShare *const share_;
+    bool sharing_ = false;
+    std::vector<PanelLoad> panels_;
+    size_t next_panel_ = 0;
+    size_t panels_seen_[2] = {0, 0};
+    bool released_ = false;
 };
 
 }  // namespace tgemm

@@ -13,6 +13,7 @@
 #include "core/problem.hpp"
 #include "runtime/device.hpp"
 #include "driver/host_plan.hpp"
+#include "driver/panel_board.hpp"
 #include "tgemm.h"
 
 namespace tgemm {
@@ -46,8 +47,11 @@ namespace tgemm {
 // or anything when beta == 0 (then C is not read), except with device C,
 // which stays in place (it may hold partial sums). After success *left is
 // empty.
+//
+// With `share`, the call is one block of a spread call whose blocks share
+// panels of A and B (panel_board.hpp).
 tgemm_status run_host_operands(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev,
-                               cudaStream_t s, std::vector<Rect> *left = nullptr);
+                               cudaStream_t s, std::vector<Rect> *left = nullptr, const PanelShare *share = nullptr);
 
 // The kind C is handled as when the caller finishes a failed call itself:
 // with beta != 0, a pinned or managed C, which the GPU would write directly

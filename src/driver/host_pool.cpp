@@ -15,7 +15,7 @@ namespace tgemm {
 
 std::vector<cudaEvent_t *> Pipeline::events()
 {
-    std::vector<cudaEvent_t *> v = {&start, &ready, &loaded, &computed, &joined, &in_done, &out_done, &end};
+    std::vector<cudaEvent_t *> v = {&start, &ready, &loaded, &computed, &joined, &in_done, &out_done, &peer_done, &end};
     for (int i = 0; i < 2; ++i) {
         v.push_back(&free_a[i]);
         v.push_back(&free_b[i]);
@@ -23,6 +23,8 @@ std::vector<cudaEvent_t *> Pipeline::events()
     for (cudaEvent_t &e : free_c)
         v.push_back(&e);
     for (cudaEvent_t &e : stored_c)
+        v.push_back(&e);
+    for (cudaEvent_t &e : panel_ready)
         v.push_back(&e);
     for (Staging &b : staging)
         v.push_back(&b.done);
@@ -53,7 +55,7 @@ cudaError_t destroy_pipeline(Pipeline *pl)
         if (first == cudaSuccess)
             first = e;
     };
-    for (cudaStream_t s : {pl->in, pl->comp, pl->comp2, pl->out})
+    for (cudaStream_t s : {pl->in, pl->comp, pl->comp2, pl->out, pl->peer})
         if (s != nullptr)
             note(cudaStreamDestroy(s));
     for (cudaEvent_t *ev : pl->events())
@@ -74,7 +76,7 @@ tgemm_status create_pipeline(int dev, Pipeline **out)
     int pitch = 0;
     cudaError_t e = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, dev);
     pl->max_pitch = pitch;
-    for (cudaStream_t *s : {&pl->in, &pl->comp, &pl->comp2, &pl->out})
+    for (cudaStream_t *s : {&pl->in, &pl->comp, &pl->comp2, &pl->out, &pl->peer})
         if (e == cudaSuccess)
             e = cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
     pl->free_c.assign(2, nullptr);
@@ -192,7 +194,7 @@ tgemm_status release_host_resources()
         // A pipeline given up is freed once its streams are found idle.
         for (auto it = st.broken.begin(); it != st.broken.end();) {
             cudaError_t e = cudaSuccess;
-            for (cudaStream_t q : {(*it)->in, (*it)->comp, (*it)->comp2, (*it)->out})
+            for (cudaStream_t q : {(*it)->in, (*it)->comp, (*it)->comp2, (*it)->out, (*it)->peer})
                 if (e == cudaSuccess)
                     e = cudaStreamSynchronize(q);
             const bool idle = e == cudaSuccess;

@@ -1,5 +1,5 @@
 // The resources of the host-operand path, per device: up to
-// kPipelinesPerDevice pipelines (four streams, their events and pinned
+// kPipelinesPerDevice pipelines (five streams, their events and pinned
 // staging buffers), created on first use and reused by later calls, and
 // one memory pool for the tile buffers. A call leases a whole pipeline for
 // its duration (a mutex and condition variable hand them out; a call that
@@ -66,12 +66,17 @@ struct Pipeline {
     // kernel starts on the SMs that the last wave of this tile's blocks
     // leaves idle.
     cudaStream_t comp2 = nullptr;
+    // Copies of panels of A and B from another worker's device memory (a
+    // spread call's blocks sharing panels, driver/panel_board.hpp): apart
+    // from `in`, which holds this worker's own loads queued ahead.
+    cudaStream_t peer = nullptr;
     cudaEvent_t start = nullptr, ready = nullptr, loaded = nullptr, computed = nullptr;
     cudaEvent_t joined = nullptr;  // one stream of kernels waits for the other
-    cudaEvent_t in_done = nullptr, out_done = nullptr, end = nullptr;
+    cudaEvent_t in_done = nullptr, out_done = nullptr, peer_done = nullptr, end = nullptr;
     cudaEvent_t free_a[2] = {}, free_b[2] = {};  // a slot's last reader
     std::vector<cudaEvent_t> free_c;             // a C slot's copy out, as many as a plan has slots
     std::vector<cudaEvent_t> stored_c;           // a finished part of C's kernel, for its deferred copy out
+    std::vector<cudaEvent_t> panel_ready;        // a shared call's panel of A or B on the device, one per load
     Staging staging[kStagingBuffers];
     uint64_t uses = 0;      // staging buffers taken so far
     int64_t max_pitch = 0;  // bytes; cudaMemcpy2D takes no larger pitch

@@ -23,6 +23,7 @@ const char *trace_event_name(TraceEvent e)
     case TraceEvent::WaitOut: return "wait_out";
     case TraceEvent::WaitEnd: return "wait_end";
     case TraceEvent::H2D: return "h2d";
+    case TraceEvent::P2P: return "p2p";
     case TraceEvent::Kernel: return "kernel";
     case TraceEvent::D2H: return "d2h";
     }

@@ -21,6 +21,8 @@
 //   wait_end    ... for the GPU to finish the call
 //   h2d, kernel, d2h   a copy to the device, a kernel, a copy to the host,
 //               as the GPU ran them
+//   p2p         a panel of A or B copied from another worker's device (a
+//               spread call's blocks sharing panels), as the GPU ran it
 //
 // Columns: call, event, task (index in the schedule), tile_row, tile_col,
 // chunk (C tile and K chunk, in tiles and chunks), operand (A, B, C or -),
@@ -43,6 +45,7 @@ enum class TraceEvent : unsigned char {
     H2D,
     Kernel,
     D2H,
+    P2P,
 };
 
 struct TraceRow {

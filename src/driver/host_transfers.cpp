@@ -23,8 +23,9 @@ tgemm_status HostRun::copy_2d(float *dst, int64_t dld, const float *src, int64_t
                               cudaMemcpyKind kind, cudaStream_t s)
 {
     const size_t width = static_cast<size_t>(rows) * sizeof(float);
-    const char *what = kind == cudaMemcpyHostToDevice ? "cudaMemcpy2DAsync (host to device)"
-                                                      : "cudaMemcpy2DAsync (device to host)";
+    const char *what = kind == cudaMemcpyHostToDevice   ? "cudaMemcpy2DAsync (host to device)"
+                       : kind == cudaMemcpyDeviceToHost ? "cudaMemcpy2DAsync (device to host)"
+                                                        : "cudaMemcpy2DAsync (from another device)";
     if (cols > 1 && dld * 4 <= pl_.max_pitch && sld * 4 <= pl_.max_pitch)
         return check_cuda(cudaMemcpy2DAsync(dst, dld * sizeof(float), src, sld * sizeof(float), width,
                                             static_cast<size_t>(cols), kind, s),

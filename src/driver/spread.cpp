@@ -8,13 +8,16 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "core/settings.hpp"
 #include "core/status.hpp"
 #include "driver/execute.hpp"
 #include "driver/host_pipeline.hpp"
+#include "driver/panel_board.hpp"
 
 namespace tgemm {
 namespace {
@@ -42,8 +45,13 @@ Rect shifted(const Rect &r, const Rect &at)
 
 class Worker {
 public:
-    Worker(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, int device, bool recoverable, Queue &q)
-        : p_(p), ka_(ka), kb_(kb), kc_(kc), device_(device), recoverable_(recoverable), q_(q)
+    // With `share`, the worker's first part is block share->block of the
+    // plan, `first`, run sharing panels with the other workers' first
+    // blocks.
+    Worker(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, int device, bool recoverable, Queue &q,
+           const PanelShare *share = nullptr, Rect first = {})
+        : p_(p), ka_(ka), kb_(kb), kc_(kc), device_(device), recoverable_(recoverable), q_(q), share_(share),
+          first_(first)
     {
     }
 
@@ -54,9 +62,21 @@ public:
         DeviceGuard guard;
         cudaStream_t stream = nullptr;
         Rect part;
-        while (take(&part)) {
+        bool ok = true;
+        if (share_ != nullptr) {
+            part = first_;
+            const bool mine = take_first();
             std::vector<Rect> left;
-            const tgemm_status st = run_part(part, guard, &stream, &left);
+            const tgemm_status st = mine ? run_part(part, guard, &stream, &left, share_) : TGEMM_SUCCESS;
+            // Where the block's run could not tell the board itself (no
+            // pipeline, say), this does; else it changes nothing.
+            share_->board->done(share_->block);
+            share_->board->close(share_->block);
+            ok = !mine || done(part, st, left);
+        }
+        while (ok && take(&part)) {
+            std::vector<Rect> left;
+            const tgemm_status st = run_part(part, guard, &stream, &left, nullptr);
             if (!done(part, st, left))
                 break;
         }
@@ -65,6 +85,20 @@ public:
     }
 
 private:
+    // Takes the first block out of the queue; false if another worker has
+    // it already.
+    bool take_first()
+    {
+        std::lock_guard<std::mutex> lock(q_.mu);
+        for (auto it = q_.todo.begin(); it != q_.todo.end(); ++it)
+            if (it->row == first_.row && it->col == first_.col && it->rows == first_.rows && it->cols == first_.cols) {
+                q_.todo.erase(it);
+                ++q_.running;
+                return true;
+            }
+        return false;
+    }
+
     // The next part of C, waiting while others run parts that may come
     // back; false once there is nothing left to do.
     bool take(Rect *part)
@@ -81,7 +115,8 @@ private:
 
     // One part on this worker's device, through a stream of its own (made
     // on first use) as the caller's stream of that call.
-    tgemm_status run_part(const Rect &part, DeviceGuard &guard, cudaStream_t *stream, std::vector<Rect> *left)
+    tgemm_status run_part(const Rect &part, DeviceGuard &guard, cudaStream_t *stream, std::vector<Rect> *left,
+                          const PanelShare *share)
     {
         *left = {Rect{0, 0, part.rows, part.cols}};
         tgemm_status st = guard.enter(device_);
@@ -92,7 +127,8 @@ private:
             st = check_cuda(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
         if (st != TGEMM_SUCCESS)
             return st;
-        return run_host_operands(part_of(p_, part), ka_, kb_, kc_, *dev, *stream, recoverable_ ? left : nullptr);
+        return run_host_operands(part_of(p_, part), ka_, kb_, kc_, *dev, *stream, recoverable_ ? left : nullptr,
+                                 share);
     }
 
     // Records the outcome of a part; false when this worker stops.
@@ -122,7 +158,39 @@ private:
     const int device_;
     const bool recoverable_;
     Queue &q_;
+    const PanelShare *const share_;
+    const Rect first_;
 };
+
+// Whether every two of the devices can copy from each other's memory
+// directly, turning such access on where it is off (it stays on for the
+// process). A device listed twice shares with itself.
+bool peer_access(const std::vector<int> &devices, int workers)
+{
+    static std::mutex mu;
+    static std::set<std::pair<int, int>> enabled;
+    std::lock_guard<std::mutex> lock(mu);
+    for (int i = 0; i < workers; ++i)
+        for (int j = 0; j < workers; ++j) {
+            const int a = devices[static_cast<size_t>(i)], b = devices[static_cast<size_t>(j)];
+            if (a == b || enabled.count({a, b}) != 0)
+                continue;
+            int can = 0;
+            DeviceGuard guard;
+            if (cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || can == 0 || guard.enter(a) != TGEMM_SUCCESS) {
+                (void)cudaGetLastError();
+                return false;
+            }
+            const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+            if (e != cudaSuccess) {
+                (void)cudaGetLastError();
+                if (e != cudaErrorPeerAccessAlreadyEnabled)
+                    return false;
+            }
+            enabled.insert({a, b});
+        }
+    return true;
+}
 
 }  // namespace
 
@@ -166,26 +234,43 @@ tgemm_status run_spread(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc,
     Queue q;
     for (int64_t i = 0; i < block_count(plan); ++i)
         q.todo.push_back(spread_block(plan, p.m, p.n, i));
-    if (settings().verbose >= 2)
-        std::fprintf(stderr, "tgemm: spread m=%lld n=%lld k=%lld over %d device(s): blocks=%lldx%lld model_ms=%.2f "
-                     "one_gpu_ms=%.2f\n", static_cast<long long>(p.m), static_cast<long long>(p.n),
-                     static_cast<long long>(p.k), plan.workers, static_cast<long long>(plan.rows),
-                     static_cast<long long>(plan.cols), plan.seconds * 1e3, plan.one_gpu_seconds * 1e3);
     // Parts that fail go back to the queue where what they leave is known
     // and can be computed again: always with beta == 0 (C is not read) or
     // pageable C, and with `left` (C is then handled as recoverable_c says).
     const bool recoverable = left != nullptr || p.beta == 0.0f || kc == MemKind::Pageable;
+    // Where the grid has one block per worker, all run at once, and the
+    // blocks share panels of A and B (from pinned memory) over peer copies.
+    const bool share = settings().spread_peer && block_count(plan) == plan.workers && ka == MemKind::Pinned &&
+                       kb == MemKind::Pinned && peer_access(devices, plan.workers);
+    if (settings().verbose >= 2)
+        std::fprintf(stderr, "tgemm: spread m=%lld n=%lld k=%lld over %d device(s): blocks=%lldx%lld model_ms=%.2f "
+                     "one_gpu_ms=%.2f share_panels=%s\n", static_cast<long long>(p.m), static_cast<long long>(p.n),
+                     static_cast<long long>(p.k), plan.workers, static_cast<long long>(plan.rows),
+                     static_cast<long long>(plan.cols), plan.seconds * 1e3, plan.one_gpu_seconds * 1e3,
+                     share ? "yes" : "no");
+    PanelBoard board(plan.rows, plan.cols);
+    std::vector<PanelShare> shares(static_cast<size_t>(plan.workers));
+    for (int w = 0; w < plan.workers; ++w)
+        shares[static_cast<size_t>(w)] = PanelShare{&board, w};
+    const auto worker = [&](int w) {
+        const size_t i = static_cast<size_t>(w);
+        return share ? Worker(p, ka, kb, kc, devices[i], recoverable, q, &shares[i], spread_block(plan, p.m, p.n, w))
+                     : Worker(p, ka, kb, kc, devices[i], recoverable, q);
+    };
     // The calling thread is the first worker; a thread that cannot be
-    // started leaves its parts to the others.
+    // started leaves its parts to the others, and shares nothing.
     std::vector<std::thread> threads;
-    for (int w = 1; w < plan.workers; ++w) {
+    int started = 1;
+    for (int w = 1; w < plan.workers; ++w, ++started) {
         try {
-            threads.emplace_back(Worker(p, ka, kb, kc, devices[static_cast<size_t>(w)], recoverable, q));
+            threads.emplace_back(worker(w));
         } catch (...) {
             break;
         }
     }
-    Worker(p, ka, kb, kc, devices[0], recoverable, q)();
+    for (int w = started; share && w < plan.workers; ++w)
+        board.close(w);
+    worker(0)();
     for (std::thread &t : threads)
         t.join();
     if (q.todo.empty() && !q.stop)
