@@ -58,6 +58,7 @@ std::vector<const float *> launched_c;      // the C of each launch since the la
 int device_mismatches = 0;
 bool peer_access = true;
 std::set<std::pair<int, int>> peer_enabled;
+std::set<std::pair<int, int>> pool_open;
 int peer_copies = 0;
 std::vector<Logged> launch_log, budget_log;
 std::vector<std::pair<int, size_t>> alloc_log;
@@ -482,6 +483,20 @@ cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer)
     return cudaSuccess;
 }
 
+int pool_device(cudaMemPool_t pool);
+
+// Pool memory is open to the pool's own device only, until this call
+// opens it to others (as on a GPU: peer access does not do it).
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const cudaMemAccessDesc *desc, size_t count)
+{
+    std::lock_guard<std::mutex> lk(mu);
+    if (mock::fails(mock::Query))
+        return mock::failure(mock::Query);
+    for (size_t i = 0; i < count; ++i)
+        mock::pool_open.insert({pool_device(pool), desc[i].location.id});
+    return cudaSuccess;
+}
+
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int)
 {
     std::lock_guard<std::mutex> lk(mu);
@@ -516,6 +531,8 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
         auto a = mock::device_allocs.upper_bound(const_cast<void *>(src));
         if (a == mock::device_allocs.begin() ||
             static_cast<const char *>(src) >= static_cast<const char *>((--a)->first) + a->second.bytes)
+            return cudaErrorInvalidValue;
+        if (a->second.device != dev && mock::pool_open.count({a->second.device, dev}) == 0)
             return cudaErrorInvalidValue;
         ++mock::peer_copies;
         if (a->second.device != dev && mock::peer_enabled.count({dev, a->second.device}) == 0)

@@ -128,6 +128,7 @@ extern int contract_violations;               // launches whose problem broke ru
 extern int device_mismatches;                 // calls that mix devices (see above)
 extern bool peer_access;                      // cudaDeviceCanAccessPeer's answer for two devices
 extern std::set<std::pair<int, int>> peer_enabled;  // (device, peer) pairs with peer access turned on
+extern std::set<std::pair<int, int>> pool_open;     // (device, reader): the device's tile pool open to the reader
 extern int peer_copies;                       // copies from device memory (cudaMemcpyDefault)
 
 // What ran where, since a test last cleared the logs.

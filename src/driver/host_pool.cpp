@@ -124,15 +124,37 @@ Lease::~Lease()
     st.cv.notify_one();
 }
 
+namespace {
+
+// The device's tile pool, made on first use; with st.mu held.
+tgemm_status tile_pool(DeviceState &st, int dev)
+{
+    return st.pool != nullptr ? TGEMM_SUCCESS : create_workspace_pool(dev, &st.pool, kTileKeepBytes);
+}
+
+}  // namespace
+
+tgemm_status open_tile_pool(int dev, int reader)
+{
+    DeviceState &st = device_state(dev);
+    std::lock_guard<std::mutex> lk(st.mu);
+    const tgemm_status s = tile_pool(st, dev);
+    if (s != TGEMM_SUCCESS)
+        return s;
+    cudaMemAccessDesc desc = {};
+    desc.location.type = cudaMemLocationTypeDevice;
+    desc.location.id = reader;
+    desc.flags = cudaMemAccessFlagsProtReadWrite;
+    return check_cuda(cudaMemPoolSetAccess(st.pool, &desc, 1), "cudaMemPoolSetAccess");
+}
+
 tgemm_status Lease::acquire(int dev)
 {
     DeviceState &st = device_state(dev);
     std::unique_lock<std::mutex> lk(st.mu);
-    if (st.pool == nullptr) {
-        const tgemm_status s = create_workspace_pool(dev, &st.pool, kTileKeepBytes);
-        if (s != TGEMM_SUCCESS)
-            return s;
-    }
+    const tgemm_status s = tile_pool(st, dev);
+    if (s != TGEMM_SUCCESS)
+        return s;
     pool_ = st.pool;
     st.cv.wait(lk, [&] { return !st.idle.empty() || st.count < kPipelinesPerDevice; });
     if (!st.idle.empty()) {
@@ -144,13 +166,13 @@ tgemm_status Lease::acquire(int dev)
     ++st.count;
     lk.unlock();
     Pipeline *pl = nullptr;
-    const tgemm_status s = create_pipeline(dev, &pl);
-    if (s != TGEMM_SUCCESS) {
+    const tgemm_status made = create_pipeline(dev, &pl);
+    if (made != TGEMM_SUCCESS) {
         lk.lock();
         --st.count;
         lk.unlock();
         st.cv.notify_one();
-        return s;
+        return made;
     }
     pl_ = pl;
     dev_ = dev;

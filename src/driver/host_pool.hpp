@@ -90,6 +90,12 @@ struct Pipeline {
 // Grows `events` to `count` events made with `flags`.
 cudaError_t grow_events(std::vector<cudaEvent_t> &events, size_t count, unsigned flags);
 
+// Lets device `reader` access the tile buffers of device `dev` (made from
+// its tile pool, created here if need be), as blocks of a spread call that
+// copy each other's panels do: pool memory is not opened to other devices
+// by cudaDeviceEnablePeerAccess alone.
+tgemm_status open_tile_pool(int dev, int reader);
+
 // A pipeline and the device's tile pool, held for the duration of one call.
 class Lease {
 public:

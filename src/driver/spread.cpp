@@ -17,6 +17,7 @@
 #include "core/status.hpp"
 #include "driver/execute.hpp"
 #include "driver/host_pipeline.hpp"
+#include "driver/host_pool.hpp"
 #include "driver/panel_board.hpp"
 
 namespace tgemm {
@@ -163,8 +164,9 @@ private:
 };
 
 // Whether every two of the devices can copy from each other's memory
-// directly, turning such access on where it is off (it stays on for the
-// process). A device listed twice shares with itself.
+// directly, turning such access on where it is off, for the devices and
+// their tile pools (it stays on for the process). A device listed twice
+// shares with itself.
 bool peer_access(const std::vector<int> &devices, int workers)
 {
     static std::mutex mu;
@@ -187,6 +189,8 @@ bool peer_access(const std::vector<int> &devices, int workers)
                 if (e != cudaErrorPeerAccessAlreadyEnabled)
                     return false;
             }
+            if (open_tile_pool(b, a) != TGEMM_SUCCESS)
+                return false;
             enabled.insert({a, b});
         }
     return true;
