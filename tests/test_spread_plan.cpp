@@ -7,7 +7,8 @@
 // kSpreadMaxBlocksPerWorker per worker, workers no more than blocks; a
 // listed set of devices spreads whenever C has room for two blocks; `auto`
 // spreads only where the model says it pays, and then its time is the
-// smallest over the worker counts it may use; the model's choices on the
+// smallest over the worker counts it may use; blocks that share panels get
+// one block per worker where C has room; the model's choices on the
 // products the decision turns on: large squares from pinned memory spread
 // over every GPU, small ones and link-bound pageable ones stay on one.
 #include <setjmp.h>
@@ -101,6 +102,7 @@ void test_random_plans(void **)
         r.copy_threads = 1 + static_cast<int>(rng() % 32);
         r.workers = 1 + static_cast<int>(rng() % 8);
         r.choose_workers = rng() % 2 == 0;
+        r.share = rng() % 2 == 0;
         r.peak_flops = kH100Peak;
         r.min_side = rng() % 2 == 0 ? tgemm::kSpreadMinSide : 32 + static_cast<int64_t>(rng() % 200);
         if (rng() % 8 == 0) {
@@ -119,6 +121,16 @@ void test_random_plans(void **)
         }
         if (!r.choose_workers && r.workers >= 2)
             assert_int_equal(p.workers > 1, room);
+        // Blocks that share panels: one round where C has room for it.
+        if (r.share && p.workers > 1) {
+            const int64_t max_rows = std::max<int64_t>(1, r.m / r.min_side);
+            const int64_t max_cols = std::max<int64_t>(1, r.n / r.min_side);
+            bool fits = false;
+            for (int64_t rows = 1; rows <= max_rows && rows <= r.workers; ++rows)
+                fits = fits || (r.workers % rows == 0 && r.workers / rows <= max_cols);
+            if (r.choose_workers || fits)
+                assert_int_equal(tgemm::block_count(p), p.workers);
+        }
         if (r.choose_workers && p.workers > 1)
             assert_true(p.seconds <= tgemm::kSpreadPays * p.one_gpu_seconds);
         if (r.choose_workers) {
@@ -146,6 +158,17 @@ void test_model_choices(void **)
         assert_int_equal(p.workers, w);
         assert_true(tgemm::block_count(p) >= w);
         assert_true(p.seconds < p.one_gpu_seconds / w * 1.5);
+    }
+    // Blocks that share panels: a block per GPU (two rounds of unshared
+    // blocks wait longer for their panels and pay twice the start and end).
+    for (const int w : {2, 4, 8}) {
+        SpreadRequest r = square(16384, w, false, true);
+        r.share = true;
+        const SpreadPlan p = tgemm::plan_spread(r);
+        std::printf("16384^3 pinned, %d GPUs, shared panels: %" PRId64 "x%" PRId64 " blocks, model %.1f ms\n", w,
+                    p.rows, p.cols, p.seconds * 1e3);
+        assert_int_equal(p.workers, w);
+        assert_int_equal(tgemm::block_count(p), w);
     }
     // Small products stay on one GPU under auto.
     for (const int64_t s : {256, 512, 1024})

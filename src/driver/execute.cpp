@@ -45,9 +45,10 @@ tgemm_status spread_home(const int (&owners)[3], const std::vector<int> &devices
 }
 
 // The spread plan of a call whose operands are all in host memory.
-SpreadPlan plan_for(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev, int workers,
-                    bool choose)
+SpreadPlan plan_for(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev,
+                    const std::vector<int> &devices, bool choose)
 {
+    const int workers = static_cast<int>(devices.size());
     SpreadRequest r;
     r.m = p.m;
     r.n = p.n;
@@ -57,6 +58,8 @@ SpreadPlan plan_for(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, con
     r.c_in = p.beta != 0.0f;
     r.pageable = ka == MemKind::Pageable || kb == MemKind::Pageable || kc == MemKind::Pageable;
     r.copy_threads = host_copy_threads();
+    r.share = settings().spread_peer && ka == MemKind::Pinned && kb == MemKind::Pinned &&
+              panels_shareable(devices, workers);
     r.workers = workers;
     r.choose_workers = choose;
     r.peak_flops = fp32_peak_flops(dev);
@@ -114,7 +117,7 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
 
     const bool ab_host = !sgemm_reads_ab(p.k, p.alpha) || (is_host(ka) && is_host(kb));
     if (spread.size() > 1 && ab_host && is_host(kc)) {
-        const SpreadPlan plan = plan_for(p, ka, kb, kc, *dev, static_cast<int>(spread.size()), choose);
+        const SpreadPlan plan = plan_for(p, ka, kb, kc, *dev, spread, choose);
         if (plan.workers > 1)
             return run_spread(p, ka, kb, kc, plan, spread, s, left);
     }

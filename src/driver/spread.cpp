@@ -163,11 +163,10 @@ private:
     const Rect first_;
 };
 
-// Whether every two of the devices can copy from each other's memory
-// directly, turning such access on where it is off, for the devices and
-// their tile pools (it stays on for the process). A device listed twice
-// shares with itself.
-bool peer_access(const std::vector<int> &devices, int workers)
+
+}  // namespace
+
+bool panels_shareable(const std::vector<int> &devices, int workers)
 {
     static std::mutex mu;
     static std::set<std::pair<int, int>> enabled;
@@ -195,8 +194,6 @@ bool peer_access(const std::vector<int> &devices, int workers)
         }
     return true;
 }
-
-}  // namespace
 
 tgemm_status spread_devices(const std::vector<int> **devices, bool *choose)
 {
@@ -245,7 +242,7 @@ tgemm_status run_spread(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc,
     // Where the grid has one block per worker, all run at once, and the
     // blocks share panels of A and B (from pinned memory) over peer copies.
     const bool share = settings().spread_peer && block_count(plan) == plan.workers && ka == MemKind::Pinned &&
-                       kb == MemKind::Pinned && peer_access(devices, plan.workers);
+                       kb == MemKind::Pinned && panels_shareable(devices, plan.workers);
     if (settings().verbose >= 2)
         std::fprintf(stderr, "tgemm: spread m=%lld n=%lld k=%lld over %d device(s): blocks=%lldx%lld model_ms=%.2f "
                      "one_gpu_ms=%.2f share_panels=%s\n", static_cast<long long>(p.m), static_cast<long long>(p.n),

@@ -37,6 +37,13 @@ tgemm_status spread_devices(const std::vector<int> **devices, bool *choose);
 tgemm_status run_spread(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const SpreadPlan &plan,
                         const std::vector<int> &devices, cudaStream_t s, std::vector<Rect> *left);
 
+// Whether the blocks of a call spread over devices[0 .. workers) can share
+// panels (panel_board.hpp): every two of the devices can copy from each
+// other's memory directly. Turns such access on where it is off, for the
+// devices and their tile pools; it stays on for the process. A device
+// listed twice shares with itself.
+bool panels_shareable(const std::vector<int> &devices, int workers);
+
 // The smallest block side of spread plans (SpreadRequest::min_side):
 // kSpreadMinSide, unless a test set another with set_spread_min_side (0
 // restores it).

@@ -18,14 +18,18 @@ int64_t cut(int64_t extent, int64_t parts, int64_t i)
     return std::min(extent, units * i / parts * step);
 }
 
-// One block of the largest size of a rows x cols grid, on one GPU.
-double block_seconds(const SpreadRequest &r, int64_t rows, int64_t cols)
+// One block of the largest size of a rows x cols grid, on one GPU; `shared`:
+// the grid's blocks share panels, each loading its share of them.
+double block_seconds(const SpreadRequest &r, int64_t rows, int64_t cols, bool shared)
 {
     const double br = static_cast<double>(ceil_div(r.m, rows));
     const double bc = static_cast<double>(ceil_div(r.n, cols));
     const double k = static_cast<double>(r.k);
     const double multiply = 2.0 * br * bc * k / (r.peak_flops * kSpreadFfmaShare);
-    const double in = 4.0 * ((r.a_host ? br * k : 0) + (r.b_host ? k * bc : 0) + (r.c_in ? br * bc : 0));
+    const double a_share = shared ? static_cast<double>(cols) : 1.0;
+    const double b_share = shared ? static_cast<double>(rows) : 1.0;
+    const double in = 4.0 * ((r.a_host ? br * k / a_share : 0) + (r.b_host ? k * bc / b_share : 0) +
+                             (r.c_in ? br * bc : 0));
     const double out = 4.0 * br * bc;
     const double link = r.pageable ? 0 : std::max(in / kSpreadLinkIn, out / kSpreadLinkOut);
     return std::max(multiply, link) + kSpreadBlockCost;
@@ -36,7 +40,7 @@ double grid_seconds(const SpreadRequest &r, int64_t rows, int64_t cols, int work
 {
     const int64_t blocks = rows * cols;
     const int64_t used = std::min<int64_t>(workers, blocks);
-    const double block = block_seconds(r, rows, cols);
+    const double block = block_seconds(r, rows, cols, r.share && blocks <= workers);
     double t = static_cast<double>(ceil_div(blocks, used)) * block + (used > 1 ? kStragglerShare * block : 0);
     if (r.pageable) {
         // Every block's operands pass through the host's staging threads.
@@ -71,25 +75,40 @@ SpreadPlan plan_spread(const SpreadRequest &r)
         return spread.workers > 1 ? spread : best;
     }
     bool found = false;
-    for (int w = r.choose_workers ? 2 : r.workers; w <= r.workers; ++w) {
-        const int64_t cap = static_cast<int64_t>(kSpreadMaxBlocksPerWorker) * w;
-        // A listed set of devices gets a block for each where C has room.
-        const int64_t fewest = r.choose_workers ? 2 : std::max<int64_t>(2, std::min<int64_t>(w, max_rows * max_cols));
-        for (int64_t rows = 1; rows <= std::min(max_rows, cap); ++rows)
-            for (int64_t cols = 1; cols <= std::min(max_cols, cap / rows); ++cols) {
-                if (rows * cols < fewest)
-                    continue;
-                const double t = grid_seconds(r, rows, cols, w);
-                // Ties go to fewer workers, then to fewer blocks.
-                if (!found || t < spread.seconds * (1 - 1e-9)) {
-                    found = true;
-                    spread.rows = rows;
-                    spread.cols = cols;
-                    spread.workers = static_cast<int>(std::min<int64_t>(w, rows * cols));
-                    spread.seconds = t;
+    int64_t least_reads = 0;
+    // With `one_round`, only grids of a block per worker.
+    const auto search = [&](bool one_round) {
+        for (int w = r.choose_workers ? 2 : r.workers; w <= r.workers; ++w) {
+            const int64_t cap = static_cast<int64_t>(kSpreadMaxBlocksPerWorker) * w;
+            // A listed set of devices gets a block for each where C has room.
+            const int64_t fewest =
+                r.choose_workers ? 2 : std::max<int64_t>(2, std::min<int64_t>(w, max_rows * max_cols));
+            for (int64_t rows = 1; rows <= std::min(max_rows, cap); ++rows)
+                for (int64_t cols = 1; cols <= std::min(max_cols, cap / rows); ++cols) {
+                    if (rows * cols < fewest || (one_round && rows * cols != w))
+                        continue;
+                    const double t = grid_seconds(r, rows, cols, w);
+                    // Ties go to fewer workers, then to fewer blocks, then to
+                    // the blocks that read the least of A and B.
+                    const int64_t reads = ceil_div(r.m, rows) + ceil_div(r.n, cols);
+                    const bool tie = found && t <= spread.seconds * (1 + 1e-9) &&
+                                     std::min<int64_t>(w, rows * cols) == spread.workers &&
+                                     rows * cols == block_count(spread) && reads < least_reads;
+                    if (!found || t < spread.seconds * (1 - 1e-9) || tie) {
+                        found = true;
+                        least_reads = reads;
+                        spread.rows = rows;
+                        spread.cols = cols;
+                        spread.workers = static_cast<int>(std::min<int64_t>(w, rows * cols));
+                        spread.seconds = t;
+                    }
                 }
-            }
-    }
+        }
+    };
+    if (r.share)
+        search(true);
+    if (!found)
+        search(false);
     if (!found || (r.choose_workers && spread.seconds > kSpreadPays * best.one_gpu_seconds))
         return best;
     spread.one_gpu_seconds = best.one_gpu_seconds;

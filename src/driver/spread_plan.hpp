@@ -16,6 +16,12 @@
 // where the multiply is long. Pageable operands pass through host staging
 // threads that all GPUs share, so the host copy rate bounds a pageable call
 // however many GPUs run it.
+//
+// Where blocks can share panels (SpreadRequest::share), only grids of one
+// round (a block per worker) are taken where C has room for one: their
+// blocks load a share of A and B from the host and copy the rest from each
+// other, start as soon as the first slices arrive and wait for none after,
+// which more rounds of smaller unshared blocks do not match.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +57,11 @@ struct SpreadRequest {
     bool a_host = false, b_host = false;
     bool c_in = false;                // C is read (beta != 0)
     bool pageable = false;            // some operand is pageable host memory
+    // The blocks of a grid that runs in one round (a block per worker) share
+    // panels (pinned A and B, peer access between the devices,
+    // panel_board.hpp): each panel of A crosses a host link once per grid
+    // row, each of B once per grid column.
+    bool share = false;
     int copy_threads = 1;             // host copy threads (runtime/host_copy.hpp)
     int workers = 1;                  // listed devices (TGEMM_DEVICES), or those visible
     bool choose_workers = false;      // `auto`: use the fewest workers that pay, maybe one
