@@ -470,6 +470,16 @@ test-env: $(BUILD)/tests/test_env
 	    echo "== TGEMM_PACK=$$v"; \
 	    TGEMM_PACK=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-pack || rc=1; \
 	done; exit $$rc
+	rc=0; for v in 1 fp32 FP32-TC tc strict1; do \
+	    echo "== TGEMM_MATH=$$v"; \
+	    TGEMM_MATH=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-math || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 1 0 yes Always; do \
+	    echo "== TGEMM_FP32_TC=$$v"; \
+	    TGEMM_FP32_TC=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-fp32-tc || rc=1; \
+	done; exit $$rc
+	$(RUN_TEST) test_env -- $(BUILD)/tests/test_env math-default
+	TGEMM_MATH=fp32-tc $(RUN_TEST) test_env -- $(BUILD)/tests/test_env math-env
 	TGEMM_DEVICE_MEMORY_LIMIT=100 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env tiny-memory-limit
 	rc=0; for v in abc 0, ,0 0,,1 -1 1.5 Auto all1 0:1 '0 1' \
 	    0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4; do \

@@ -2,6 +2,7 @@
 // there is nothing to do, then hand a column-major problem to the runtime;
 // and the release of what the runtime keeps between calls.
 #include "core/check.hpp"
+#include "core/math_mode.hpp"
 #include "core/status.hpp"
 #include "driver/execute.hpp"
 #include "driver/host_pipeline.hpp"
@@ -59,6 +60,21 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout, tgemm_operation trans
 {
     return tgemm::sgemm_any(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
                             reinterpret_cast<cudaStream_t>(stream), false);
+}
+
+TGEMM_API tgemm_status tgemm_set_math(tgemm_math_t math)
+{
+    tgemm::clear_error_detail();
+    if (math != TGEMM_MATH_STRICT && math != TGEMM_MATH_FP32_TC)
+        return tgemm::fail(TGEMM_ERROR_INVALID_SETTING, "tgemm_set_math(%d): not a tgemm_math_t value",
+                           static_cast<int>(math));
+    tgemm::set_process_math(math == TGEMM_MATH_FP32_TC ? tgemm::Math::Fp32Tc : tgemm::Math::Strict);
+    return TGEMM_SUCCESS;
+}
+
+TGEMM_API tgemm_math_t tgemm_get_math(void)
+{
+    return tgemm::process_math() == tgemm::Math::Fp32Tc ? TGEMM_MATH_FP32_TC : TGEMM_MATH_STRICT;
 }
 
 TGEMM_API tgemm_status tgemm_release_resources(void)
