@@ -74,7 +74,7 @@ NVCCFLAGS := -std=c++17 -O3 -lineinfo $(CUDA_ARCHS) -Xcompiler -fPIC,-fvisibilit
              -Xptxas -warn-spills --resource-usage
 
 LIB_CXX_SRC := $(wildcard src/*/*.cpp)
-LIB_CU_SRC := $(wildcard src/kernels/*.cu)
+LIB_CU_SRC := $(wildcard src/kernels/*.cu src/kernels/ozaki/*.cu)
 # The registry of tiled kernel families (src/kernels/families.def): one
 # generated .cu and one object per family; STREAMK_FAMILIES, those whose
 # line says they have the stream-K form.
@@ -112,6 +112,10 @@ endef
 
 $(BUILD)/obj/%.o: src/%.cu
 	$(nvcc_object)
+
+# The fp32-tc math's kernels round every operation as written (the CPU
+# model reproduces them bit for bit): no contraction into FMA.
+$(BUILD)/obj/kernels/ozaki/%.o: NVCCFLAGS += -fmad=false
 
 $(TILED_OBJ): $(BUILD)/obj/kernels/tiled_%.o: $(BUILD)/gen/kernels/tiled_%.cu
 	$(nvcc_object)

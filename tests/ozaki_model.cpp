@@ -17,6 +17,7 @@ constexpr int64_t kNormChunk = 256;  // the norm kernel's chunk of K (stats.cu)
 struct Balanced {
     std::vector<float> a, b;  // a[i*k + kk], b[j*k + kk]
     bool special = false;
+    bool inexact = false;  // a balanced value is not exact: nothing is certified
 };
 
 Balanced balance(const Problem &p)
@@ -44,10 +45,16 @@ Balanced balance(const Problem &p)
         for (int64_t j = 0; j < n; ++j)
             mb = std::max(mb, std::fabs(x.b[j * k + kk]));
         const int e = ebal_value(ma, mb);
-        for (int64_t i = 0; i < m; ++i)
-            x.a[i * k + kk] = ldexp_f(x.a[i * k + kk], e);
-        for (int64_t j = 0; j < n; ++j)
-            x.b[j * k + kk] = ldexp_f(x.b[j * k + kk], -e);
+        for (int64_t i = 0; i < m; ++i) {
+            const float xb = ldexp_f(x.a[i * k + kk], e);
+            x.inexact = x.inexact || balance_flags(x.a[i * k + kk], xb, e) != 0;
+            x.a[i * k + kk] = xb;
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            const float xb = ldexp_f(x.b[j * k + kk], -e);
+            x.inexact = x.inexact || balance_flags(x.b[j * k + kk], xb, -e) != 0;
+            x.b[j * k + kk] = xb;
+        }
     }
     return x;
 }
@@ -172,7 +179,7 @@ Result gemm(const Problem &p, float *c, int64_t ldc, int force_n)
         sa.push_back(row_stats(&x.a[i * p.k], p.k));
     for (int64_t j = 0; j < p.n; ++j)
         sb.push_back(row_stats(&x.b[j * p.k], p.k));
-    res.certified = certify(sa, sb, p.k);
+    res.certified = x.inexact ? kMaxN + 1 : certify(sa, sb, p.k);
     const int n = force_n > 0 ? force_n : res.certified;
     if (n > kMaxN) {
         res.outcome = Outcome::Uncertified;

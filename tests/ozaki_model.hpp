@@ -25,7 +25,7 @@ enum class Outcome {
     Ran,          // C written at `moduli`
     Special,      // an operand holds Inf or NaN: the strict path's
     Shape,        // k outside [3, 32768] (alpha == 0 and k == 0 are the strict path's too)
-    Uncertified,  // no N up to the maximum is certified
+    Uncertified,  // no N up to the maximum is certified (or K balancing was inexact)
 };
 
 struct Result {

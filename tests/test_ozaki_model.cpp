@@ -8,7 +8,8 @@
 //    gamma_K (|alpha| |A||B| + |beta| |C|) of an FP64 reference (gamma_(K+2)
 //    where alpha != 1 or beta != 0: the two epilogue roundings strict has
 //    too), at the certified N and at every larger one; every transpose, ld
-//    padding, alpha/beta; C's padding untouched, C unread where beta == 0.
+//    padding, alpha/beta; C's padding untouched, C unread where beta == 0;
+//  - Inf or NaN, or an inexact K balancing: the mode declines, C untouched.
 // Seeds: TGEMM_TEST_SEED, else fresh; printed.
 #include <cinttypes>
 #include <cmath>
@@ -281,6 +282,30 @@ void test_special_values(void **)
     }
 }
 
+// A column of op(A) spanning 2^160 with K balancing's exponent -60: the
+// balanced small entry would underflow, so nothing is certified.
+void test_inexact_balance(void **)
+{
+    std::vector<float> a(8 * 16, 0.5f), b(16 * 8, 0.25f), c(64, 1.0f);
+    for (int i = 0; i < 8; ++i)
+        a[i + 3 * 8] = std::ldexp(1.0f, 60);  // column 3 of A
+    a[5 + 3 * 8] = std::ldexp(1.0f, -100);
+    for (int j = 0; j < 8; ++j)
+        b[3 + j * 16] = std::ldexp(1.0f, -60);  // row 3 of B
+    ozaki_model::Problem p;
+    p.m = 8;
+    p.n = 8;
+    p.k = 16;
+    p.a = a.data();
+    p.lda = 8;
+    p.b = b.data();
+    p.ldb = 16;
+    const ozaki_model::Result r = ozaki_model::gemm(p, c.data(), 8);
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ozaki_model::Outcome::Uncertified));
+    for (float x : c)
+        assert_true(x == 1.0f);
+}
+
 }  // namespace
 
 int main()
@@ -291,6 +316,7 @@ int main()
         cmocka_unit_test(test_mu_exact),       cmocka_unit_test(test_residues),
         cmocka_unit_test(test_contract_small), cmocka_unit_test(test_contract_chunks),
         cmocka_unit_test(test_contract_thin),  cmocka_unit_test(test_special_values),
+        cmocka_unit_test(test_inexact_balance),
     };
     return cmocka_run_group_tests_name("tgemm_ozaki_model", tests, nullptr, nullptr);
 }

@@ -241,6 +241,19 @@ OZ_HD bool nonfinite(float x)
     return (f2u(x) & 0x7f800000u) == 0x7f800000u;
 }
 
+// What the certificate's pass flags for an element x of op(A) or op(B)
+// and its balanced value xb = ldexp_f(x, e): kSpecialInput for Inf or NaN
+// (the call goes to the strict path), kInexactBalance where xb x 2^-e is
+// not x (K balancing underflowed or overflowed: the balanced product would
+// not be the caller's, so nothing about it may be certified).
+enum : int { kSpecialInput = 1, kInexactBalance = 2 };
+OZ_HD int balance_flags(float x, float xb, int e)
+{
+    if (nonfinite(x))
+        return kSpecialInput;
+    return ldexp_f(xb, -e) != x ? kInexactBalance : 0;
+}
+
 // K balancing's exponent from the column maximum a of op(A) and the row
 // maximum b of op(B): floor((ilogb b - ilogb a) / 2), 0 where either is 0.
 OZ_HD int ebal_value(float a, float b)
@@ -266,6 +279,16 @@ OZ_HD int mu_value(double s, int n)
     // es + 2 mu == et and fs <= ft.
     const int d = tlim_exponent(n) - es - (fs > tlim_fraction(n) ? 1 : 0);
     return d >= 0 ? d / 2 : -((-d + 1) / 2);
+}
+
+// A row's sum of squares from its chunk sums (the chunk sums of rows R at
+// p[c * R], c < chunks), added in chunk order from 0.
+OZ_HD double norm_total(const double *p, int64_t rows, int64_t chunks)
+{
+    double s = 0.0;
+    for (int64_t c = 0; c < chunks; ++c)
+        s = dadd(s, p[c * rows]);
+    return s;
 }
 
 // 2^s mod q (square and multiply), s >= 0; every product fits 32 bits.
