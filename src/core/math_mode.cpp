@@ -10,6 +10,7 @@ std::atomic<int> g_math{-1};
 // The last record packed into one word (so it is read whole): bit 0 set
 // once written, bit 1 tc, bits 8..15 N, bits 16.. the reason.
 std::atomic<unsigned> g_record{0};
+std::atomic<unsigned> g_records{0};
 
 }  // namespace
 
@@ -35,6 +36,7 @@ const char *strict_why_name(StrictWhy why)
     case StrictWhy::Special: return "inf-nan";
     case StrictWhy::Uncertified: return "uncertified";
     case StrictWhy::Workspace: return "workspace";
+    case StrictWhy::Capture: return "capture";
     }
     return "?";
 }
@@ -44,6 +46,12 @@ void record_math(const MathRecord &r)
     const unsigned word = 1u | (r.tc ? 2u : 0u) | (static_cast<unsigned>(r.moduli & 0xff) << 8) |
                           (static_cast<unsigned>(r.why) << 16);
     g_record.store(word, std::memory_order_relaxed);
+    g_records.fetch_add(1, std::memory_order_relaxed);
+}
+
+unsigned math_records()
+{
+    return g_records.load(std::memory_order_relaxed);
 }
 
 bool last_math(MathRecord *r)

@@ -24,6 +24,7 @@ enum class StrictWhy {
     Special,      // Inf or NaN in A, B or C (where read)
     Uncertified,  // no N up to the maximum keeps every element within strict's bound
     Workspace,    // its scratch memory could not be had
+    Capture,      // the stream is being captured into a graph (the mode waits for its stream)
 };
 
 const char *strict_why_name(StrictWhy why);
@@ -37,5 +38,8 @@ struct MathRecord {
 void record_math(const MathRecord &r);
 // The last record; false where no call under the fp32-tc math has run yet.
 bool last_math(MathRecord *r);
+// How many records have been made: a caller that reads it before and after
+// a call knows whether the call made one.
+unsigned math_records();
 
 }  // namespace tgemm
