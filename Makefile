@@ -85,7 +85,7 @@ TILED_OBJ := $(KERNEL_FAMILIES:%=$(BUILD)/obj/kernels/tiled_%.o)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o) $(TILED_OBJ)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-ozaki-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-ozaki-model test-fp32-tc test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         plan-dump test-plans plans-baseline \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace bench-random bench-multi bench-programs \
@@ -183,10 +183,11 @@ TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/t
                 $(BUILD)/tests/test_host $(BUILD)/tests/test_blas $(BUILD)/tests/test_skinny_plan \
                 $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
                 $(BUILD)/tests/test_spread_plan $(PRELOAD_BINS) $(BUILD)/tests/run_fixture $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/examples/demo \
-                $(BUILD)/tests/test_offload_model $(BUILD)/tests/test_ozaki_model $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check $(PLAN_DUMP)
+                $(BUILD)/tests/test_offload_model $(BUILD)/tests/test_ozaki_model $(BUILD)/tests/test_fp32_tc \
+                $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check $(PLAN_DUMP)
 TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-spread-plan test-host-mock test-gpu test-host \
              test-kernels test-gpu-probe test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
-             test-tools test-offload-model test-ozaki-model test-cpu-blas test-numpy test-reference test-bench-check test-plans
+             test-tools test-offload-model test-ozaki-model test-fp32-tc test-cpu-blas test-numpy test-reference test-bench-check test-plans
 TEST_RESULTS := $(BUILD)/tests/results
 RUN_TEST := sh tests/run.sh $(TEST_RESULTS)
 test:
@@ -271,6 +272,24 @@ $(BUILD)/tests/test_ozaki_model: tests/test_ozaki_model.cpp tests/line_buffered.
 
 test-ozaki-model: $(BUILD)/tests/test_ozaki_model
 	$(RUN_TEST) test_ozaki_model -- $(BUILD)/tests/test_ozaki_model
+
+# The fp32-tc math on the GPU: C equals the CPU model bit for bit on every
+# path (tests/test_fp32_tc.cpp: a C++ CMocka program on the C helpers),
+# then the trace and TGEMM_VERBOSE=2 lines it writes.
+FP32_TC_OBJ := $(TEST_COMMON:tests/%.c=$(BUILD)/tests/fp32_tc/%.o)
+$(FP32_TC_OBJ): $(BUILD)/tests/fp32_tc/%.o: tests/%.c tests/common.h tests/gpu_probe.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test_fp32_tc: tests/test_fp32_tc.cpp $(OZAKI_MODEL_SRC) $(FP32_TC_OBJ) $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -ffp-contract=off -Iinclude -Isrc -Itests -isystem $(CUDA_HOME)/include \
+	    -o $@ $< tests/ozaki_model.cpp $(FP32_TC_OBJ) $(TEST_LIBS)
+
+test-fp32-tc: $(BUILD)/tests/test_fp32_tc $(BUILD)/tests/has_gpu
+	$(RUN_TEST) test_fp32_tc -- $(BUILD)/tests/test_fp32_tc
+	$(RUN_TEST) check-fp32-tc-trace -- sh tests/check-fp32-tc-trace.sh $(BUILD)/tests/test_fp32_tc \
+	    $(BUILD)/tests/has_gpu $(BUILD)/tests
 
 # Stream-K's division of the tiles' K steps among blocks and the reading
 # back of their parts (src/kernels/gemm_params.hpp), replayed on the host.
