@@ -401,16 +401,17 @@ TGEMM_API tgemm_status tgemm_release_resources(void);
  * path's does). Before the products, a certificate computed from the
  * operands alone (their exponent spread per row of A and column of B, K)
  * picks the smallest N at most 12 for which every element keeps that
- * bound; the derivation is in the documentation's "FP32 on the tensor
- * cores" page. Results are deterministic run to run.
+ * bound; @ref fp32_tc derives it. Results are deterministic run to run.
  *
  * The strict path computes the call instead, bitwise as in
  * ::TGEMM_MATH_STRICT, where the mode cannot keep its contract at a gain:
  * the device is not compute capability 9.0 (Hopper); the product is too
- * small for the mode to be faster; an operand or C (where read) holds Inf
- * or NaN; K is above 32768 or below 3; no N up to 12 is certified (inputs
- * whose rows or columns span many orders of magnitude); or the mode's
- * scratch memory cannot be had. `TGEMM_VERBOSE=2` and `TGEMM_TRACE` say
+ * small for the mode to be faster (under `TGEMM_FP32_TC=auto`, the
+ * default: any of m, n, k below 4096); A or B holds Inf or NaN; alpha is
+ * 0, or K is above 32768 or below 3; no N up to 12 is certified (inputs
+ * whose rows or columns span many orders of magnitude); the mode's scratch
+ * memory cannot be had; or the stream is being captured into a graph (the
+ * mode waits once for its stream, to learn N). `TGEMM_VERBOSE=2` and `TGEMM_TRACE` say
  * which math ran, with N, or why strict ran instead.
  * @{
  */
