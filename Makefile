@@ -242,10 +242,11 @@ test-gpu: $(BUILD)/tests/test_gemm
 # test of which products it takes (host code in its kernel's object): the
 # unit test links those objects and needs no GPU.
 $(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp tests/line_buffered.c $(BUILD)/obj/dispatch/skinny_split.o \
-                                 $(BUILD)/obj/kernels/skinny_tma.o
+                                 $(BUILD)/obj/kernels/skinny_tma.o $(BUILD)/obj/kernels/tensor_map.o
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
 	    tests/line_buffered.c $(BUILD)/obj/dispatch/skinny_split.o $(BUILD)/obj/kernels/skinny_tma.o \
+	    $(BUILD)/obj/kernels/tensor_map.o \
 	    -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
 
 test-skinny-plan: $(BUILD)/tests/test_skinny_plan

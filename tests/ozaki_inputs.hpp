@@ -70,6 +70,15 @@ inline void fill(const Case &c, bool ta, bool tb, int64_t m, int64_t n, int64_t 
     for (int64_t j = 0; j < n; ++j)
         for (int64_t kk = 0; kk < k; ++kk)
             b(kk, j) = value();
+    // Every element of op(A) times 2^ea, of op(B) times 2^eb.
+    auto scale = [&](int ea, int eb) {
+        for (int64_t kk = 0; kk < k; ++kk) {
+            for (int64_t i = 0; i < m; ++i)
+                a(i, kk) = std::ldexp(a(i, kk), ea);
+            for (int64_t j = 0; j < n; ++j)
+                b(kk, j) = std::ldexp(b(kk, j), eb);
+        }
+    };
     switch (c.kind) {
     case Kind::Phi:
         break;
@@ -82,28 +91,13 @@ inline void fill(const Case &c, bool ta, bool tb, int64_t m, int64_t n, int64_t 
             a(i, k / 2) = 0.0f;
         break;
     case Kind::Subnormal:  // op(A) 2^-135 (subnormal), op(B) 2^100
-        for (int64_t kk = 0; kk < k; ++kk)
-            for (int64_t i = 0; i < m; ++i)
-                a(i, kk) = std::ldexp(a(i, kk), -135);
-        for (int64_t j = 0; j < n; ++j)
-            for (int64_t kk = 0; kk < k; ++kk)
-                b(kk, j) = std::ldexp(b(kk, j), 100);
+        scale(-135, 100);
         break;
-    case Kind::NearMax:  // op(A) near the largest float, op(B) 2^-100
-        for (int64_t kk = 0; kk < k; ++kk)
-            for (int64_t i = 0; i < m; ++i)
-                a(i, kk) = std::ldexp(a(i, kk), 125);
-        for (int64_t j = 0; j < n; ++j)
-            for (int64_t kk = 0; kk < k; ++kk)
-                b(kk, j) = std::ldexp(b(kk, j), -125);
+    case Kind::NearMax:  // op(A) near the largest float, op(B) 2^-125
+        scale(125, -125);
         break;
     case Kind::HugeTiny:  // op(A) 2^90, op(B) 2^-120
-        for (int64_t kk = 0; kk < k; ++kk)
-            for (int64_t i = 0; i < m; ++i)
-                a(i, kk) = std::ldexp(a(i, kk), 90);
-        for (int64_t j = 0; j < n; ++j)
-            for (int64_t kk = 0; kk < k; ++kk)
-                b(kk, j) = std::ldexp(b(kk, j), -120);
+        scale(90, -120);
         break;
     case Kind::RowsCols: {  // each row of op(A) and column of op(B) scaled by 2^[-40, 40]
         std::uniform_int_distribution<int> e(-40, 40);

@@ -132,21 +132,19 @@ void run(const Problem &p, const Balanced &x, const std::vector<int> &mu, const 
          int64_t ldc)
 {
     const int64_t m = p.m, n = p.n, k = p.k;
-    std::vector<int8_t> ra(N * m * k), rb(N * n * k);
-    for (int64_t i = 0; i < m; ++i)
-        for (int64_t kk = 0; kk < k; ++kk) {
-            int res[N];
-            residues<N>(x.a[i * k + kk], mu[i], res);
-            for (int l = 0; l < N; ++l)
-                ra[(l * m + i) * k + kk] = static_cast<int8_t>(res[l]);
-        }
-    for (int64_t j = 0; j < n; ++j)
-        for (int64_t kk = 0; kk < k; ++kk) {
-            int res[N];
-            residues<N>(x.b[j * k + kk], nu[j], res);
-            for (int l = 0; l < N; ++l)
-                rb[(l * n + j) * k + kk] = static_cast<int8_t>(res[l]);
-        }
+    // The N residue planes of an operand of `rows` rows of k with exponents e.
+    auto planes = [k](const std::vector<float> &x, int64_t rows, const std::vector<int> &e) {
+        std::vector<int8_t> r(N * rows * k);
+        for (int64_t i = 0; i < rows; ++i)
+            for (int64_t kk = 0; kk < k; ++kk) {
+                int res[N];
+                residues<N>(x[i * k + kk], e[i], res);
+                for (int l = 0; l < N; ++l)
+                    r[(l * rows + i) * k + kk] = static_cast<int8_t>(res[l]);
+            }
+        return r;
+    };
+    const std::vector<int8_t> ra = planes(x.a, m, mu), rb = planes(x.b, n, nu);
     for (int64_t j = 0; j < n; ++j)
         for (int64_t i = 0; i < m; ++i) {
             int r[N];

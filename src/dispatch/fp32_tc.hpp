@@ -30,9 +30,10 @@
 namespace tgemm {
 
 // The smallest m, n and k the mode takes under TGEMM_FP32_TC=auto: below
-// them its fixed passes and the wait for the certificate cost more than
-// the tensor cores save (on the H100 the prototype ran 1024^3 at a quarter
-// of strict's rate and 4096^3 at 1.37 times it).
+// them its fixed passes (the certificate's GEMM, the conversion, the CRT,
+// each close to a full pass over C or the operands) and the wait for the
+// certificate cost more than the tensor cores save. Conservative: the
+// crossover measured for cubes lies below it (research/ozaki/gpu/README.md).
 constexpr int64_t kTcMinDim = 4096;
 
 struct TcPlan {

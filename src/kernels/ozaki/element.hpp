@@ -93,96 +93,38 @@ OZ_HD constexpr uint64_t tlim_fraction(int n)
          : n == 11 ? 0x0789079c11fd6ull : n == 12 ? 0xbec64ee6967faull : 0;
 }
 
-OZ_HD unsigned f2u(float x)
-{
+// The device's intrinsic or the host's expression of one operation.
 #ifdef __CUDA_ARCH__
-    return __float_as_uint(x);
+#define OZ_PICK(device, host) device
 #else
-    unsigned u;
-    std::memcpy(&u, &x, 4);
-    return u;
+#define OZ_PICK(device, host) host
 #endif
-}
-OZ_HD float u2f(unsigned u)
+
+// The bits of a value as another type of the same size (host side).
+template <class To, class From>
+inline To host_bits(From x)
 {
-#ifdef __CUDA_ARCH__
-    return __uint_as_float(u);
-#else
-    float x;
-    std::memcpy(&x, &u, 4);
-    return x;
-#endif
+    static_assert(sizeof(To) == sizeof(From), "same size");
+    To t;
+    std::memcpy(&t, &x, sizeof t);
+    return t;
 }
-OZ_HD uint64_t d2u(double x)
-{
-#ifdef __CUDA_ARCH__
-    return static_cast<uint64_t>(__double_as_longlong(x));
-#else
-    uint64_t u;
-    std::memcpy(&u, &x, 8);
-    return u;
-#endif
-}
-OZ_HD int clz32(unsigned x)
-{
-#ifdef __CUDA_ARCH__
-    return __clz(static_cast<int>(x));
-#else
-    return __builtin_clz(x);
-#endif
-}
+
+OZ_HD unsigned f2u(float x) { return OZ_PICK(__float_as_uint(x), host_bits<unsigned>(x)); }
+OZ_HD float u2f(unsigned u) { return OZ_PICK(__uint_as_float(u), host_bits<float>(u)); }
+OZ_HD uint64_t d2u(double x) { return OZ_PICK(static_cast<uint64_t>(__double_as_longlong(x)), host_bits<uint64_t>(x)); }
+OZ_HD int clz32(unsigned x) { return OZ_PICK(__clz(static_cast<int>(x)), __builtin_clz(x)); }
 // Double and float arithmetic, each operation rounded once to nearest.
-OZ_HD double fma_d(double a, double b, double c)
-{
-#ifdef __CUDA_ARCH__
-    return __fma_rn(a, b, c);
-#else
-    return __builtin_fma(a, b, c);
-#endif
-}
-OZ_HD float fma_f(float a, float b, float c)
-{
-#ifdef __CUDA_ARCH__
-    return __fmaf_rn(a, b, c);
-#else
-    return __builtin_fmaf(a, b, c);
-#endif
-}
-OZ_HD float fmul_f(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-OZ_HD double dadd(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-OZ_HD double dmul(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
+OZ_HD double fma_d(double a, double b, double c) { return OZ_PICK(__fma_rn(a, b, c), __builtin_fma(a, b, c)); }
+OZ_HD float fma_f(float a, float b, float c) { return OZ_PICK(__fmaf_rn(a, b, c), __builtin_fmaf(a, b, c)); }
+OZ_HD float fmul_f(float a, float b) { return OZ_PICK(__fmul_rn(a, b), a * b); }
+OZ_HD double dadd(double a, double b) { return OZ_PICK(__dadd_rn(a, b), a + b); }
+OZ_HD double dmul(double a, double b) { return OZ_PICK(__dmul_rn(a, b), a * b); }
 // 2^e as a double, |e| <= 1022.
 OZ_HD double pow2d(int e)
 {
     const uint64_t b = static_cast<uint64_t>(e + 1023) << 52;
-#ifdef __CUDA_ARCH__
-    return __longlong_as_double(static_cast<long long>(b));
-#else
-    double d;
-    std::memcpy(&d, &b, 8);
-    return d;
-#endif
+    return OZ_PICK(__longlong_as_double(static_cast<long long>(b)), host_bits<double>(b));
 }
 // The float nearest x 2^e, for finite x and |e| <= 300: a normal result of
 // a normal x is an exact add to the exponent field; otherwise (zero,
@@ -291,6 +233,21 @@ OZ_HD double norm_total(const double *p, int64_t rows, int64_t chunks)
     return s;
 }
 
+// |x| = mant 2^ex with 2^23 <= mant < 2^24 (subnormals normalised, as frexp
+// does), for the bits of a finite nonzero float x.
+OZ_HD void split_float(unsigned bits, unsigned &mant, int &ex)
+{
+    const unsigned eb = (bits >> 23) & 0xffu, fr = bits & 0x7fffffu;
+    if (eb) {
+        mant = fr | 0x800000u;
+        ex = static_cast<int>(eb) - 150;
+    } else {
+        const int sh = clz32(fr) - 8;
+        mant = fr << sh;
+        ex = -149 - sh;
+    }
+}
+
 // 2^s mod q (square and multiply), s >= 0; every product fits 32 bits.
 OZ_HD unsigned pow2mod(int s, unsigned q)
 {
@@ -312,8 +269,7 @@ OZ_HD void residues(float x, int mu, int (&res)[N])
 {
     const unsigned bits = f2u(x);
     const bool neg = (bits >> 31) != 0;
-    const unsigned eb = (bits >> 23) & 0xffu, fr = bits & 0x7fffffu;
-    if (eb == 0 && fr == 0) {
+    if ((bits & 0x7fffffffu) == 0) {
         OZ_UNROLL
         for (int l = 0; l < N; ++l)
             res[l] = 0;
@@ -321,14 +277,7 @@ OZ_HD void residues(float x, int mu, int (&res)[N])
     }
     unsigned mant;
     int ex;
-    if (eb) {
-        mant = fr | 0x800000u;
-        ex = static_cast<int>(eb) - 150;
-    } else {
-        const int sh = clz32(fr) - 8;
-        mant = fr << sh;
-        ex = -149 - sh;
-    }
+    split_float(bits, mant, ex);
     const int s = ex + mu;
     if (s > 39) {  // mant 2^s >= 2^63: per modulus
         OZ_UNROLL
@@ -391,22 +340,15 @@ OZ_HD int cert_shift(float mx)
 // arithmetic: both are right shifts of the 24-bit mantissa.
 OZ_HD void mag_pair(float x, int s, unsigned &fl, unsigned &ce)
 {
-    const unsigned b = f2u(x) & 0x7fffffffu, eb = b >> 23, fr = b & 0x7fffffu;
-    if (b == 0) {
+    const unsigned b = f2u(x);
+    if ((b & 0x7fffffffu) == 0) {
         fl = 0;
         ce = 0;
         return;
     }
     unsigned mant;
     int ex;
-    if (eb) {
-        mant = fr | 0x800000u;
-        ex = static_cast<int>(eb) - 150;
-    } else {
-        const int sh = clz32(fr) - 8;
-        mant = fr << sh;
-        ex = -149 - sh;
-    }
+    split_float(b, mant, ex);
     const int r1 = -(ex + s), r2 = r1 - kCertD;  // right shifts: r1 >= 16, r2 >= 0
     fl = r1 >= 32 ? 0u : mant >> r1;
     if (r2 >= 32) {

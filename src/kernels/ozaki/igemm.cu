@@ -23,6 +23,7 @@
 // 128x256 int8 tile column-major in its own shared memory and writes it with
 // 16-byte stores. Persistent blocks, one per SM (tile_of gives the order).
 #include "kernels/ozaki/passes.hpp"
+#include "kernels/tensor_map.hpp"
 #include "kernels/tma.cuh"
 
 #include <cuda.h>
@@ -30,7 +31,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <mutex>
 
 // The kernel's body: sm_90a's wgmma and setmaxnreg exist nowhere else.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -317,29 +317,10 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
 #endif
 }
 
-// The driver's tensor-map encoder, looked up once per process (the same
-// entry point serves every device); null where the driver lacks it.
-PFN_cuTensorMapEncodeTiled_v12000 encoder()
-{
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        void *f = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-        else
-            (void)cudaGetLastError();
-    });
-    return fn;
-}
-
 // A 3-D map over N planes of rows x Kp int8 (K contiguous), box {128, box_rows, 1}.
 bool make_map(CUtensorMap *map, const int8_t *base, int64_t rows, int64_t Kp, int N, int box_rows)
 {
-    const PFN_cuTensorMapEncodeTiled_v12000 encode = encoder();
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = kernels::tensor_map_encoder();
     if (encode == nullptr)
         return false;
     cuuint64_t dims[3] = {cuuint64_t(Kp), cuuint64_t(rows), cuuint64_t(N)};
@@ -372,7 +353,7 @@ cudaError_t launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, i
 cudaError_t prepare_ozaki(int cc_major, int cc_minor, bool *available)
 {
     *available = false;
-    if (cc_major != 9 || cc_minor != 0 || encoder() == nullptr)
+    if (cc_major != 9 || cc_minor != 0 || kernels::tensor_map_encoder() == nullptr)
         return cudaSuccess;
     cudaFuncAttributes fa;
     if (cudaFuncGetAttributes(&fa, gemm_kernel<ResidueEpi>) != cudaSuccess) {
