@@ -87,7 +87,7 @@ bool fits(const Operands &op)
 {
     // k: the certificate's int32 sums; m, n: the statistics' grid.y (256
     // rows per block) and the GEMM's int work-item count.
-    constexpr int64_t kMaxRows = int64_t(1) << 24;
+    constexpr int64_t kMaxRows = int64_t(65535) * 256;
     return op.k >= 3 && op.k <= kCertMaxK && op.m >= 1 && op.n >= 1 && op.m <= kMaxRows && op.n <= kMaxRows &&
            (op.ars == 1 || op.aks == 1) && (op.brs == 1 || op.bks == 1);
 }
