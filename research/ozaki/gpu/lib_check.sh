@@ -6,8 +6,8 @@
 #
 #   bash research/ozaki/gpu/lib_check.sh [PHASE ...]     (from the repository root)
 #
-# PHASE: build, test, strict, accuracy, timing, or all (the default: every
-# phase but strict, in that order). Each phase after build needs the build;
+# PHASE: build, test, strict, suite, accuracy, timing, random, or all (the
+# default: build, test, accuracy, timing, in that order). Each phase after build needs the build;
 # run them one by one where a command may take at most 10 minutes. Logs and
 # tables in $OUT (default ./out):
 #   build.log            the build
@@ -15,7 +15,11 @@
 #   strict.log           make test-gpu (the strict path's suite, unchanged) under TGEMM_TEST_REQUIRE_GPU=1
 #   accuracy.md          per shape and input: max and normwise errors, strict and fp32-tc
 #   accuracy.log         its TGEMM_VERBOSE=2 lines (which math ran each call, N, or why strict)
+#   suite.log            the strict suite's test_gemm (small rows) in the mode, forced on every size:
+#                        its FP64 bounds, NaN/Inf and alpha/beta cases must hold there too
 #   timing_strict.csv, timing_fp32-tc.csv, timing.log   bench_gemm in either math
+#   random_<math>/       bench-random's seed 1 (100 problems) in either math, for the
+#                        never-slower-than-strict-by-2% comparison
 # Exit status: nonzero if any phase failed.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -54,6 +58,18 @@ for phase in "${phases[@]}"; do
             { fail=1; note "STRICT SUITE FAILED (strict.log)"; }
         grep -E '^== ' "$OUT/strict.log" | tee -a "$OUT/summary.log"
         ;;
+    suite)
+        TGEMM_TEST_REQUIRE_GPU=1 TGEMM_MATH=fp32-tc TGEMM_FP32_TC=always TGEMM_TEST_MAX_DIM=257 \
+            build/tests/test_gemm > "$OUT/suite.log" 2>&1 || { fail=1; note "SUITE IN THE MODE FAILED (suite.log)"; }
+        tail -n 3 "$OUT/suite.log" | tee -a "$OUT/summary.log"
+        ;;
+    random)
+        for math in strict fp32-tc; do
+            TGEMM_MATH=$math make --no-print-directory bench-random SEED=1 BENCH_RANDOM_SEEDS=1 \
+                BENCH_OUT="$OUT/random_$math" > "$OUT/random_$math.log" 2>&1 ||
+                { fail=1; note "BENCH-RANDOM FAILED in $math (random_$math.log)"; }
+        done
+        ;;
     accuracy)
         # The mode on every size it can take, so that 1024^3 measures it too.
         TGEMM_FP32_TC=always TGEMM_VERBOSE=2 "$acc_bin" > "$OUT/accuracy.md" 2> "$OUT/accuracy.log" ||
@@ -75,7 +91,7 @@ for phase in "${phases[@]}"; do
         tee -a "$OUT/summary.log" < "$OUT/timing.log"
         ;;
     *)
-        note "unknown phase $phase (build, test, strict, accuracy, timing, all)"
+        note "unknown phase $phase (build, test, strict, suite, accuracy, timing, random, all)"
         exit 2
         ;;
     esac
