@@ -6,12 +6,13 @@
 #
 #   bash research/ozaki/gpu/lib_check.sh [PHASE ...]     (from the repository root)
 #
-# PHASE: build, test, strict, suite, accuracy, timing, random, or all (the
-# default: build, test, accuracy, timing, in that order). Each phase after build needs the build;
+# PHASE: build, test, sanitize, strict, suite, accuracy, timing, random, or
+# all (the default: build, test, accuracy, timing, in that order). Each phase after build needs the build;
 # run them one by one where a command may take at most 10 minutes. Logs and
 # tables in $OUT (default ./out):
 #   build.log            the build
 #   test.log             make test-ozaki-model test-fp32-tc under TGEMM_TEST_REQUIRE_GPU=1
+#   sanitize.log         compute-sanitizer memcheck over test_fp32_tc (every kernel of the mode)
 #   strict.log           make test-gpu (the strict path's suite, unchanged) under TGEMM_TEST_REQUIRE_GPU=1
 #   accuracy.md          per shape and input: max and normwise errors, strict and fp32-tc
 #   accuracy.log         its TGEMM_VERBOSE=2 lines (which math ran each call, N, or why strict)
@@ -58,6 +59,11 @@ for phase in "${phases[@]}"; do
             { fail=1; note "STRICT SUITE FAILED (strict.log)"; }
         grep -E '^== ' "$OUT/strict.log" | tee -a "$OUT/summary.log"
         ;;
+    sanitize)
+        TGEMM_TEST_REQUIRE_GPU=1 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_fp32_tc \
+            > "$OUT/sanitize.log" 2>&1 || { fail=1; note "MEMCHECK FAILED (sanitize.log)"; }
+        tail -n 4 "$OUT/sanitize.log" | tee -a "$OUT/summary.log"
+        ;;
     suite)
         TGEMM_TEST_REQUIRE_GPU=1 TGEMM_MATH=fp32-tc TGEMM_FP32_TC=always TGEMM_TEST_MAX_DIM=257 \
             build/tests/test_gemm > "$OUT/suite.log" 2>&1 || { fail=1; note "SUITE IN THE MODE FAILED (suite.log)"; }
@@ -91,7 +97,7 @@ for phase in "${phases[@]}"; do
         tee -a "$OUT/summary.log" < "$OUT/timing.log"
         ;;
     *)
-        note "unknown phase $phase (build, test, strict, suite, accuracy, timing, random, all)"
+        note "unknown phase $phase (build, test, sanitize, strict, suite, accuracy, timing, random, all)"
         exit 2
         ;;
     esac
