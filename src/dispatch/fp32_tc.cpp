@@ -38,8 +38,12 @@ TcPlan plan_fp32_tc(const GemmParams &p, const DeviceModel &model, cudaStream_t 
         plan.why = StrictWhy::Shape;
     else if (mode == Fp32TcMode::Auto && (p.m < kTcMinDim || p.n < kTcMinDim || p.k < kTcMinDim))
         plan.why = StrictWhy::Small;
-    else if (cudaStreamIsCapturing(s, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone)
+    else if (cudaStreamIsCapturing(s, &capture) != cudaSuccess) {
+        (void)cudaGetLastError();  // not sticky: the strict path's launches must not see it
+        plan.why = StrictWhy::Capture;
+    } else if (capture != cudaStreamCaptureStatusNone) {
         plan.why = StrictWhy::Capture;  // the call waits for its stream: not in a graph
+    }
     return plan;
 }
 
