@@ -183,7 +183,7 @@ TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/t
                 $(BUILD)/tests/test_host $(BUILD)/tests/test_blas $(BUILD)/tests/test_skinny_plan \
                 $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
                 $(BUILD)/tests/test_spread_plan $(PRELOAD_BINS) $(BUILD)/tests/run_fixture $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/examples/demo \
-                $(BUILD)/tests/test_offload_model $(BUILD)/tests/test_ozaki_model $(BUILD)/tests/test_fp32_tc \
+                $(BUILD)/tests/test_offload_model $(BUILD)/tests/test_ozaki_model $(BUILD)/tests/test_ozaki_buffers $(BUILD)/tests/test_fp32_tc \
                 $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check $(PLAN_DUMP)
 TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-spread-plan test-host-mock test-gpu test-host \
              test-kernels test-gpu-probe test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
@@ -271,8 +271,17 @@ $(BUILD)/tests/test_ozaki_model: tests/test_ozaki_model.cpp tests/line_buffered.
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -ffp-contract=off -Isrc -Itests -o $@ $< tests/ozaki_model.cpp \
 	    tests/line_buffered.c -lcmocka
 
-test-ozaki-model: $(BUILD)/tests/test_ozaki_model
+# Its host side: sizes, limits and the workspace's pieces (pipeline.cu),
+# linked from the library's objects with the static runtime; no GPU.
+OZAKI_OBJ := $(patsubst src/%.cu,$(BUILD)/obj/%.o,$(wildcard src/kernels/ozaki/*.cu)) $(BUILD)/obj/kernels/tensor_map.o
+$(BUILD)/tests/test_ozaki_buffers: tests/test_ozaki_buffers.cpp tests/line_buffered.c $(OZAKI_OBJ)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
+	    tests/line_buffered.c $(OZAKI_OBJ) -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
+
+test-ozaki-model: $(BUILD)/tests/test_ozaki_model $(BUILD)/tests/test_ozaki_buffers
 	$(RUN_TEST) test_ozaki_model -- $(BUILD)/tests/test_ozaki_model
+	$(RUN_TEST) test_ozaki_buffers -- $(BUILD)/tests/test_ozaki_buffers
 
 # The fp32-tc math on the GPU: C equals the CPU model bit for bit on every
 # path (tests/test_fp32_tc.cpp: a C++ CMocka program on the C helpers),
