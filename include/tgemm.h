@@ -351,7 +351,10 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
  * Threads calling at once each lease a whole pipeline for the duration of a
  * call (further callers wait for one), so they never share staging
  * buffers. This function frees all of it; the next such call allocates
- * again. The small workspace pool of calls on device pointers (split-K
+ * again. Calls in the math mode ::TGEMM_MATH_FP32_TC keep up to 8 GiB of
+ * device memory per device for their scratch buffers (residue planes, the
+ * certificate's operands; only what calls took); this function frees that
+ * too. The small workspace pool of calls on device pointers (split-K
  * partial sums, at most 64 MiB kept) is not affected. A pipeline that a
  * call gave up after a CUDA failure (its streams could not be seen to
  * finish) is freed here once its streams can; in a broken CUDA context
@@ -365,7 +368,8 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
  * process ends.
  *
  * @return TGEMM_SUCCESS, or the status of a CUDA call that failed. Without
- * any earlier call on host operands it touches no GPU and succeeds.
+ * any earlier call on host operands or in ::TGEMM_MATH_FP32_TC it touches
+ * no GPU and succeeds.
  *
  * @code
  * tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m);
@@ -433,6 +437,8 @@ typedef enum tgemm_math_t {
  * tgemm_set_math(TGEMM_MATH_FP32_TC);
  * tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m);
  * @endcode
+ *
+ * @since 0.3.0
  */
 TGEMM_API tgemm_status tgemm_set_math(tgemm_math_t math);
 
@@ -440,6 +446,8 @@ TGEMM_API tgemm_status tgemm_set_math(tgemm_math_t math);
  * @brief The process's math.
  * @return The last tgemm_set_math(), else what `TGEMM_MATH` says
  * (::TGEMM_MATH_STRICT where it is unset or invalid).
+ *
+ * @since 0.3.0
  */
 TGEMM_API tgemm_math_t tgemm_get_math(void);
 

@@ -6,6 +6,7 @@
 #include "core/status.hpp"
 #include "driver/execute.hpp"
 #include "driver/host_pipeline.hpp"
+#include "runtime/workspace.hpp"
 
 namespace tgemm {
 namespace {
@@ -80,7 +81,9 @@ TGEMM_API tgemm_math_t tgemm_get_math(void)
 TGEMM_API tgemm_status tgemm_release_resources(void)
 {
     tgemm::clear_error_detail();
-    return tgemm::release_host_resources();
+    const tgemm_status st = tgemm::release_host_resources();
+    const tgemm_status large = tgemm::trim_large_workspace_pools();
+    return st != TGEMM_SUCCESS ? st : large;
 }
 
 }  // extern "C"

@@ -14,8 +14,9 @@ namespace tgemm {
 namespace {
 
 // The call in the fp32-tc math where it runs (*ran), else nothing written
-// (the strict path follows). Each workspace goes back to the pool after
-// the kernels on s that use it.
+// (the strict path follows). Its workspaces come from the mode's own pool
+// (runtime/workspace.hpp) and go back to it after the kernels on s that
+// use them.
 tgemm_status run_fp32_tc(const GemmParams &p, const DeviceInfo &dev, const DeviceModel &model, cudaStream_t s,
                          bool *ran)
 {
@@ -24,15 +25,21 @@ tgemm_status run_fp32_tc(const GemmParams &p, const DeviceInfo &dev, const Devic
     const TcPlan plan = plan_fp32_tc(p, model, s);
     rec.why = plan.why;
     Workspace cert_ws, product_ws;
+    cudaMemPool_t pool = nullptr;
     int n = 0;
-    if (rec.why == StrictWhy::None && !cert_ws.acquire(dev, tc_certificate_bytes(plan), s))
+    if (rec.why == StrictWhy::None) {
+        const tgemm_status st = large_workspace_pool(dev.id, &pool);
+        if (st != TGEMM_SUCCESS)
+            return st;
+    }
+    if (rec.why == StrictWhy::None && !cert_ws.acquire(pool, tc_certificate_bytes(plan), s))
         rec.why = StrictWhy::Workspace;
     if (rec.why == StrictWhy::None) {
         const tgemm_status st = run_tc_certificate(plan, cert_ws.get(), s, &n, &rec.why);
         if (st != TGEMM_SUCCESS)
             return st;
     }
-    if (rec.why == StrictWhy::None && !product_ws.acquire(dev, tc_product_bytes(plan, n), s))
+    if (rec.why == StrictWhy::None && !product_ws.acquire(pool, tc_product_bytes(plan, n), s))
         rec.why = StrictWhy::Workspace;
     if (rec.why == StrictWhy::None) {
         const tgemm_status st = launch_tc_products(plan, cert_ws.get(), product_ws.get(), n, s);
