@@ -7,11 +7,13 @@
 #   bash research/ozaki/gpu/lib_check.sh [PHASE ...]     (from the repository root)
 #
 # PHASE: build, test, sanitize, strict, suite, accuracy, timing, random, or
-# all (the default: build, test, accuracy, timing, in that order). Each phase after build needs the build;
-# run them one by one where a command may take at most 10 minutes. Logs and
-# tables in $OUT (default ./out):
+# all (the default: build, test, accuracy, timing, in that order). Each
+# phase after build needs the build; run them one by one where a command
+# may take at most 10 minutes. Logs and tables in $OUT (default ./out):
 #   build.log            the build
-#   test.log             make test-ozaki-model test-fp32-tc under TGEMM_TEST_REQUIRE_GPU=1
+#   test.log             make test-ozaki-model test-fp32-tc test-preload under TGEMM_TEST_REQUIRE_GPU=1
+#                        (CPU model; GPU bit for bit on every path; trace and verbose lines;
+#                        LD_PRELOAD with TGEMM_MATH=fp32-tc)
 #   sanitize.log         compute-sanitizer memcheck over test_fp32_tc (every kernel of the mode)
 #   strict.log           make test-gpu (the strict path's suite, unchanged) under TGEMM_TEST_REQUIRE_GPU=1
 #   accuracy.md          per shape and input: max and normwise errors, strict and fp32-tc
@@ -50,9 +52,9 @@ for phase in "${phases[@]}"; do
         } > "$OUT/build.log" 2>&1 || { note "BUILD FAILED (build.log)"; exit 2; }
         ;;
     test)
-        TGEMM_TEST_REQUIRE_GPU=1 make --no-print-directory test-ozaki-model test-fp32-tc \
+        TGEMM_TEST_REQUIRE_GPU=1 make --no-print-directory test-ozaki-model test-fp32-tc test-preload \
             > "$OUT/test.log" 2>&1 || { fail=1; note "TEST FAILED (test.log)"; }
-        grep -E '^== |FAILED|N = |declines' "$OUT/test.log" | tee -a "$OUT/summary.log"
+        grep -E '^== |FAILED|N = |declines|fp32-tc' "$OUT/test.log" | tee -a "$OUT/summary.log"
         ;;
     strict)
         TGEMM_TEST_REQUIRE_GPU=1 make --no-print-directory test-gpu > "$OUT/strict.log" 2>&1 ||
