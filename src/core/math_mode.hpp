@@ -19,10 +19,11 @@ enum class StrictWhy {
     None,         // it did not: the fp32-tc math ran
     Disabled,     // TGEMM_FP32_TC=never
     Device,       // not compute capability 9.0, or built without sm_90a code
-    Small,        // the model finds the product too small to gain
-    Shape,        // k outside the certificate's range [3, 32768], or a size limit of the kernels
-    Special,      // Inf or NaN in A, B or C (where read)
-    Uncertified,  // no N up to the maximum keeps every element within strict's bound
+    Small,        // TGEMM_FP32_TC=auto: m, n or k below the size from which the mode gains
+    Shape,        // alpha == 0, k outside the certificate's range [3, 32768], or a size limit of the kernels
+    Special,      // Inf or NaN in A or B
+    Uncertified,  // no N up to the maximum keeps every element within strict's bound,
+                  // or K balancing would not be exact
     Workspace,    // its scratch memory could not be had
     Capture,      // the stream is being captured into a graph (the mode waits for its stream)
 };
