@@ -209,6 +209,11 @@ const Spec kSpecs[] = {
     {"nn_96x64x200_huge_tiny", 96, 64, 200, false, false, 0, -3.0f, 0.0f, "huge*tiny", Path::Device},
     {"nn_384x96x1024_phi2", 384, 96, 1024, false, false, 0, 1.0f, 0.0f, "phi2", Path::Device},
     {"nn_256x256x256_phi4_strict", 256, 256, 256, false, false, 0, 1.0f, 0.0f, "phi4", Path::Device},
+    // More work items than an H100 has SMs (the persistent GEMM's blocks take
+    // several, its ring of stages running on across them), and more than 16
+    // row blocks (its groups of rows, the last one partial).
+    {"nn_1024x1024x256_persistent", 1024, 1024, 256, false, false, 0, 1.0f, 0.0f, "phi0.5", Path::Device},
+    {"tn_2176x512x64_row_groups", 2176, 512, 64, true, false, 0, 1.0f, 0.0f, "phi1", Path::Device},
     {"row_major_nt_150x70x90", 150, 70, 90, false, true, 2, 1.0f, 2.0f, "phi0.5", Path::DeviceRowMajor},
     {"host_nn_300x200x500", 300, 200, 500, false, false, 1, 1.0f, 0.0f, "phi0.5", Path::Host},
     {"host_tn_200x150x700_beta", 200, 150, 700, true, false, 0, 0.75f, -2.0f, "phi1", Path::Host},
