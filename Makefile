@@ -74,7 +74,7 @@ NVCCFLAGS := -std=c++17 -O3 -lineinfo $(CUDA_ARCHS) -Xcompiler -fPIC,-fvisibilit
              -Xptxas -warn-spills --resource-usage
 
 LIB_CXX_SRC := $(wildcard src/*/*.cpp)
-LIB_CU_SRC := $(wildcard src/kernels/*.cu)
+LIB_CU_SRC := $(wildcard src/kernels/*.cu src/kernels/ozaki/*.cu)
 # The registry of tiled kernel families (src/kernels/families.def): one
 # generated .cu and one object per family; STREAMK_FAMILIES, those whose
 # line says they have the stream-K form.
@@ -85,7 +85,7 @@ TILED_OBJ := $(KERNEL_FAMILIES:%=$(BUILD)/obj/kernels/tiled_%.o)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o) $(TILED_OBJ)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-ozaki-model test-fp32-tc test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         plan-dump test-plans plans-baseline \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace bench-random bench-multi bench-programs \
@@ -112,6 +112,10 @@ endef
 
 $(BUILD)/obj/%.o: src/%.cu
 	$(nvcc_object)
+
+# The fp32-tc math's kernels round every operation as written (the CPU
+# model reproduces them bit for bit): no contraction into FMA.
+$(BUILD)/obj/kernels/ozaki/%.o: NVCCFLAGS += -fmad=false
 
 $(TILED_OBJ): $(BUILD)/obj/kernels/tiled_%.o: $(BUILD)/gen/kernels/tiled_%.cu
 	$(nvcc_object)
@@ -179,10 +183,11 @@ TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/t
                 $(BUILD)/tests/test_host $(BUILD)/tests/test_blas $(BUILD)/tests/test_skinny_plan \
                 $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
                 $(BUILD)/tests/test_spread_plan $(PRELOAD_BINS) $(BUILD)/tests/run_fixture $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/examples/demo \
-                $(BUILD)/tests/test_offload_model $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check $(PLAN_DUMP)
+                $(BUILD)/tests/test_offload_model $(BUILD)/tests/test_ozaki_model $(BUILD)/tests/test_ozaki_buffers $(BUILD)/tests/test_fp32_tc \
+                $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check $(PLAN_DUMP)
 TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-spread-plan test-host-mock test-gpu test-host \
              test-kernels test-gpu-probe test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
-             test-tools test-offload-model test-cpu-blas test-numpy test-reference test-bench-check test-plans
+             test-tools test-offload-model test-ozaki-model test-fp32-tc test-cpu-blas test-numpy test-reference test-bench-check test-plans
 TEST_RESULTS := $(BUILD)/tests/results
 RUN_TEST := sh tests/run.sh $(TEST_RESULTS)
 test:
@@ -237,10 +242,11 @@ test-gpu: $(BUILD)/tests/test_gemm
 # test of which products it takes (host code in its kernel's object): the
 # unit test links those objects and needs no GPU.
 $(BUILD)/tests/test_skinny_plan: tests/test_skinny_plan.cpp tests/line_buffered.c $(BUILD)/obj/dispatch/skinny_split.o \
-                                 $(BUILD)/obj/kernels/skinny_tma.o
+                                 $(BUILD)/obj/kernels/skinny_tma.o $(BUILD)/obj/kernels/tensor_map.o
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
 	    tests/line_buffered.c $(BUILD)/obj/dispatch/skinny_split.o $(BUILD)/obj/kernels/skinny_tma.o \
+	    $(BUILD)/obj/kernels/tensor_map.o \
 	    -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
 
 test-skinny-plan: $(BUILD)/tests/test_skinny_plan
@@ -255,6 +261,45 @@ $(BUILD)/tests/test_offload_model: tests/test_offload_model.cpp tests/line_buffe
 
 test-offload-model: $(BUILD)/tests/test_offload_model
 	$(RUN_TEST) test_offload_model -- $(BUILD)/tests/test_offload_model
+
+# The fp32-tc math's CPU model (tests/ozaki_model.cpp, on the kernels' own
+# element functions, src/kernels/ozaki/element.hpp) against FP64 and the
+# contract bound, no GPU. -ffp-contract=off: every rounding as written.
+OZAKI_MODEL_SRC := tests/ozaki_model.cpp tests/ozaki_model.hpp tests/ozaki_inputs.hpp src/kernels/ozaki/element.hpp
+$(BUILD)/tests/test_ozaki_model: tests/test_ozaki_model.cpp tests/line_buffered.c $(OZAKI_MODEL_SRC)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -ffp-contract=off -Isrc -Itests -o $@ $< tests/ozaki_model.cpp \
+	    tests/line_buffered.c -lcmocka
+
+# Its host side: sizes, limits and the workspace's pieces (pipeline.cu),
+# linked from the library's objects with the static runtime; no GPU.
+OZAKI_OBJ := $(patsubst src/%.cu,$(BUILD)/obj/%.o,$(wildcard src/kernels/ozaki/*.cu)) $(BUILD)/obj/kernels/tensor_map.o
+$(BUILD)/tests/test_ozaki_buffers: tests/test_ozaki_buffers.cpp tests/line_buffered.c $(OZAKI_OBJ)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
+	    tests/line_buffered.c $(OZAKI_OBJ) -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
+
+test-ozaki-model: $(BUILD)/tests/test_ozaki_model $(BUILD)/tests/test_ozaki_buffers
+	$(RUN_TEST) test_ozaki_model -- $(BUILD)/tests/test_ozaki_model
+	$(RUN_TEST) test_ozaki_buffers -- $(BUILD)/tests/test_ozaki_buffers
+
+# The fp32-tc math on the GPU: C equals the CPU model bit for bit on every
+# path (tests/test_fp32_tc.cpp: a C++ CMocka program on the C helpers),
+# then the trace and TGEMM_VERBOSE=2 lines it writes.
+FP32_TC_OBJ := $(TEST_COMMON:tests/%.c=$(BUILD)/tests/fp32_tc/%.o)
+$(FP32_TC_OBJ): $(BUILD)/tests/fp32_tc/%.o: tests/%.c tests/common.h tests/gpu_probe.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test_fp32_tc: tests/test_fp32_tc.cpp $(OZAKI_MODEL_SRC) $(FP32_TC_OBJ) $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -ffp-contract=off -Iinclude -Isrc -Itests -isystem $(CUDA_HOME)/include \
+	    -o $@ $< tests/ozaki_model.cpp $(FP32_TC_OBJ) $(TEST_LIBS)
+
+test-fp32-tc: $(BUILD)/tests/test_fp32_tc $(BUILD)/tests/has_gpu
+	$(RUN_TEST) test_fp32_tc -- $(BUILD)/tests/test_fp32_tc
+	$(RUN_TEST) check-fp32-tc-trace -- sh tests/check-fp32-tc-trace.sh $(BUILD)/tests/test_fp32_tc \
+	    $(BUILD)/tests/has_gpu $(BUILD)/tests
 
 # Stream-K's division of the tiles' K steps among blocks and the reading
 # back of their parts (src/kernels/gemm_params.hpp), replayed on the host.
@@ -474,6 +519,16 @@ test-env: $(BUILD)/tests/test_env
 	    echo "== TGEMM_PACK=$$v"; \
 	    TGEMM_PACK=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-pack || rc=1; \
 	done; exit $$rc
+	rc=0; for v in 1 fp32 FP32-TC tc strict1; do \
+	    echo "== TGEMM_MATH=$$v"; \
+	    TGEMM_MATH=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-math || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 1 0 yes Always; do \
+	    echo "== TGEMM_FP32_TC=$$v"; \
+	    TGEMM_FP32_TC=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-fp32-tc || rc=1; \
+	done; exit $$rc
+	$(RUN_TEST) test_env -- $(BUILD)/tests/test_env math-default
+	TGEMM_MATH=fp32-tc $(RUN_TEST) test_env -- $(BUILD)/tests/test_env math-env
 	TGEMM_DEVICE_MEMORY_LIMIT=100 $(RUN_TEST) test_env -- $(BUILD)/tests/test_env tiny-memory-limit
 	rc=0; for v in abc 0, ,0 0,,1 -1 1.5 Auto all1 0:1 '0 1' \
 	    0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5,6,7,8,9,0,1,2,3,4; do \

@@ -22,7 +22,7 @@ module tgemm
 
     ! Version of the tgemm.h this module matches.
     integer(c_int), parameter :: TGEMM_VERSION_MAJOR = 0
-    integer(c_int), parameter :: TGEMM_VERSION_MINOR = 2
+    integer(c_int), parameter :: TGEMM_VERSION_MINOR = 3
     integer(c_int), parameter :: TGEMM_VERSION_PATCH = 0
 
     ! tgemm_operation
@@ -33,6 +33,10 @@ module tgemm
     ! tgemm_layout
     integer(c_int), parameter :: TGEMM_LAYOUT_ROW_MAJOR = 101
     integer(c_int), parameter :: TGEMM_LAYOUT_COL_MAJOR = 102
+
+    ! tgemm_math_t
+    integer(c_int), parameter :: TGEMM_MATH_STRICT = 0
+    integer(c_int), parameter :: TGEMM_MATH_FP32_TC = 1
 
     ! tgemm_status
     integer(c_int), parameter :: TGEMM_SUCCESS = 0
@@ -115,6 +119,19 @@ module tgemm
             integer(c_int), value :: status
             integer(c_int) :: arg
         end function tgemm_status_argument
+
+        ! The process's math (TGEMM_MATH_STRICT or TGEMM_MATH_FP32_TC) for the
+        ! calls that start after it.
+        function tgemm_set_math(math) bind(c, name='tgemm_set_math') result(status)
+            import :: c_int
+            integer(c_int), value :: math
+            integer(c_int) :: status
+        end function tgemm_set_math
+
+        function tgemm_get_math() bind(c, name='tgemm_get_math') result(math)
+            import :: c_int
+            integer(c_int) :: math
+        end function tgemm_get_math
 
         ! The library's version, MAJOR * 10000 + MINOR * 100 + PATCH.
         function tgemm_version() bind(c, name='tgemm_version') result(version)

@@ -20,7 +20,7 @@
  * @{
  */
 #define TGEMM_VERSION_MAJOR 0 /**< Incompatible ABI changes bump this. */
-#define TGEMM_VERSION_MINOR 2 /**< Compatible additions bump this. */
+#define TGEMM_VERSION_MINOR 3 /**< Compatible additions bump this. */
 #define TGEMM_VERSION_PATCH 0 /**< Fixes that change no interface. */
 
 /** @cond TGEMM_INTERNAL */
@@ -198,7 +198,8 @@ typedef enum tgemm_status {
  *   (reference BLAS would crash).
  *
  * Arithmetic is strict IEEE FP32 with fused multiply-add on the CUDA cores; no
- * tensor cores and no TF32. The result differs from a CPU BLAS only by
+ * tensor cores and no TF32, unless the process selects the math mode
+ * ::TGEMM_MATH_FP32_TC (see @ref math), which keeps the same error bound. The result differs from a CPU BLAS only by
  * rounding, within the usual dot-product bound |error| <= ~(k + 2) * 2^-24 *
  * (|alpha| |A| |B| + |beta| |C|) elementwise.
  *
@@ -350,7 +351,10 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
  * Threads calling at once each lease a whole pipeline for the duration of a
  * call (further callers wait for one), so they never share staging
  * buffers. This function frees all of it; the next such call allocates
- * again. The small workspace pool of calls on device pointers (split-K
+ * again. Calls in the math mode ::TGEMM_MATH_FP32_TC keep up to 8 GiB of
+ * device memory per device for their scratch buffers (residue planes, the
+ * certificate's operands; only what calls took); this function frees that
+ * too. The small workspace pool of calls on device pointers (split-K
  * partial sums, at most 64 MiB kept) is not affected. A pipeline that a
  * call gave up after a CUDA failure (its streams could not be seen to
  * finish) is freed here once its streams can; in a broken CUDA context
@@ -364,7 +368,8 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
  * process ends.
  *
  * @return TGEMM_SUCCESS, or the status of a CUDA call that failed. Without
- * any earlier call on host operands it touches no GPU and succeeds.
+ * any earlier call on host operands or in ::TGEMM_MATH_FP32_TC it touches
+ * no GPU and succeeds.
  *
  * @code
  * tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m);
@@ -374,6 +379,77 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
  * @since 0.2.0
  */
 TGEMM_API tgemm_status tgemm_release_resources(void);
+
+/** @} */
+
+/**
+ * @defgroup math Math mode
+ * @brief Which arithmetic computes the product: strict FP32 (the default)
+ * or FP32-accurate arithmetic on the tensor cores.
+ * The mode is one setting per process. It starts as the environment
+ * variable `TGEMM_MATH` says (`strict`, the default, or `fp32-tc`; any other
+ * value makes every call return ::TGEMM_ERROR_INVALID_SETTING, as other
+ * settings do) and tgemm_set_math() changes it for the calls that start
+ * after it. Every path follows it: device pointers, host operands, and the
+ * BLAS entry points `sgemm_` and `cblas_sgemm` (through `TGEMM_MATH` under
+ * `LD_PRELOAD`).
+ *
+ * ::TGEMM_MATH_FP32_TC computes a call with Ozaki scheme II on the INT8
+ * tensor cores (the operands scaled per row and column to integers, their
+ * products taken modulo N small moduli, C recovered by the Chinese
+ * remainder theorem), with N chosen per call from the operands. Its
+ * contract: for every element, the error is no larger than the bound strict
+ * FP32 carries,
+ * |C - C_exact|_ij <= gamma_K (|alpha| |A| |B| + |beta| |C|)_ij,
+ * gamma_K = K u / (1 - K u), u = 2^-24 (the epilogue rounds as the strict
+ * path's does). Before the products, a certificate computed from the
+ * operands alone (their exponent spread per row of A and column of B, K)
+ * picks the smallest N at most 12 for which every element keeps that
+ * bound; @ref fp32_tc derives it. Results are deterministic run to run.
+ *
+ * The strict path computes the call instead, bitwise as in
+ * ::TGEMM_MATH_STRICT, where the mode cannot keep its contract at a gain:
+ * the device is not compute capability 9.0 (Hopper); the product is too
+ * small for the mode to be faster (under `TGEMM_FP32_TC=auto`, the
+ * default: any of m, n, k below 4096); A or B holds Inf or NaN; alpha is
+ * 0, or K is above 32768 or below 3; no N up to 12 is certified (inputs
+ * whose rows or columns span many orders of magnitude); the mode's scratch
+ * memory cannot be had; or the stream is being captured into a graph (the
+ * mode waits once for its stream, to learn N). `TGEMM_VERBOSE=2` and `TGEMM_TRACE` say
+ * which math ran, with N, or why strict ran instead.
+ * @{
+ */
+
+/** @brief The math of a call. */
+typedef enum tgemm_math_t {
+    TGEMM_MATH_STRICT = 0,  /**< IEEE FP32 with fused multiply-add on the CUDA cores (the default). */
+    TGEMM_MATH_FP32_TC = 1  /**< FP32-accurate on the tensor cores where it pays, else strict (see above). */
+} tgemm_math_t;
+
+/**
+ * @brief Sets the math of the calls that start after it, for the whole process.
+ * Overrides `TGEMM_MATH`. Safe to call from any thread; calls already running
+ * keep the math they started with.
+ * @param[in] math ::TGEMM_MATH_STRICT or ::TGEMM_MATH_FP32_TC.
+ * @return TGEMM_SUCCESS, or ::TGEMM_ERROR_INVALID_SETTING if @p math is not
+ * a tgemm_math_t value (the mode is then unchanged).
+ * @code
+ * tgemm_set_math(TGEMM_MATH_FP32_TC);
+ * tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m);
+ * @endcode
+ *
+ * @since 0.3.0
+ */
+TGEMM_API tgemm_status tgemm_set_math(tgemm_math_t math);
+
+/**
+ * @brief The process's math.
+ * @return The last tgemm_set_math(), else what `TGEMM_MATH` says
+ * (::TGEMM_MATH_STRICT where it is unset or invalid).
+ *
+ * @since 0.3.0
+ */
+TGEMM_API tgemm_math_t tgemm_get_math(void);
 
 /** @} */
 

@@ -33,8 +33,8 @@ gpu=$("$has_gpu") || fail "the GPU cannot be used, and this is no machine withou
 
 # The module's parameters are the header's macros and enum values.
 sed -n -e 's/^#define \(TGEMM_VERSION_[A-Z]*\) \([0-9][0-9]*\).*/\1=\2/p' \
-       -e 's/^ *\(TGEMM_[A-Z_]*\) = \([0-9][0-9]*\),\{0,1\} .*/\1=\2/p' include/tgemm.h | sort > "$out/header.txt"
-sed -n 's/^ *integer(c_int), parameter :: \(TGEMM_[A-Z_]*\) = \([0-9]*\)$/\1=\2/p' "$root/include/tgemm.f90" \
+       -e 's/^ *\(TGEMM_[A-Z0-9_]*\) = \([0-9][0-9]*\),\{0,1\} .*/\1=\2/p' include/tgemm.h | sort > "$out/header.txt"
+sed -n 's/^ *integer(c_int), parameter :: \(TGEMM_[A-Z0-9_]*\) = \([0-9]*\)$/\1=\2/p' "$root/include/tgemm.f90" \
     | sort > "$out/module.txt"
 [ -s "$out/header.txt" ] || fail "no constants found in include/tgemm.h"
 diff -u "$out/header.txt" "$out/module.txt" || fail "tgemm.f90's constants differ from tgemm.h's"

@@ -20,6 +20,14 @@
  *                                           -> INVALID_SETTING naming the variable
  *   bad-pack           TGEMM_PACK=yes (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
+ *   bad-math           TGEMM_MATH=tc (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
+ *   bad-fp32-tc        TGEMM_FP32_TC=1 (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
+ *   math-default       (nothing set)        -> tgemm_get_math() is strict; tgemm_set_math
+ *                                              switches it, refuses a value that is not a
+ *                                              tgemm_math_t and keeps the mode
+ *   math-env           TGEMM_MATH=fp32-tc   -> tgemm_get_math() is fp32-tc until set back
  *   tiny-memory-limit  TGEMM_DEVICE_MEMORY_LIMIT=100
  *                                           -> OUT_OF_MEMORY naming the variable
  *                                              (NO_DEVICE without a GPU), C unchanged
@@ -164,6 +172,47 @@ static void test_bad_pack(void **state)
 {
     (void)state;
     assert_invalid_setting("TGEMM_PACK");
+}
+
+static void test_bad_math(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_MATH");
+    assert_int_equal(tgemm_get_math(), TGEMM_MATH_STRICT);
+}
+
+static void test_bad_fp32_tc(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_FP32_TC");
+}
+
+/* tgemm_set_math and tgemm_get_math, starting from `initial`. */
+static void check_set_math(tgemm_math_t initial)
+{
+    assert_int_equal(tgemm_get_math(), initial);
+    assert_int_equal(tgemm_set_math((tgemm_math_t)7), TGEMM_ERROR_INVALID_SETTING);
+    assert_non_null(strstr(tgemm_last_error_detail(), "tgemm_set_math"));
+    assert_int_equal(tgemm_get_math(), initial);
+    assert_int_equal(tgemm_set_math(TGEMM_MATH_FP32_TC), TGEMM_SUCCESS);
+    assert_int_equal(tgemm_get_math(), TGEMM_MATH_FP32_TC);
+    assert_int_equal(tgemm_set_math(TGEMM_MATH_STRICT), TGEMM_SUCCESS);
+    assert_int_equal(tgemm_get_math(), TGEMM_MATH_STRICT);
+    assert_int_equal(tgemm_set_math((tgemm_math_t)-1), TGEMM_ERROR_INVALID_SETTING);
+    assert_int_equal(tgemm_get_math(), TGEMM_MATH_STRICT);
+    assert_quick_return_ok();
+}
+
+static void test_math_default(void **state)
+{
+    (void)state;
+    check_set_math(TGEMM_MATH_STRICT);
+}
+
+static void test_math_env(void **state)
+{
+    (void)state;
+    check_set_math(TGEMM_MATH_FP32_TC);
 }
 
 /* 100 bytes cannot hold even the smallest tiles of an 8 x 8 x 8 product. */
@@ -352,6 +401,10 @@ int main(int argc, char **argv)
         {"bad-streamk", cmocka_unit_test(test_bad_streamk)},
         {"bad-tma", cmocka_unit_test(test_bad_tma)},
         {"bad-pack", cmocka_unit_test(test_bad_pack)},
+        {"bad-math", cmocka_unit_test(test_bad_math)},
+        {"bad-fp32-tc", cmocka_unit_test(test_bad_fp32_tc)},
+        {"math-default", cmocka_unit_test(test_math_default)},
+        {"math-env", cmocka_unit_test(test_math_env)},
         {"tiny-memory-limit", cmocka_unit_test(test_tiny_memory_limit)},
         {"bad-devices", cmocka_unit_test(test_bad_devices)},
         {"bad-spread-grid", cmocka_unit_test(test_bad_spread_grid)},

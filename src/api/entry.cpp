@@ -2,9 +2,11 @@
 // there is nothing to do, then hand a column-major problem to the runtime;
 // and the release of what the runtime keeps between calls.
 #include "core/check.hpp"
+#include "core/math_mode.hpp"
 #include "core/status.hpp"
 #include "driver/execute.hpp"
 #include "driver/host_pipeline.hpp"
+#include "runtime/workspace.hpp"
 
 namespace tgemm {
 namespace {
@@ -61,10 +63,27 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout, tgemm_operation trans
                             reinterpret_cast<cudaStream_t>(stream), false);
 }
 
+TGEMM_API tgemm_status tgemm_set_math(tgemm_math_t math)
+{
+    tgemm::clear_error_detail();
+    if (math != TGEMM_MATH_STRICT && math != TGEMM_MATH_FP32_TC)
+        return tgemm::fail(TGEMM_ERROR_INVALID_SETTING, "tgemm_set_math(%d): not a tgemm_math_t value",
+                           static_cast<int>(math));
+    tgemm::set_process_math(math == TGEMM_MATH_FP32_TC ? tgemm::Math::Fp32Tc : tgemm::Math::Strict);
+    return TGEMM_SUCCESS;
+}
+
+TGEMM_API tgemm_math_t tgemm_get_math(void)
+{
+    return tgemm::process_math() == tgemm::Math::Fp32Tc ? TGEMM_MATH_FP32_TC : TGEMM_MATH_STRICT;
+}
+
 TGEMM_API tgemm_status tgemm_release_resources(void)
 {
     tgemm::clear_error_detail();
-    return tgemm::release_host_resources();
+    const tgemm_status st = tgemm::release_host_resources();
+    const tgemm_status large = tgemm::trim_large_workspace_pools();
+    return st != TGEMM_SUCCESS ? st : large;
 }
 
 }  // extern "C"

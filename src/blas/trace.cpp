@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "blas/output.hpp"
+#include "core/math_mode.hpp"
 #include "core/settings.hpp"
 
 namespace tgemm::blas {
@@ -63,8 +64,10 @@ CallTrace::CallTrace(const char *entry, bool cblas, int layout, int transa, int 
       n_(n),
       k_(k)
 {
-    if (on_)
+    if (on_) {
         start_ = std::chrono::steady_clock::now();
+        math_records_ = math_records();
+    }
 }
 
 CallTrace::~CallTrace()
@@ -91,11 +94,19 @@ CallTrace::~CallTrace()
     if (offload_ != nullptr)
         std::snprintf(offload, sizeof offload, " auto=%s est_cpu_us=%.1f est_gpu_us=%.1f", offload_,
                       est_cpu_s_ * 1e6, est_gpu_s_ * 1e6);
-    char line[480];
+    char math[48] = "";
+    MathRecord rec;
+    if (process_math() == Math::Fp32Tc && math_records() != math_records_ && last_math(&rec)) {
+        if (rec.tc)
+            std::snprintf(math, sizeof math, " math=fp32-tc:%d", rec.moduli);
+        else
+            std::snprintf(math, sizeof math, " math=strict:%s", strict_why_name(rec.why));
+    }
+    char line[528];
     write_text(trace_fd(), line,
                std::snprintf(line, sizeof line,
-                             "tgemm trace: entry=%s%s transa=%s transb=%s m=%d n=%d k=%d%s path=%s%s time_us=%.1f\n",
-                             entry_, layout, ta, tb, m_, n_, k_, scalars, path, offload, us),
+                             "tgemm trace: entry=%s%s transa=%s transb=%s m=%d n=%d k=%d%s path=%s%s%s time_us=%.1f\n",
+                             entry_, layout, ta, tb, m_, n_, k_, scalars, path, math, offload, us),
                sizeof line);
 }
 

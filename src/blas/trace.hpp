@@ -9,7 +9,10 @@
 // it>, builtin (the built-in loops), scale (alpha == 0 or k == 0: C := beta*C
 // on the host, A and B unread), quick-return or xerbla:<argument number>.
 // auto= and the estimates appear where TGEMM_OFFLOAD=auto consulted its
-// model.
+// model. math= appears where the process's math is fp32-tc and the call
+// reached the GPU: math=fp32-tc:N (the moduli it ran with) or
+// math=strict:<why the fp32-tc math declined> (core/math_mode.hpp); for a
+// call on host operands, the last of its device blocks.
 #pragma once
 
 #include <chrono>
@@ -66,6 +69,7 @@ private:
     const char *offload_ = nullptr;
     double est_cpu_s_ = 0.0, est_gpu_s_ = 0.0;
     std::chrono::steady_clock::time_point start_;
+    unsigned math_records_ = 0;  // core/math_mode.hpp's count when the call started
 };
 
 }  // namespace tgemm::blas

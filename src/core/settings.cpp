@@ -216,6 +216,15 @@ Settings read_settings()
     read_switch(st, "TGEMM_TMA", &st.tma);
     read_mode(st, "TGEMM_STREAMK", &st.streamk);
     read_mode(st, "TGEMM_PACK", &st.pack);
+    read_mode(st, "TGEMM_FP32_TC", &st.fp32_tc);
+    if (const char *e = std::getenv("TGEMM_MATH"); e && *e) {
+        if (std::strcmp(e, "strict") == 0)
+            st.math = Math::Strict;
+        else if (std::strcmp(e, "fp32-tc") == 0)
+            st.math = Math::Fp32Tc;
+        else
+            invalid(st, "TGEMM_MATH", e, "strict or fp32-tc");
+    }
     if (const char *e = std::getenv("TGEMM_DEVICE_MEMORY_LIMIT"); e && *e) {
         if (!parse_bytes(e, &st.device_memory_limit))
             invalid(st, "TGEMM_DEVICE_MEMORY_LIMIT", e,

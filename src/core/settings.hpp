@@ -12,6 +12,12 @@ namespace tgemm {
 enum class Offload { Auto, Always, Never };
 enum class StreamKMode { Auto, Always, Never };
 enum class PackMode { Auto, Always, Never };
+// TGEMM_MATH: the process's math until tgemm_set_math (core/math_mode.hpp).
+enum class Math { Strict, Fp32Tc };
+// TGEMM_FP32_TC: where the fp32-tc math runs a call: where the model says it
+// pays (auto), on every call it can take whatever its size (always: tests),
+// or nowhere (never: the strict path, as under TGEMM_MATH=strict).
+enum class Fp32TcMode { Auto, Always, Never };
 // TGEMM_DEVICES: one device (unset), the devices listed, every visible one,
 // or every visible one where spreading pays (driver/spread_plan.hpp).
 enum class Spread { One, List, All, Auto };
@@ -41,6 +47,8 @@ struct Settings {
     StreamKMode streamk = StreamKMode::Auto;  // TGEMM_STREAMK: auto | always (every tiled plan) | never
     bool tma = true;        // TGEMM_TMA=0: never use the streaming kernel fed by the tensor copy engine
     PackMode pack = PackMode::Auto;  // TGEMM_PACK: auto | always (every tiled plan with op(A) = A^T) | never
+    Math math = Math::Strict;        // TGEMM_MATH: strict | fp32-tc
+    Fp32TcMode fp32_tc = Fp32TcMode::Auto;  // TGEMM_FP32_TC: auto | always | never (tuning, tests)
     uint64_t device_memory_limit = 0;  // TGEMM_DEVICE_MEMORY_LIMIT: bytes the host-operand path may
                                        // take on the device; 0 = no limit but free memory
     int host_copy_threads = 0;         // TGEMM_HOST_COPY_THREADS: threads staging pageable operands; 0 = default

@@ -27,6 +27,7 @@ struct DeviceDescription {
     int skinny_cluster_blocks[kernels::kSkinnyMaxCluster + 1] = {};
     int tiled_cluster_blocks[kernels::kTiledFamilyCount][kTiledMaxCluster + 1] = {};
     bool skinny_tma = false;  // the streaming kernel fed by the tensor copy engine runs here
+    bool fp32_tc = false;     // the fp32-tc math's INT8 GEMM runs here (kernels/ozaki)
 };
 
 // One tiled family on this device: the kernel and its resolved factors.

@@ -3,6 +3,7 @@
 #include "core/status.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/planners.hpp"
+#include "kernels/ozaki/ozaki.hpp"
 
 namespace tgemm {
 namespace {
@@ -45,6 +46,9 @@ tgemm_status describe_device(const DeviceInfo &dev, DeviceDescription *desc)
     const cudaError_t tma_err = kernels::prepare_skinny_tma(dev.cc_major, &desc->skinny_tma);
     if (tma_err != cudaSuccess)
         return fail_cuda(tma_err, "streaming kernel fed by the tensor copy engine");
+    const cudaError_t oz_err = ozaki::prepare_ozaki(dev.cc_major, dev.cc_minor, &desc->fp32_tc);
+    if (oz_err != cudaSuccess)
+        return fail_cuda(oz_err, "fp32-tc kernels");
     return TGEMM_SUCCESS;
 }
 

@@ -1,11 +1,61 @@
 // The driver's single call into the dispatcher (device_call.hpp): plan,
-// then workspace, then launch, each step once and in that order.
+// then workspace, then launch, each step once and in that order; under the
+// fp32-tc math, its own steps first (dispatch/fp32_tc.hpp), the strict
+// steps where it declines.
 #include "driver/device_call.hpp"
 
+#include "core/math_mode.hpp"
+#include "core/settings.hpp"
 #include "dispatch/dispatch.hpp"
+#include "dispatch/fp32_tc.hpp"
 #include "runtime/workspace.hpp"
 
 namespace tgemm {
+namespace {
+
+// The call in the fp32-tc math where it runs (*ran), else nothing written
+// (the strict path follows). Its workspaces come from the mode's own pool
+// (runtime/workspace.hpp) and go back to it after the kernels on s that
+// use them.
+tgemm_status run_fp32_tc(const GemmParams &p, const DeviceInfo &dev, const DeviceModel &model, cudaStream_t s,
+                         bool *ran)
+{
+    *ran = false;
+    MathRecord rec;
+    const TcPlan plan = plan_fp32_tc(p, model, s);
+    rec.why = plan.why;
+    Workspace cert_ws, product_ws;
+    cudaMemPool_t pool = nullptr;
+    int n = 0;
+    if (rec.why == StrictWhy::None) {
+        const tgemm_status st = large_workspace_pool(dev.id, &pool);
+        if (st != TGEMM_SUCCESS)
+            return st;
+    }
+    if (rec.why == StrictWhy::None && !cert_ws.acquire(pool, tc_certificate_bytes(plan), s))
+        rec.why = StrictWhy::Workspace;
+    if (rec.why == StrictWhy::None) {
+        const tgemm_status st = run_tc_certificate(plan, cert_ws.get(), s, &n, &rec.why);
+        if (st != TGEMM_SUCCESS)
+            return st;
+    }
+    if (rec.why == StrictWhy::None && !product_ws.acquire(pool, tc_product_bytes(plan, n), s))
+        rec.why = StrictWhy::Workspace;
+    if (rec.why == StrictWhy::None) {
+        const tgemm_status st = launch_tc_products(plan, cert_ws.get(), product_ws.get(), n, s);
+        if (st != TGEMM_SUCCESS)
+            return st;
+        rec.tc = true;
+        rec.moduli = n;
+        *ran = true;
+    }
+    record_math(rec);
+    if (settings().verbose >= 2)
+        log_math(p, rec);
+    return TGEMM_SUCCESS;
+}
+
+}  // namespace
 
 tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s)
 {
@@ -13,6 +63,11 @@ tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &dev, cud
     tgemm_status st = prepare_device_model(dev, &model);
     if (st != TGEMM_SUCCESS)
         return st;
+    if (process_math() == Math::Fp32Tc) {
+        bool ran = false;
+        if ((st = run_fp32_tc(p, dev, *model, s, &ran)) != TGEMM_SUCCESS || ran)
+            return st;
+    }
     CallPlan plan;
     if ((st = plan_call(p, *model, &plan)) != TGEMM_SUCCESS)
         return st;

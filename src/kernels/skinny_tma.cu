@@ -32,11 +32,11 @@
 // (docs/notes/kernels.md).
 #include "family.hpp"
 #include "tma.cuh"
+#include "tensor_map.hpp"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-#include <mutex>
 
 namespace tgemm {
 namespace kernels {
@@ -219,32 +219,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// cuTensorMapEncodeTiled through the runtime (the library does not link
-// libcuda); null where the driver lacks it.
-PFN_cuTensorMapEncodeTiled_v12000 encoder()
-{
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        void *f = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-        else
-            (void)cudaGetLastError();
-    });
-    return fn;
-}
-
 // A map over the column-major rows x cols matrix at ptr (leading dimension
 // ld), in boxes of box0 x box1 elements (box0 * 4 <= 128 bytes with the
 // 128-byte swizzle); elements outside it read as zeros.
 bool encode_map(CUtensorMap *map, const float *ptr, int64_t rows, int64_t cols, int64_t ld, int box0, int box1,
                 bool swizzle)
 {
-    const PFN_cuTensorMapEncodeTiled_v12000 encode = encoder();
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (encode == nullptr)
         return false;
     cuuint64_t dims[2] = {static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(cols)};
@@ -300,7 +281,7 @@ cudaError_t allow_smem()
 cudaError_t prepare_skinny_tma(int cc_major, bool *available)
 {
     *available = false;
-    if (cc_major != 9 || encoder() == nullptr)
+    if (cc_major != 9 || tensor_map_encoder() == nullptr)
         return cudaSuccess;
     cudaFuncAttributes fa;
     if (cudaFuncGetAttributes(&fa, skinny_tma<16, false, true>) != cudaSuccess) {

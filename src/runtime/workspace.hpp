@@ -20,6 +20,16 @@ namespace tgemm {
 constexpr size_t kWorkspaceKeepBytes = size_t{64} << 20;
 tgemm_status create_workspace_pool(int dev, cudaMemPool_t *pool, uint64_t keep_bytes = kWorkspaceKeepBytes);
 
+// The fp32-tc math's pool on a device, made on first use (thread-safe): its
+// scratch memory runs to GBs a call at large sizes, and the call waits for
+// its stream, where a pool that keeps less would give the memory back to the
+// driver and map it again on the next call. It keeps up to
+// kLargeWorkspaceKeepBytes; trim_large_workspace_pools frees what it keeps
+// (tgemm_release_resources).
+constexpr size_t kLargeWorkspaceKeepBytes = size_t{8} << 30;
+tgemm_status large_workspace_pool(int dev, cudaMemPool_t *pool);
+tgemm_status trim_large_workspace_pools();
+
 class Workspace {
 public:
     Workspace() = default;
@@ -30,6 +40,7 @@ public:
     // Returns false (and records nothing) when the pool cannot supply `bytes`;
     // callers then choose a plan that needs no workspace.
     bool acquire(const DeviceInfo &dev, size_t bytes, cudaStream_t s);
+    bool acquire(cudaMemPool_t pool, size_t bytes, cudaStream_t s);
     float *get() const { return ptr_; }
 
 private:

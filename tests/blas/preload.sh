@@ -3,7 +3,8 @@
 # with LD_PRELOAD=libtgemm.so, forwarding (TGEMM_OFFLOAD=cpu) and on the GPU
 # (TGEMM_OFFLOAD=gpu; without a GPU every call must fall back to the CPU,
 # and the run on the GPU counts as skipped; a GPU setup that is there but
-# broken fails, see tests/blas/has_gpu.c). Also the default xerbla
+# broken fails, see tests/blas/has_gpu.c), there also in the fp32-tc math
+# (TGEMM_MATH=fp32-tc). Also the default xerbla
 # handlers, preloaded and linked directly. Each check ends with a line
 # "[       OK ] ..." for make test's summary.
 # usage: preload.sh BUILD_TESTS_DIR LIBTGEMM
@@ -49,11 +50,21 @@ if [ "$gpu" = 1 ]; then
     LD_PRELOAD=$lib TGEMM_OFFLOAD=gpu TGEMM_TRACE=$trace "$dir/preload_prog" bound reference
     check_trace gpu
     echo "[       OK ] LD_PRELOAD, TGEMM_OFFLOAD=gpu: on the GPU"
+    # The fp32-tc math through TGEMM_MATH alone, forced onto the program's
+    # small products: the same bounds, and the trace names the math.
+    echo "== LD_PRELOAD, TGEMM_OFFLOAD=gpu, TGEMM_MATH=fp32-tc"
+    rm -f "$trace"
+    LD_PRELOAD=$lib TGEMM_OFFLOAD=gpu TGEMM_MATH=fp32-tc TGEMM_FP32_TC=always TGEMM_TRACE=$trace \
+        "$dir/preload_prog" bound reference
+    check_trace gpu
+    grep -q 'path=gpu math=fp32-tc:[0-9]' "$trace" || fail "no call ran in the fp32-tc math: $(head -3 "$trace")"
+    echo "[       OK ] LD_PRELOAD, TGEMM_MATH=fp32-tc: $(grep -c 'math=fp32-tc:' "$trace") calls on the tensor cores"
 else
     LD_PRELOAD=$lib TGEMM_OFFLOAD=gpu TGEMM_TRACE=$trace "$dir/preload_prog" exact reference
     check_trace cpu-fallback:no-device
     echo "[       OK ] LD_PRELOAD, TGEMM_OFFLOAD=gpu without a GPU: every call falls back to the CPU"
     echo "[  SKIPPED ] LD_PRELOAD, TGEMM_OFFLOAD=gpu: on the GPU"
+    echo "[  SKIPPED ] LD_PRELOAD, TGEMM_MATH=fp32-tc: on the tensor cores"
 fi
 
 # Without handlers of the program's own: the weak xerbla_ / cblas_xerbla

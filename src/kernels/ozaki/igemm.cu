@@ -1,6 +1,8 @@
-// INT8 GEMM per modulus on the Hopper tensor cores (wgmma, TMA, warp
-// specialization): the Ozaki-II pipeline's step 4 at the speed of the tensor
-// engine. Included by ozaki2_gpu.cu after symq/sym_rt/kmod.
+// The fp32-tc math's INT8 GEMMs on the Hopper tensor cores (wgmma, TMA,
+// warp specialization): one per modulus (ResidueEpi), and the certificate's
+// u8 magnitude GEMM (CertEpi). sm_90a only: the kernel's body is compiled
+// for that target alone (OZ_WGMMA); prepare_ozaki keeps every other device
+// off it.
 //
 // Contract: Ra (N planes of Mp x Kp) and Rb (N planes of Np x Kp), int8,
 // K-contiguous, zero padded; Mp a multiple of 128, Np of 256, Kp of 128, the
@@ -20,13 +22,26 @@
 // accumulator to its symmetric residue (compile-time modulus), stages the
 // 128x256 int8 tile column-major in its own shared memory and writes it with
 // 16-byte stores. Persistent blocks, one per SM (tile_of gives the order).
-#pragma once
+#include "kernels/ozaki/passes.hpp"
+#include "kernels/tensor_map.hpp"
 #include "kernels/tma.cuh"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-namespace wg {
+#include <algorithm>
+#include <climits>
+
+// The kernel's body: sm_90a's wgmma and setmaxnreg exist nowhere else.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define OZ_WGMMA 1
+#endif
+// Other targets compile the epilogues without the body that calls them.
+#pragma nv_diag_suppress 177
+
+namespace tgemm {
+namespace ozaki {
+namespace {
 
 using namespace tgemm::kernels::tma;
 
@@ -37,7 +52,10 @@ constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + TILE_BYTES + 2 * STAGES * 8 + 
 // After a reduction |acc| <= 128; a k-block adds at most 128 * 128^2, so 1023
 // k-blocks keep |acc| <= 1023 * 2^21 + 128 < 2^31.
 constexpr int KBLOCKS_PER_REDUCTION = 1023;
+static_assert(BM == kGemmBM && BN == kGemmBN && BK == kGemmBK, "the padded sizes are the tile's multiples");
 
+// Device helpers: seen by the host pass (never called there) and by the sm_90a pass.
+#if !defined(__CUDA_ARCH__) || defined(OZ_WGMMA)
 // A K-major operand tile of rows of 128 bytes copied with the 128-byte
 // swizzle (1024-byte aligned 8-row groups): start address, leading offset
 // unused (1), stride between 8-row groups 1024 bytes, swizzle mode 1.
@@ -115,6 +133,9 @@ __device__ __forceinline__ void mma(int (&d)[128], uint64_t da, uint64_t db)
         WG_MMA("s8");
 }
 
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
+#endif
+
 // Accumulator element c (0..127) of thread t of a warpgroup: row
 // 16*(t/32) + (t%32)/4 + 8*((c/2)%2), column 8*(c/4) + 2*(t%4) + c%2.
 template <int Q>
@@ -128,8 +149,6 @@ __device__ __forceinline__ void stage_residues(const int (&d)[128], unsigned cha
         tile[col * BM + row] = static_cast<unsigned char>(static_cast<int8_t>(symq<Q>(d[c])));
     }
 }
-
-__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
 // The residue GEMMs' epilogue: the accumulators reduced to their symmetric
 // residue (kKBlocks: where the int32 sums must be reduced on the way).
@@ -164,6 +183,34 @@ struct ResidueEpi {
     }
 };
 
+// The magnitude GEMM's epilogue (NOTES.md (f)): per element the smallest
+// candidate N from which it is certified (element.hpp's cert_nreq), kMinN
+// for a zero row or column, kMaxN + 1 where none, as a byte. K <= 32768, so
+// 255^2 K < 2^31 and the int32 sums are never reduced.
+struct CertEpi {
+    static constexpr bool kU8 = true;
+    static constexpr int kKBlocks = 1 << 30;
+    const unsigned long long *IA, *IB;
+    const double *pwA, *pwB;  // [N - kMinN][Mp], [N - kMinN][Np]
+    int64_t Mp, Np;
+    double g;
+
+    __device__ __forceinline__ void reduce(int (&)[128], int) const {}
+    __device__ __forceinline__ void stage(const int (&d)[128], unsigned char *tile, int row0, int lane, int, int m0,
+                                          int n0) const
+    {
+        const int g8 = lane >> 2, q = lane & 3;
+        const unsigned long long ia0 = IA[m0 + row0 + g8], ia1 = IA[m0 + row0 + g8 + 8];
+#pragma unroll
+        for (int c = 0; c < 128; ++c) {
+            const int row = row0 + g8 + ((c >> 1) & 1) * 8;
+            const int col = (c >> 2) * 8 + 2 * q + (c & 1);
+            tile[col * BM + row] = static_cast<uint8_t>(cert_nreq(((c >> 1) & 1) ? ia1 : ia0, IB[n0 + col],
+                                                                  pwA + m0 + row, pwB + n0 + col, Mp, Np, g, d[c]));
+        }
+    }
+};
+
 // Work item w (of N * tiles) -> modulus l and the tile's first row and
 // column. Moduli outermost; inside a modulus, groups of GROUP_ROWS row blocks
 // are walked column by column, so that the blocks running at once share few
@@ -189,6 +236,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
             int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t Kp, int N, const Epi epi)
 {
+#ifdef OZ_WGMMA
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = reinterpret_cast<unsigned char *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     unsigned char *tile = smem + STAGES * STAGE_BYTES;
@@ -266,60 +314,83 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
                 *reinterpret_cast<const int4 *>(tile + col * BM + piece * 16);
         }
     }
+#endif
 }
 
 // A 3-D map over N planes of rows x Kp int8 (K contiguous), box {128, box_rows, 1}.
-inline CUtensorMap make_map(const int8_t *base, int64_t rows, int64_t Kp, int N, int box_rows)
+bool make_map(CUtensorMap *map, const int8_t *base, int64_t rows, int64_t Kp, int N, int box_rows)
 {
-    static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-    if (!encode) {
-        void *fn = nullptr;
-        cudaDriverEntryPointQueryResult qr;
-        CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &qr));
-        encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-    }
-    CUtensorMap map;
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = kernels::tensor_map_encoder();
+    if (encode == nullptr)
+        return false;
     cuuint64_t dims[3] = {cuuint64_t(Kp), cuuint64_t(rows), cuuint64_t(N)};
     cuuint64_t strides[2] = {cuuint64_t(Kp), cuuint64_t(rows * Kp)};
     cuuint32_t box[3] = {cuuint32_t(BK), cuuint32_t(box_rows), 1};
     cuuint32_t es[3] = {1, 1, 1};
-    CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<int8_t *>(base), dims, strides, box, es,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        std::fprintf(stderr, "cuTensorMapEncodeTiled failed: %d\n", int(r));
-        std::exit(2);
-    }
-    return map;
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<int8_t *>(base), dims, strides, box, es,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// One block per SM (sm_count, the device's), persistent over the work items.
 template <class Epi>
-void launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, int64_t Np, int64_t Kp, int N, const Epi &epi)
+cudaError_t launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, int64_t Np, int64_t Kp, int N,
+                   const Epi &epi, int sm_count, cudaStream_t st)
 {
-    static bool attr = false;
-    if (!attr) {
-        CK(cudaFuncSetAttribute(gemm_kernel<Epi>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-        attr = true;
-    }
-    const CUtensorMap ma = make_map(Ra, Mp, Kp, N, BM), mb = make_map(Rb, Np, Kp, N, BN);
-    static int sms = 0;
-    if (!sms) {
-        int dev = 0;
-        CK(cudaGetDevice(&dev));
-        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    }
+    CUtensorMap ma, mb;
+    if (!make_map(&ma, Ra, Mp, Kp, N, BM) || !make_map(&mb, Rb, Np, Kp, N, BN))
+        return cudaErrorInvalidValue;
     const int64_t total = int64_t(N) * (Mp / BM) * (Np / BN);
-    if (total > INT32_MAX - sms) {  // the kernel counts work items in int
-        std::fprintf(stderr, "wg::launch: %lld work items\n", static_cast<long long>(total));
-        std::exit(2);
-    }
-    gemm_kernel<Epi><<<unsigned(std::min<int64_t>(total, sms)), THREADS, SMEM_BYTES>>>(ma, mb, Rc, Mp, Np, Kp, N, epi);
+    if (total > INT32_MAX - sm_count || Kp / BK > INT32_MAX)  // the kernel counts in int
+        return cudaErrorInvalidValue;
+    gemm_kernel<Epi><<<unsigned(std::min<int64_t>(total, sm_count)), THREADS, SMEM_BYTES, st>>>(ma, mb, Rc, Mp, Np,
+                                                                                              Kp, N, epi);
+    return cudaGetLastError();
 }
 
-// The N residue GEMMs.
-inline void launch(const int8_t *Ra, const int8_t *Rb, int8_t *Rc, int64_t Mp, int64_t Np, int64_t Kp, int N)
+}  // namespace
+
+cudaError_t prepare_ozaki(int cc_major, int cc_minor, bool *available)
 {
-    launch(Ra, Rb, Rc, Mp, Np, Kp, N, ResidueEpi());
+    *available = false;
+    if (cc_major != 9 || cc_minor != 0 || kernels::tensor_map_encoder() == nullptr)
+        return cudaSuccess;
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, gemm_kernel<ResidueEpi>) != cudaSuccess) {
+        (void)cudaGetLastError();  // no code for this device: the strict path serves
+        return cudaSuccess;
+    }
+    if (fa.binaryVersion != 90)  // only the sm_90a image has the kernel's body
+        return cudaSuccess;
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel<ResidueEpi>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         SMEM_BYTES);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(gemm_kernel<CertEpi>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+    if (e != cudaSuccess)
+        return e;
+    *available = true;
+    return cudaSuccess;
 }
 
-}  // namespace wg
+cudaError_t launch_residue_gemm(const int8_t *ra, const int8_t *rb, int8_t *rc, const Sizes &s, int n, int sm_count,
+                                cudaStream_t st)
+{
+    return launch(ra, rb, rc, s.mp, s.np, s.kp, n, ResidueEpi(), sm_count, st);
+}
+
+cudaError_t launch_magnitude_gemm(const CertBuffers &cb, const Sizes &s, double g, int sm_count, cudaStream_t st)
+{
+    CertEpi epi;
+    epi.IA = cb.ones_a;
+    epi.IB = cb.ones_b;
+    epi.pwA = cb.pw_a;
+    epi.pwB = cb.pw_b;
+    epi.Mp = s.mp;
+    epi.Np = s.np;
+    epi.g = g;
+    return launch(reinterpret_cast<const int8_t *>(cb.mag_a), reinterpret_cast<const int8_t *>(cb.mag_b),
+                  reinterpret_cast<int8_t *>(cb.nreq), s.mp, s.np, s.kp, 1, epi, sm_count, st);
+}
+
+}  // namespace ozaki
+}  // namespace tgemm

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The library's fp32-tc math (issue 28) on an H100: build, the GPU tests
+# (bit for bit against the CPU model, every path), the contract on the
+# acceptance set against FP64, and timings of the mode against strict (and
+# cuBLAS, in the same bench_gemm run) at 4096^3 and 8192^3.
+#
+#   bash research/ozaki/gpu/lib_check.sh [PHASE ...]     (from the repository root)
+#
+# PHASE: build, test, sanitize, strict, suite, accuracy, timing, random, or
+# all (the default: build, test, accuracy, timing, in that order). Each
+# phase after build needs the build; run them one by one where a command
+# may take at most 10 minutes. Logs and tables in $OUT (default ./out):
+#   build.log            the build
+#   test.log             make test-ozaki-model test-fp32-tc test-preload under TGEMM_TEST_REQUIRE_GPU=1
+#                        (CPU model; GPU bit for bit on every path; trace and verbose lines;
+#                        LD_PRELOAD with TGEMM_MATH=fp32-tc)
+#   sanitize.log         compute-sanitizer memcheck over test_fp32_tc (every kernel of the mode)
+#   strict.log           make test-gpu (the strict path's suite, unchanged) under TGEMM_TEST_REQUIRE_GPU=1
+#   accuracy.md          per shape and input: max and normwise errors, strict and fp32-tc
+#   accuracy.log         its TGEMM_VERBOSE=2 lines (which math ran each call, N, or why strict)
+#   suite.log            the strict suite's test_gemm (small rows) in the mode, forced on every size:
+#                        its FP64 bounds, NaN/Inf and alpha/beta cases must hold there too
+#   timing_strict.csv, timing_fp32-tc.csv, timing.log   bench_gemm in either math
+#   random_<math>/       bench-random's seed 1 (100 problems) in either math, for the
+#                        never-slower-than-strict-by-2% comparison
+# Exit status: nonzero if any phase failed.
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+JOBS=${JOBS:-$(nproc)}
+phases=("$@")
+[ ${#phases[@]} -eq 0 ] || [ "${phases[0]}" = all ] && phases=(build test accuracy timing)
+fail=0
+note() { echo "$@" | tee -a "$OUT/summary.log"; }
+
+acc_bin=build/research/lib_accuracy
+
+for phase in "${phases[@]}"; do
+    note "== $phase $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null)"
+    case $phase in
+    build)
+        {
+            nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv
+            make -j"$JOBS" lib build/tests/test_fp32_tc build/tests/test_ozaki_model build/tests/has_gpu \
+                build/tests/test_gemm build/bench/bench_gemm &&
+                mkdir -p build/research &&
+                g++ -std=c++17 -O2 -Wall -Wextra -Werror -Iinclude -Itests -isystem /usr/local/cuda/include \
+                    -o "$acc_bin" research/ozaki/gpu/lib_accuracy.cpp -Lbuild/lib -ltgemm \
+                    -Wl,-rpath,"$PWD/build/lib" -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,/usr/local/cuda/lib64 \
+                    -lpthread
+        } > "$OUT/build.log" 2>&1 || { note "BUILD FAILED (build.log)"; exit 2; }
+        ;;
+    test)
+        TGEMM_TEST_REQUIRE_GPU=1 make --no-print-directory test-ozaki-model test-fp32-tc test-preload \
+            > "$OUT/test.log" 2>&1 || { fail=1; note "TEST FAILED (test.log)"; }
+        grep -E '^== |FAILED|N = |declines|fp32-tc' "$OUT/test.log" | tee -a "$OUT/summary.log"
+        ;;
+    strict)
+        TGEMM_TEST_REQUIRE_GPU=1 make --no-print-directory test-gpu > "$OUT/strict.log" 2>&1 ||
+            { fail=1; note "STRICT SUITE FAILED (strict.log)"; }
+        grep -E '^== ' "$OUT/strict.log" | tee -a "$OUT/summary.log"
+        ;;
+    sanitize)
+        TGEMM_TEST_REQUIRE_GPU=1 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_fp32_tc \
+            > "$OUT/sanitize.log" 2>&1 || { fail=1; note "MEMCHECK FAILED (sanitize.log)"; }
+        tail -n 4 "$OUT/sanitize.log" | tee -a "$OUT/summary.log"
+        ;;
+    suite)
+        TGEMM_TEST_REQUIRE_GPU=1 TGEMM_MATH=fp32-tc TGEMM_FP32_TC=always TGEMM_TEST_MAX_DIM=257 \
+            build/tests/test_gemm > "$OUT/suite.log" 2>&1 || { fail=1; note "SUITE IN THE MODE FAILED (suite.log)"; }
+        tail -n 3 "$OUT/suite.log" | tee -a "$OUT/summary.log"
+        ;;
+    random)
+        for math in strict fp32-tc; do
+            TGEMM_MATH=$math make --no-print-directory bench-random SEED=1 BENCH_RANDOM_SEEDS=1 \
+                BENCH_OUT="$OUT/random_$math" > "$OUT/random_$math.log" 2>&1 ||
+                { fail=1; note "BENCH-RANDOM FAILED in $math (random_$math.log)"; }
+        done
+        ;;
+    accuracy)
+        # The mode on every size it can take, so that 1024^3 measures it too.
+        TGEMM_FP32_TC=always TGEMM_VERBOSE=2 "$acc_bin" > "$OUT/accuracy.md" 2> "$OUT/accuracy.log" ||
+            { fail=1; note "ACCURACY: contract violated or error (accuracy.md, accuracy.log)"; }
+        cat "$OUT/accuracy.md" | tee -a "$OUT/summary.log"
+        grep -c 'fp32-tc moduli' "$OUT/accuracy.log" | sed 's/^/calls in fp32-tc: /' | tee -a "$OUT/summary.log"
+        grep -o 'strict (fp32-tc declined: [a-z-]*)' "$OUT/accuracy.log" | sort | uniq -c | tee -a "$OUT/summary.log"
+        ;;
+    timing)
+        : > "$OUT/timing.log"
+        for math in strict fp32-tc; do
+            echo "== TGEMM_MATH=$math" >> "$OUT/timing.log"
+            TGEMM_MATH=$math build/bench/bench_gemm --shape 4096 4096 4096 N N --shape 8192 8192 8192 N N \
+                --shape 8192 8192 8192 T N --reps 20 --csv "$OUT/timing_$math.csv" >> "$OUT/timing.log" 2>&1 ||
+                { fail=1; note "TIMING FAILED in $math (timing.log)"; }
+        done
+        TGEMM_MATH=fp32-tc TGEMM_VERBOSE=2 build/bench/bench_gemm --shape 8192 8192 8192 N N --reps 1 --warmup 0 \
+            2>&1 | grep -m 3 'tgemm: math' >> "$OUT/timing.log"
+        tee -a "$OUT/summary.log" < "$OUT/timing.log"
+        ;;
+    *)
+        note "unknown phase $phase (build, test, sanitize, strict, suite, accuracy, timing, random, all)"
+        exit 2
+        ;;
+    esac
+done
+note "== done: $([ $fail -eq 0 ] && echo ALL OK || echo FAILURES)"
+exit $fail

@@ -1,0 +1,317 @@
+// The CPU model of the fp32-tc math (tests/ozaki_model.cpp, with the
+// kernels' element functions, src/kernels/ozaki/element.hpp), no GPU:
+//  - its constants (Garner's inverses, the scaling limits) recomputed;
+//  - the exact scaling exponent against the logarithm it replaces, and the
+//    residues against 128-bit integers;
+//  - contract (a) on the acceptance inputs at small sizes: wherever the
+//    certificate lets the mode run, every element of C is within
+//    gamma_K (|alpha| |A||B| + |beta| |C|) of an FP64 reference (gamma_(K+2)
+//    where alpha != 1 or beta != 0: the two epilogue roundings strict has
+//    too), at the certified N and at every larger one; every transpose, ld
+//    padding, alpha/beta; C's padding untouched, C unread where beta == 0;
+//  - Inf or NaN, or an inexact K balancing: the mode declines, C untouched.
+// Seeds: TGEMM_TEST_SEED, else fresh; printed.
+#include <cinttypes>
+#include <cmath>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+#include <setjmp.h>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include "kernels/ozaki/element.hpp"
+#include "ozaki_inputs.hpp"
+#include "ozaki_model.hpp"
+
+using namespace tgemm::ozaki;
+using ozaki_inputs::Matrix;
+
+namespace {
+
+uint64_t base_seed()
+{
+    static const uint64_t seed = [] {
+        const char *e = std::getenv("TGEMM_TEST_SEED");
+        const uint64_t s = e && *e ? std::strtoull(e, nullptr, 10)
+                                   : static_cast<uint64_t>(std::time(nullptr)) * 2654435761u;
+        std::printf("seed: TGEMM_TEST_SEED=%" PRIu64 "\n", s);
+        return s;
+    }();
+    return seed;
+}
+
+float bits_float(uint32_t u)
+{
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+void test_inverses(void **)
+{
+    constexpr int inv[kMaxModuli][kMaxModuli] = TGEMM_OZAKI_INVERSES;
+    for (int l = 0; l < kMaxModuli; ++l)
+        for (int s = 0; s < kMaxModuli; ++s) {
+            if (s < l) {
+                if (inv[l][s] * kmod(s) % kmod(l) != 1 % kmod(l))
+                    fail_msg("inverse of p_%d mod p_%d: %d", s, l, inv[l][s]);
+            } else if (inv[l][s] != 0) {
+                fail_msg("inverse table [%d][%d] not 0", l, s);
+            }
+        }
+}
+
+// Tlim(n) = (P/2 - 1) 2^(-2e-9), within an ulp (the constant is the
+// correctly rounded value; long double gets within a fraction of one).
+void test_scaling_limits(void **)
+{
+    for (int n = kMinN; n <= kMaxN; ++n) {
+        __int128 p = 1;
+        for (int l = 0; l < n; ++l)
+            p *= kmod(l);
+        const long double t = static_cast<long double>(p / 2 - 1) * std::exp2l(-2e-9L);
+        const double want = static_cast<double>(t);
+        const uint64_t bits = (static_cast<uint64_t>(tlim_exponent(n) + 1023) << 52) | tlim_fraction(n);
+        double got;
+        std::memcpy(&got, &bits, 8);
+        if (std::fabs(got - want) > std::ldexp(1.0, tlim_exponent(n) - 52))
+            fail_msg("Tlim(%d) = %a, want %a", n, got, want);
+    }
+}
+
+// mu_value(s, n) = floor(log2(Tlim)/2 - log2(s)/2) wherever the logarithm
+// is not within 1e-6 of an integer (where the platform's log2 may round
+// either way: the reason for the exact definition).
+void test_mu_exact(void **)
+{
+    std::mt19937_64 rng(base_seed() + 1);
+    std::uniform_real_distribution<double> e(-600.0, 600.0);
+    int compared = 0;
+    for (int it = 0; it < 200000; ++it) {
+        const double s = std::exp2(e(rng));
+        const int n = kMinN + static_cast<int>(rng() % (kMaxN - kMinN + 1));
+        const uint64_t bits = (static_cast<uint64_t>(tlim_exponent(n) + 1023) << 52) | tlim_fraction(n);
+        double tlim;
+        std::memcpy(&tlim, &bits, 8);
+        const double y = 0.5 * (std::log2(tlim) - std::log2(s));
+        if (std::fabs(y - std::nearbyint(y)) < 1e-6)
+            continue;
+        ++compared;
+        if (mu_value(s, n) != static_cast<int>(std::floor(y)))
+            fail_msg("mu_value(%a, %d) = %d, log2 gives %.12f", s, n, mu_value(s, n), y);
+        // The defining property: s 4^mu <= Tlim < s 4^(mu + 1).
+        const int mu = mu_value(s, n);
+        if (!(std::ldexp(s, 2 * mu) <= tlim && std::ldexp(s, 2 * mu + 2) > tlim))
+            fail_msg("mu_value(%a, %d) = %d is not the largest mu with s 4^mu <= Tlim", s, n, mu);
+    }
+    assert_true(compared > 190000);
+    assert_int_equal(mu_value(0.0, 7), 0);
+}
+
+// residues<12> against trunc(2^mu x) mod p in 128-bit integers, for random
+// float bit patterns (subnormals included) and shifts ex + mu in [-40, 90].
+void test_residues(void **)
+{
+    std::mt19937_64 rng(base_seed() + 2);
+    for (int it = 0; it < 200000; ++it) {
+        const float x = bits_float(static_cast<uint32_t>(rng()) & 0xff7fffffu);  // finite
+        if (x == 0.0f)
+            continue;
+        int ex;
+        const float fr = std::frexp(std::fabs(x), &ex);  // |x| = fr 2^ex, mant = fr 2^24
+        const __int128 mant = static_cast<__int128>(std::ldexp(static_cast<double>(fr), 24));
+        const int s = -40 + static_cast<int>(rng() % 131);  // s = (ex - 24) + mu
+        const int mu = s - (ex - 24);
+        const __int128 t = s >= 0 ? mant << s : mant >> -s;
+        int res[12];
+        residues<12>(x, mu, res);
+        for (int l = 0; l < 12; ++l) {
+            int want = static_cast<int>(t % kmod(l));
+            want = sym_rt(x < 0 ? -want : want, kmod(l));
+            if (res[l] != want)
+                fail_msg("residue of %a at mu %d mod %d: %d, want %d", static_cast<double>(x), mu, kmod(l), res[l],
+                         want);
+        }
+    }
+}
+
+struct Shape {
+    int64_t m, n, k;
+};
+
+struct Scalars {
+    float alpha, beta;
+};
+
+// Runs the model on every case, transpose and scalar pair at `shape`;
+// returns how many runs the certificate let through.
+int check_contract(const Shape &sh, int64_t pad)
+{
+    const Scalars scalars[] = {{1.0f, 0.0f}, {-1.2345678e-3f, 3.3333333f}, {2.5f, -1.0f}};
+    const float pad_value = bits_float(0x7fc0dead);  // a NaN no computation makes
+    const float unread_c = bits_float(0x7fc0c0de);
+    int ran = 0, runs = 0;
+    uint64_t seed = base_seed() + 1000 * static_cast<uint64_t>(sh.m * 7 + sh.n * 3 + sh.k);
+    for (const ozaki_inputs::Case &cs : ozaki_inputs::cases())
+        for (int tr = 0; tr < 4; ++tr)
+            for (const Scalars &sc : scalars) {
+                const bool ta = tr & 1, tb = tr & 2;
+                const int64_t m = sh.m, n = sh.n, k = sh.k;
+                Matrix A = ozaki_inputs::make_matrix(ta ? k : m, ta ? m : k, (ta ? k : m) + pad, pad_value);
+                Matrix B = ozaki_inputs::make_matrix(tb ? n : k, tb ? k : n, (tb ? n : k) + pad, pad_value);
+                ++seed;
+                ozaki_inputs::fill(cs, ta, tb, m, n, k, seed, A, B);
+                Matrix C = ozaki_inputs::make_matrix(m, n, m + pad, pad_value);
+                std::mt19937_64 rng(seed ^ 0x5bd1e995);
+                std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+                for (int64_t j = 0; j < n; ++j)
+                    for (int64_t i = 0; i < m; ++i)
+                        C.at(i, j) = sc.beta != 0.0f ? uni(rng) : unread_c;
+                const Matrix C0 = C;
+                ozaki_model::Problem p;
+                p.trans_a = ta;
+                p.trans_b = tb;
+                p.m = m;
+                p.n = n;
+                p.k = k;
+                p.alpha = sc.alpha;
+                p.beta = sc.beta;
+                p.a = A.v.data();
+                p.lda = A.ld;
+                p.b = B.v.data();
+                p.ldb = B.ld;
+                const ozaki_model::Result r0 = ozaki_model::gemm(p, C.v.data(), C.ld);
+                ++runs;
+                if (r0.outcome != ozaki_model::Outcome::Ran) {
+                    if (r0.outcome != ozaki_model::Outcome::Uncertified)
+                        fail_msg("%s: outcome %d", cs.name, static_cast<int>(r0.outcome));
+                    if (std::memcmp(C.v.data(), C0.v.data(), C.v.size() * 4) != 0)
+                        fail_msg("%s: C written although the mode did not run", cs.name);
+                    continue;
+                }
+                ++ran;
+                // At the certified N and every larger one (the test is monotone in N).
+                for (int nmod = r0.moduli; nmod <= kMaxN; ++nmod) {
+                    Matrix Cn = C0;
+                    const ozaki_model::Result r = ozaki_model::gemm(p, Cn.v.data(), Cn.ld, nmod);
+                    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ozaki_model::Outcome::Ran));
+                    if (nmod == r0.moduli && std::memcmp(Cn.v.data(), C.v.data(), C.v.size() * 4) != 0)
+                        fail_msg("%s: the model is not deterministic", cs.name);
+                    const bool plain = sc.alpha == 1.0f && sc.beta == 0.0f;
+                    const double u = std::ldexp(1.0, -24), kk = static_cast<double>(plain ? k : k + 2);
+                    const double gamma = kk * u / (1.0 - kk * u);
+                    for (int64_t j = 0; j < n; ++j) {
+                        for (int64_t i = 0; i < m; ++i) {
+                            double ref = 0.0, z = 0.0;
+                            for (int64_t q = 0; q < k; ++q) {
+                                const double a = ta ? A.at(q, i) : A.at(i, q);
+                                const double b = tb ? B.at(j, q) : B.at(q, j);
+                                ref += a * b;
+                                z += std::fabs(a * b);
+                            }
+                            const double c0 = sc.beta != 0.0f ? C0.v[i + j * C0.ld] : 0.0;
+                            const double want = sc.alpha * ref + sc.beta * c0;
+                            const double scale = std::fabs(sc.alpha) * z + std::fabs(sc.beta * c0);
+                            // + the FP64 reference's own rounding and an underflow allowance.
+                            const double bound =
+                                gamma * scale + static_cast<double>(k) * 0x1p-52 * scale + (kk + 1) * 0x1p-149;
+                            const float got = Cn.v[i + j * Cn.ld];
+                            if (!(std::fabs(got - want) <= bound))
+                                fail_msg("%s %c%c %" PRId64 "x%" PRId64 "x%" PRId64 " alpha %g beta %g N %d (certified "
+                                         "%d): C(%" PRId64 ", %" PRId64 ") = %.9g, FP64 %.17g, error %.3g > bound "
+                                         "%.3g; seed %" PRIu64,
+                                         cs.name, ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, sc.alpha, sc.beta, nmod,
+                                         r0.moduli, i, j, got, want, std::fabs(got - want), bound, seed);
+                        }
+                        for (int64_t i = m; i < Cn.ld; ++i)
+                            if (std::memcmp(&Cn.v[i + j * Cn.ld], &pad_value, 4) != 0)
+                                fail_msg("%s: C's padding (%" PRId64 ", %" PRId64 ") written", cs.name, i, j);
+                    }
+                }
+            }
+    std::printf("%" PRId64 "x%" PRId64 "x%" PRId64 ": the mode ran in %d of %d runs (the rest uncertified)\n",
+                sh.m, sh.n, sh.k, ran, runs);
+    return ran;
+}
+
+void test_contract_small(void **)
+{
+    const int ran = check_contract({37, 29, 70}, 3);
+    assert_true(ran > 0);
+}
+
+void test_contract_chunks(void **)
+{
+    // K across the sums of squares' chunks of 256 and a partial last one.
+    const int ran = check_contract({33, 20, 600}, 1);
+    assert_true(ran > 0);
+}
+
+void test_contract_thin(void **)
+{
+    const int ran = check_contract({1, 9, 300}, 2) + check_contract({17, 1, 129}, 0);
+    assert_true(ran > 0);
+}
+
+// The model on an 8 x 8 x 16 product of 0.5s and 0.25s that `edit` changes:
+// it must decline with `want` and leave C untouched.
+template <class Edit>
+void expect_declined(ozaki_model::Outcome want, Edit edit)
+{
+    std::vector<float> a(8 * 16, 0.5f), b(16 * 8, 0.25f), c(64, 1.0f);
+    edit(a, b);
+    ozaki_model::Problem p;
+    p.m = 8;
+    p.n = 8;
+    p.k = 16;
+    p.a = a.data();
+    p.lda = 8;
+    p.b = b.data();
+    p.ldb = 16;
+    const ozaki_model::Result r = ozaki_model::gemm(p, c.data(), 8);
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(want));
+    for (float x : c)
+        assert_true(x == 1.0f);
+}
+
+// Inf or NaN in an operand: the strict path's.
+void test_special_values(void **)
+{
+    for (float v : {INFINITY, -INFINITY, NAN})
+        expect_declined(ozaki_model::Outcome::Special, [v](std::vector<float> &a, std::vector<float> &) { a[13] = v; });
+}
+
+// A column of op(A) spanning 2^160 with K balancing's exponent -60: the
+// balanced small entry would underflow, so nothing is certified.
+void test_inexact_balance(void **)
+{
+    expect_declined(ozaki_model::Outcome::Uncertified, [](std::vector<float> &a, std::vector<float> &b) {
+        for (int i = 0; i < 8; ++i)
+            a[i + 3 * 8] = std::ldexp(1.0f, 60);  // column 3 of A
+        a[5 + 3 * 8] = std::ldexp(1.0f, -100);
+        for (int j = 0; j < 8; ++j)
+            b[3 + j * 16] = std::ldexp(1.0f, -60);  // row 3 of B
+    });
+}
+
+}  // namespace
+
+int main()
+{
+    base_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_inverses),       cmocka_unit_test(test_scaling_limits),
+        cmocka_unit_test(test_mu_exact),       cmocka_unit_test(test_residues),
+        cmocka_unit_test(test_contract_small), cmocka_unit_test(test_contract_chunks),
+        cmocka_unit_test(test_contract_thin),  cmocka_unit_test(test_special_values),
+        cmocka_unit_test(test_inexact_balance),
+    };
+    return cmocka_run_group_tests_name("tgemm_ozaki_model", tests, nullptr, nullptr);
+}
