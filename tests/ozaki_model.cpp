@@ -178,7 +178,7 @@ Result gemm(const Problem &p, float *c, int64_t ldc, int force_n)
     for (int64_t j = 0; j < p.n; ++j)
         sb.push_back(row_stats(&x.b[j * p.k], p.k));
     res.certified = x.inexact ? kMaxN + 1 : certify(sa, sb, p.k);
-    const int n = force_n > 0 ? force_n : res.certified;
+    const int n = force_n > 0 ? force_n : run_moduli(res.certified);
     if (n > kMaxN) {
         res.outcome = Outcome::Uncertified;
         return res;

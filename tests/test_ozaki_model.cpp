@@ -197,8 +197,10 @@ int check_contract(const Shape &sh, int64_t pad)
                     continue;
                 }
                 ++ran;
-                // At the certified N and every larger one (the test is monotone in N).
-                for (int nmod = r0.moduli; nmod <= kMaxN; ++nmod) {
+                // At the certified N and every larger one (the test is monotone in N);
+                // the call itself runs kMarginModuli more.
+                assert_int_equal(r0.moduli, run_moduli(r0.certified));
+                for (int nmod = r0.certified; nmod <= kMaxN; ++nmod) {
                     Matrix Cn = C0;
                     const ozaki_model::Result r = ozaki_model::gemm(p, Cn.v.data(), Cn.ld, nmod);
                     assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ozaki_model::Outcome::Ran));

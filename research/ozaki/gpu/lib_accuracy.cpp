@@ -4,8 +4,9 @@
 // against an FP64 reference on sampled columns: max |C - C64| / (|A||B|)
 // elementwise and ||C - C64||_F / ||C64||_F; and every sampled element of
 // the mode's C checked against contract (a), gamma_K |A||B| (alpha = 1,
-// beta = 0) plus the FP64 reference's own rounding. Whether the mode ran,
-// and with which N, is on stderr with TGEMM_VERBOSE=2.
+// beta = 0) plus the FP64 reference's own rounding; and each math's rate
+// on those inputs. Whether the mode ran, and with which N, is on stderr
+// with TGEMM_VERBOSE=2.
 //
 //   lib_accuracy [MxNxK ...]   (default 1024^3, 4096^3, 8192^3, 8192x2048x4096, 3000x5000x700)
 // Exit status 1 if any element of the mode's result breaks the bound.
@@ -89,20 +90,45 @@ Errors errors(const ozaki_inputs::Matrix &A, const ozaki_inputs::Matrix &B, cons
     return e;
 }
 
-std::vector<float> call(tgemm_math_t math, int64_t m, int64_t n, int64_t k, const float *dA, const float *dB,
-                        float *dC)
+void run_once(int64_t m, int64_t n, int64_t k, const float *dA, const float *dB, float *dC)
 {
-    if (tgemm_set_math(math) != TGEMM_SUCCESS)
-        std::exit(2);
     const tgemm_status st = tgemm_sgemm_ex(TGEMM_LAYOUT_COL_MAJOR, TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, dA, m, dB, k,
                                            0.0f, dC, m, nullptr);
     if (st != TGEMM_SUCCESS) {
         std::fprintf(stderr, "tgemm: %s (%s)\n", tgemm_status_string(st), tgemm_last_error_detail());
         std::exit(2);
     }
+}
+
+// C of one call in `math`, then (with `tflops`) the median rate of five
+// more calls on the same inputs, each timed alone with events (the mode's
+// certificate and its wait for the stream included).
+std::vector<float> call(tgemm_math_t math, int64_t m, int64_t n, int64_t k, const float *dA, const float *dB,
+                        float *dC, double *tflops)
+{
+    if (tgemm_set_math(math) != TGEMM_SUCCESS)
+        std::exit(2);
+    run_once(m, n, k, dA, dB, dC);
     CK(cudaDeviceSynchronize());
     std::vector<float> c(size_t(m) * n);
     CK(cudaMemcpy(c.data(), dC, c.size() * 4, cudaMemcpyDeviceToHost));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<double> ms;
+    for (int r = 0; r < 5; ++r) {
+        CK(cudaEventRecord(e0, nullptr));
+        run_once(m, n, k, dA, dB, dC);
+        CK(cudaEventRecord(e1, nullptr));
+        CK(cudaEventSynchronize(e1));
+        float t = 0;
+        CK(cudaEventElapsedTime(&t, e0, e1));
+        ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    *tflops = 2.0 * double(m) * double(n) * double(k) / (ms[2] * 1e-3) / 1e12;
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
     return c;
 }
 
@@ -125,8 +151,9 @@ int main(int argc, char **argv)
     std::printf("seed %" PRIu64 "; errors on sampled columns against FP64; 'over' = elements of the fp32-tc result "
                 "over gamma_K |A||B|\n\n",
                 seed);
-    std::printf("| m x n x k | input | strict max rel | fp32-tc max rel | strict normwise | fp32-tc normwise | over |\n");
-    std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+    std::printf("| m x n x k | input | strict max rel | fp32-tc max rel | strict normwise | fp32-tc normwise | over "
+                "| strict TFLOP/s | fp32-tc TFLOP/s |\n");
+    std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     int64_t over = 0;
     for (const auto &sh : shapes) {
         const int64_t m = sh[0], n = sh[1], k = sh[2];
@@ -145,11 +172,13 @@ int main(int argc, char **argv)
             CK(cudaMemcpy(dA, A.v.data(), A.v.size() * 4, cudaMemcpyHostToDevice));
             CK(cudaMemcpy(dB, B.v.data(), B.v.size() * 4, cudaMemcpyHostToDevice));
             std::fprintf(stderr, "== %lldx%lldx%lld %s\n", (long long)m, (long long)n, (long long)k, cs.name);
-            const Errors es = errors(A, B, call(TGEMM_MATH_STRICT, m, n, k, dA, dB, dC), cols, m, k);
-            const Errors et = errors(A, B, call(TGEMM_MATH_FP32_TC, m, n, k, dA, dB, dC), cols, m, k);
+            double ts = 0, tt = 0;
+            const Errors es = errors(A, B, call(TGEMM_MATH_STRICT, m, n, k, dA, dB, dC, &ts), cols, m, k);
+            const Errors et = errors(A, B, call(TGEMM_MATH_FP32_TC, m, n, k, dA, dB, dC, &tt), cols, m, k);
             over += et.over_bound;
-            std::printf("| %lldx%lldx%lld | %s | %.2e | %.2e | %.2e | %.2e | %lld |\n", (long long)m, (long long)n,
-                        (long long)k, cs.name, es.max_rel, et.max_rel, es.norm, et.norm, (long long)et.over_bound);
+            std::printf("| %lldx%lldx%lld | %s | %.2e | %.2e | %.2e | %.2e | %lld | %.1f | %.1f |\n", (long long)m,
+                        (long long)n, (long long)k, cs.name, es.max_rel, et.max_rel, es.norm, et.norm,
+                        (long long)et.over_bound, ts, tt);
             std::fflush(stdout);
         }
         CK(cudaFree(dA));

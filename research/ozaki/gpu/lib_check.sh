@@ -91,9 +91,14 @@ for phase in "${phases[@]}"; do
         for math in strict fp32-tc; do
             echo "== TGEMM_MATH=$math" >> "$OUT/timing.log"
             TGEMM_MATH=$math build/bench/bench_gemm --shape 4096 4096 4096 N N --shape 8192 8192 8192 N N \
-                --shape 8192 8192 8192 T N --reps 20 --csv "$OUT/timing_$math.csv" >> "$OUT/timing.log" 2>&1 ||
+                --shape 8192 8192 8192 T N --shape 16384 16384 16384 N N --shape 2048 2048 2048 N N --reps 20 --csv "$OUT/timing_$math.csv" >> "$OUT/timing.log" 2>&1 ||
                 { fail=1; note "TIMING FAILED in $math (timing.log)"; }
         done
+        # The mode forced on smaller products too: where it starts to win.
+        echo "== TGEMM_MATH=fp32-tc TGEMM_FP32_TC=always" >> "$OUT/timing.log"
+        TGEMM_MATH=fp32-tc TGEMM_FP32_TC=always build/bench/bench_gemm --shape 1024 1024 1024 N N \
+            --shape 2048 2048 2048 N N --shape 3072 3072 3072 N N --reps 20 --csv "$OUT/timing_always.csv" \
+            >> "$OUT/timing.log" 2>&1 || { fail=1; note "TIMING FAILED, mode forced (timing.log)"; }
         TGEMM_MATH=fp32-tc TGEMM_VERBOSE=2 build/bench/bench_gemm --shape 8192 8192 8192 N N --reps 1 --warmup 0 \
             2>&1 | grep -m 3 'tgemm: math' >> "$OUT/timing.log"
         tee -a "$OUT/summary.log" < "$OUT/timing.log"
