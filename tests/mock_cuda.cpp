@@ -519,6 +519,23 @@ std::function<void()> partial_copy(void *dst, size_t dpitch, const void *src, si
     };
 }
 
+// A copy from device memory (cudaMemcpyDefault, the only kind the library
+// uses between devices) onto a stream of device dev: the source must be a
+// live allocation whose pool is open to dev. Counts it; false if refused.
+bool peer_copy_ok(const void *src, int dev)
+{
+    auto a = mock::device_allocs.upper_bound(const_cast<void *>(src));
+    if (a == mock::device_allocs.begin() ||
+        static_cast<const char *>(src) >= static_cast<const char *>((--a)->first) + a->second.bytes)
+        return false;
+    if (a->second.device != dev && mock::pool_open.count({a->second.device, dev}) == 0)
+        return false;
+    ++mock::peer_copies;
+    if (a->second.device != dev && mock::peer_enabled.count({dev, a->second.device}) == 0)
+        ++mock::device_mismatches;
+    return true;
+}
+
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind kind, cudaStream_t s)
 {
@@ -526,18 +543,8 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
     const int dev = mock::stream_of(s)->device;
     if (mock::fails(mock::Copy, mock::current, dev))
         return mock::failure(mock::Copy, dev);
-    if (kind == cudaMemcpyDefault) {
-        // From device memory only: the source must be a live allocation.
-        auto a = mock::device_allocs.upper_bound(const_cast<void *>(src));
-        if (a == mock::device_allocs.begin() ||
-            static_cast<const char *>(src) >= static_cast<const char *>((--a)->first) + a->second.bytes)
-            return cudaErrorInvalidValue;
-        if (a->second.device != dev && mock::pool_open.count({a->second.device, dev}) == 0)
-            return cudaErrorInvalidValue;
-        ++mock::peer_copies;
-        if (a->second.device != dev && mock::peer_enabled.count({dev, a->second.device}) == 0)
-            ++mock::device_mismatches;
-    }
+    if (kind == cudaMemcpyDefault && !peer_copy_ok(src, dev))
+        return cudaErrorInvalidValue;
     if (width > dpitch || width > spitch || dpitch > static_cast<size_t>(mock::max_pitch) ||
         spitch > static_cast<size_t>(mock::max_pitch))
         return cudaErrorInvalidPitchValue;
@@ -552,12 +559,14 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
     return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t s)
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s)
 {
     std::lock_guard<std::mutex> lk(mu);
     const int dev = mock::stream_of(s)->device;
     if (mock::fails(mock::Copy, mock::current, dev))
         return mock::failure(mock::Copy, dev);
+    if (kind == cudaMemcpyDefault && !peer_copy_ok(src, dev))
+        return cudaErrorInvalidValue;
     mock::Op op;
     op.kind = mock::OpKind::Copy;
     op.fn = [=] { std::memcpy(dst, src, bytes); };

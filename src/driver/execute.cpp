@@ -58,7 +58,10 @@ SpreadPlan plan_for(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, con
     r.c_in = p.beta != 0.0f;
     r.pageable = ka == MemKind::Pageable || kb == MemKind::Pageable || kc == MemKind::Pageable;
     r.copy_threads = host_copy_threads();
-    r.share = settings().spread_peer && ka == MemKind::Pinned && kb == MemKind::Pinned &&
+    // Blocks share only where C is not read (panel_board.hpp); the devices'
+    // peer access is looked at only for products with room for two blocks.
+    r.share = settings().spread_peer && ka == MemKind::Pinned && kb == MemKind::Pinned && !r.c_in &&
+              std::max<int64_t>(1, p.m / spread_min_side()) * std::max<int64_t>(1, p.n / spread_min_side()) >= 2 &&
               panels_shareable(devices, workers);
     r.workers = workers;
     r.choose_workers = choose;

@@ -135,6 +135,10 @@ tgemm_status HostRun::run_call(cudaStream_t caller)
     if (st == TGEMM_SUCCESS && (sharing_ = plan_sharing()) &&
         (st = wait(pl_.peer, pl_.ready)) == TGEMM_SUCCESS)
         st = load_own_panels();
+    // A block of a shared call that shares nothing says so at once, so that
+    // the others do not wait for its panels.
+    if (st == TGEMM_SUCCESS && share_ != nullptr && !sharing_)
+        share_->board->publish(share_->block, {});
     for (int64_t t = 0; st == TGEMM_SUCCESS && t < task_count(plan_); ++t)
         st = run_task(t, host_task(plan_, req_, t));
     if (st == TGEMM_SUCCESS)

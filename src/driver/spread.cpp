@@ -168,28 +168,31 @@ private:
 
 bool panels_shareable(const std::vector<int> &devices, int workers)
 {
+    // Pairs found able (access turned on) or not, once per process.
     static std::mutex mu;
-    static std::set<std::pair<int, int>> enabled;
+    static std::set<std::pair<int, int>> enabled, refused;
     std::lock_guard<std::mutex> lock(mu);
     for (int i = 0; i < workers; ++i)
         for (int j = 0; j < workers; ++j) {
             const int a = devices[static_cast<size_t>(i)], b = devices[static_cast<size_t>(j)];
             if (a == b || enabled.count({a, b}) != 0)
                 continue;
+            if (refused.count({a, b}) != 0)
+                return false;
             int can = 0;
             DeviceGuard guard;
-            if (cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || can == 0 || guard.enter(a) != TGEMM_SUCCESS) {
-                (void)cudaGetLastError();
+            bool ok = cudaDeviceCanAccessPeer(&can, a, b) == cudaSuccess && can != 0 && guard.enter(a) == TGEMM_SUCCESS;
+            if (ok) {
+                const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+                ok = e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled;
+            }
+            ok = ok && open_tile_pool(b, a) == TGEMM_SUCCESS;
+            // Whatever failed here must not be taken for a later call's error.
+            (void)cudaGetLastError();
+            if (!ok) {
+                refused.insert({a, b});
                 return false;
             }
-            const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
-            if (e != cudaSuccess) {
-                (void)cudaGetLastError();
-                if (e != cudaErrorPeerAccessAlreadyEnabled)
-                    return false;
-            }
-            if (open_tile_pool(b, a) != TGEMM_SUCCESS)
-                return false;
             enabled.insert({a, b});
         }
     return true;

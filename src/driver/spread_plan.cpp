@@ -107,6 +107,9 @@ SpreadPlan plan_spread(const SpreadRequest &r)
     };
     if (r.share)
         search(true);
+    // Under auto, where no grid of one round pays, more rounds may.
+    if (found && r.choose_workers && spread.seconds > kSpreadPays * best.one_gpu_seconds)
+        found = false;
     if (!found)
         search(false);
     if (!found || (r.choose_workers && spread.seconds > kSpreadPays * best.one_gpu_seconds))

@@ -18,7 +18,8 @@
 // however many GPUs run it.
 //
 // Where blocks can share panels (SpreadRequest::share), only grids of one
-// round (a block per worker) are taken where C has room for one: their
+// round (a block per worker) are taken where C has room for one (and, under
+// auto, where one of them pays): their
 // blocks load a share of A and B from the host and copy the rest from each
 // other, start as soon as the first slices arrive and wait for none after,
 // which more rounds of smaller unshared blocks do not match.
