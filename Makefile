@@ -515,6 +515,10 @@ test-env: $(BUILD)/tests/test_env
 	    echo "== TGEMM_TMA=$$v"; \
 	    TGEMM_TMA=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-tma || rc=1; \
 	done; exit $$rc
+	rc=0; for v in 2 -1 no off 1x; do \
+	    echo "== TGEMM_SPREAD_PEER=$$v"; \
+	    TGEMM_SPREAD_PEER=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-spread-peer || rc=1; \
+	done; exit $$rc
 	rc=0; for v in 1 0 yes Never auto1; do \
 	    echo "== TGEMM_PACK=$$v"; \
 	    TGEMM_PACK=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-pack || rc=1; \

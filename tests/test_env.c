@@ -18,6 +18,8 @@
  *                                           -> INVALID_SETTING naming the variable
  *   bad-tma            TGEMM_TMA=2 (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
+ *   bad-spread-peer    TGEMM_SPREAD_PEER=2 (and other bad values)
+ *                                           -> INVALID_SETTING naming the variable
  *   bad-pack           TGEMM_PACK=yes (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
  *   bad-math           TGEMM_MATH=tc (and other bad values)
@@ -166,6 +168,12 @@ static void test_bad_tma(void **state)
 {
     (void)state;
     assert_invalid_setting("TGEMM_TMA");
+}
+
+static void test_bad_spread_peer(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_SPREAD_PEER");
 }
 
 static void test_bad_pack(void **state)
@@ -400,6 +408,7 @@ int main(int argc, char **argv)
         {"bad-clusters", cmocka_unit_test(test_bad_clusters)},
         {"bad-streamk", cmocka_unit_test(test_bad_streamk)},
         {"bad-tma", cmocka_unit_test(test_bad_tma)},
+        {"bad-spread-peer", cmocka_unit_test(test_bad_spread_peer)},
         {"bad-pack", cmocka_unit_test(test_bad_pack)},
         {"bad-math", cmocka_unit_test(test_bad_math)},
         {"bad-fp32-tc", cmocka_unit_test(test_bad_fp32_tc)},
