@@ -503,7 +503,8 @@ tgemm_status HostRun::finish(cudaStream_t caller, tgemm_status st)
         e = cudaStreamWaitEvent(pl_.comp, pl_.in_done, 0);
     if (e == cudaSuccess)
         e = cudaStreamWaitEvent(pl_.comp, pl_.out_done, 0);
-    if (e == cudaSuccess && (e = cudaEventRecord(pl_.peer_done, pl_.peer)) == cudaSuccess)
+    // Only a block that shares panels copies anything on the peer stream.
+    if (e == cudaSuccess && sharing_ && (e = cudaEventRecord(pl_.peer_done, pl_.peer)) == cudaSuccess)
         e = cudaStreamWaitEvent(pl_.comp, pl_.peer_done, 0);
     // Another block may still read the panels in the arena of a shared
     // one: it is freed after the end, once they are done.
