@@ -120,12 +120,15 @@ void test_learns_the_faster_side(void **)
 }
 
 // The model's side is tried first; the other side only after it has been
-// measured, and never where it is estimated kExploreFactor times slower.
+// measured, at once where it is estimated within kExploreFactor, and not
+// while it is estimated slower by more and the class has spent less than
+// 1 / kExploreShare times its estimate.
 void test_explores_only_close_calls(void **)
 {
     OffloadLearner l;
     const OffloadEstimate far{1e-3, 1e-3 * (kExploreFactor + 0.5)};
-    for (int i = 0; i < 100; ++i) {
+    const int before_cheap = static_cast<int>(far.gpu / kExploreShare / 1e-3) - 1;
+    for (int i = 0; i < before_cheap; ++i) {
         const OffloadChoice c = l.choose(300, 300, 300, true, far, true, true);
         assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Cpu));
         l.observe(300, 300, 300, true, Side::Cpu, 1e-3, far);
@@ -139,6 +142,62 @@ void test_explores_only_close_calls(void **)
     c = l.choose(3000, 300, 300, true, close, true, true);
     assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Gpu));
     assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Explore));
+}
+
+// A side the model puts far behind (a CPU rate measured while other
+// processes held the cores) is tried once the class has spent 1 /
+// kExploreShare times its estimate; measured faster, the class moves to it.
+// Where the model was right, that one try is all, however many calls follow.
+void test_far_side_tried_once_when_cheap(void **)
+{
+    const OffloadEstimate wrong{100e-3, 5e-3};  // the CPU really takes 2.5 ms
+    OffloadLearner l;
+    int calls = 0, gpu_calls = 0;
+    double spent = 0.0;
+    for (;; ++calls) {
+        const OffloadChoice c = l.choose(4096, 4096, 32, true, wrong, true, true);
+        if (c.side == Side::Cpu) {
+            assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Explore));
+            if (spent < wrong.cpu / kExploreShare)
+                fail_msg("the CPU tried after %.3f s of calls, before %.3f s", spent, wrong.cpu / kExploreShare);
+            l.observe(4096, 4096, 32, true, Side::Cpu, 2.5e-3, wrong);
+            break;
+        }
+        l.observe(4096, 4096, 32, true, Side::Gpu, 5e-3, wrong);
+        spent += 5e-3;
+        ++gpu_calls;
+        if (calls > 1000)
+            fail_msg("the CPU never tried in %d calls", calls);
+    }
+    assert_int_equal(gpu_calls, static_cast<int>(wrong.cpu / kExploreShare / 5e-3 + 0.5));
+    // The class is on the CPU now; the GPU, within kExploreFactor, only
+    // re-tried every kReexploreCalls calls.
+    int gpu_tries = 0;
+    for (int i = 0; i < 3 * static_cast<int>(kReexploreCalls); ++i) {
+        const OffloadChoice c = l.choose(4096, 4096, 32, true, wrong, true, true);
+        if (c.side == Side::Gpu) {
+            assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Explore));
+            ++gpu_tries;
+            l.observe(4096, 4096, 32, true, Side::Gpu, 5e-3, wrong);
+        } else {
+            l.observe(4096, 4096, 32, true, Side::Cpu, 2.5e-3, wrong);
+        }
+    }
+    assert_int_equal(gpu_tries, 3);
+
+    const OffloadEstimate right{100e-3, 5e-3};  // and the CPU does take 100 ms
+    OffloadLearner r;
+    int cpu_calls = 0;
+    for (int i = 0; i < 2000; ++i) {
+        const OffloadChoice c = r.choose(4096, 4096, 32, true, right, true, true);
+        if (c.side == Side::Cpu) {
+            ++cpu_calls;
+            r.observe(4096, 4096, 32, true, Side::Cpu, 100e-3, right);
+        } else {
+            r.observe(4096, 4096, 32, true, Side::Gpu, 5e-3, right);
+        }
+    }
+    assert_int_equal(cpu_calls, 1);
 }
 
 // Once both sides are measured, the slower one is tried again every
@@ -227,7 +286,7 @@ int main()
         cmocka_unit_test(test_no_learning),          cmocka_unit_test(test_learns_the_faster_side),
         cmocka_unit_test(test_explores_only_close_calls), cmocka_unit_test(test_reexplores),
         cmocka_unit_test(test_median_of_three), cmocka_unit_test(test_gpu_tried_only_when_warm),
-        cmocka_unit_test(test_close_calls_keep_their_side),
+        cmocka_unit_test(test_close_calls_keep_their_side), cmocka_unit_test(test_far_side_tried_once_when_cheap),
     };
     return cmocka_run_group_tests_name("tgemm_offload_model", tests, nullptr, nullptr);
 }

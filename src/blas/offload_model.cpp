@@ -114,11 +114,13 @@ OffloadChoice OffloadLearner::choose(int64_t m, int64_t n, int64_t k, bool beta,
     const double t_other = other == Side::Gpu ? c.estimate.gpu : c.estimate.cpu;
     c.side = best;
     // Try the other side once the best one has been measured, while the
-    // estimates are close enough for the model to be wrong.
+    // estimates are close enough for the model to be wrong, or, never
+    // measured, once the class has spent enough for a try to be cheap.
     const bool unmeasured = e->measured[static_cast<int>(other)] == 0;
     const bool due = unmeasured || e->calls % kReexploreCalls == 0;
     const bool may_try = other == Side::Cpu || gpu_warm;
-    if (e->measured[static_cast<int>(best)] != 0 && due && may_try && t_other < kExploreFactor * t_best) {
+    const bool cheap = t_other < kExploreFactor * t_best || (unmeasured && t_other <= kExploreShare * e->spent);
+    if (e->measured[static_cast<int>(best)] != 0 && due && may_try && cheap) {
         c.side = other;
         c.reason = Reason::Explore;
     }
@@ -137,6 +139,7 @@ void OffloadLearner::observe(int64_t m, int64_t n, int64_t k, bool beta, Side si
     const int i = static_cast<int>(side);
     e->log_factor[i][e->measured[i] % kKept] = f;
     ++e->measured[i];
+    e->spent += seconds;
 }
 
 }  // namespace tgemm::blas

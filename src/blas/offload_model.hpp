@@ -24,7 +24,13 @@
 // three are measured, one disturbed call cannot move a class), and once a class has run on its
 // preferred side, the other side is tried once if its estimate is within
 // kExploreFactor (and again every kReexploreCalls calls), so that repeated
-// shapes settle on the side that is really faster. The GPU is tried that
+// shapes settle on the side that is really faster. A side estimated far
+// slower is still tried once, when the class has spent 1 / kExploreShare
+// times that estimate: the CPU BLAS's rate is measured on one small product
+// at the first call, which processes that share the cores (MPI ranks, each
+// with its own BLAS threads) can slow a hundredfold, and a class repeated
+// often enough must not stay on the wrong side for that; where the estimate
+// was right, the try costs at most kExploreShare of the time already spent. The GPU is tried that
 // way only once it is running in the process: a first GPU call starts the
 // CUDA context (a large fraction of a second), which a try must not cost.
 #pragma once
@@ -72,6 +78,7 @@ struct OffloadChoice {
 const char *reason_name(Reason r);
 
 constexpr double kExploreFactor = 3.0;
+constexpr double kExploreShare = 0.25;
 constexpr uint32_t kReexploreCalls = 32;
 // A class that has been running on one side moves to the other only when
 // the other is estimated faster by this factor.
@@ -97,6 +104,7 @@ private:
         double log_factor[2][kKept] = {};    // log(measured / model), the latest kKept per side
         uint32_t measured[2] = {0, 0};       // calls measured per side
         uint32_t calls = 0;                  // choices made for the class
+        double spent = 0.0;                  // seconds of the measured calls, both sides
         int8_t held = -1;                    // the side chosen last, not counting tries (-1: none)
 
         // The median of the kept measurements of a side (measured[side] > 0).
