@@ -159,10 +159,19 @@ export OPAL_PREFIX=$PREFIX/usr
 # errors on standard error would fail make test-scalapack (its check that
 # nothing but tgemm's known lines reach standard error). Relocate it, and
 # where a process still finds the host's plugins (mpirun itself did, on
-# the H100 machine), keep PMIx from printing their load errors.
-export PMIX_PREFIX=$PREFIX/usr/lib/x86_64-linux-gnu/pmix2 PMIX_INSTALL_PREFIX=$PREFIX/usr/lib/x86_64-linux-gnu/pmix2
-export PMIX_MCA_mca_base_component_path=$PREFIX/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
-export PMIX_MCA_mca_base_component_show_load_errors=0
+# the H100 machine), keep PMIx from printing their load errors. Debian's
+# PMIx has absolute install directories, which PMIX_INSTALL_PREFIX does not
+# move (on the four-H200 machine every process still opened the host's
+# plugins): each one is named. PMIx 4.2 takes show_load_errors as a list
+# ("none"), older ones as a number. Without the zlib plugin PMIx warns that it
+# cannot compress; nothing here needs compression.
+pmix_dir=$PREFIX/usr/lib/x86_64-linux-gnu/pmix2
+export PMIX_PREFIX=$pmix_dir PMIX_INSTALL_PREFIX=$pmix_dir PMIX_EXEC_PREFIX=$pmix_dir
+export PMIX_LIBDIR=$pmix_dir/lib PMIX_PKGLIBDIR=$pmix_dir/lib/pmix
+export PMIX_DATAROOTDIR=$pmix_dir/share PMIX_DATADIR=$pmix_dir/share PMIX_PKGDATADIR=$pmix_dir/share/pmix
+export PMIX_MCA_mca_base_component_path=$pmix_dir/lib/pmix
+export PMIX_MCA_mca_base_component_show_load_errors=none
+export PMIX_MCA_pcompress_base_silence_warning=1
 [ -x "$MPIRUN" ] && [ -x "$TESTER" ] || fail "no mpirun or spb3tst under $PREFIX"
 missing=$(LD_LIBRARY_PATH=$MPI_LD ldd "$TESTER" "$PREFIX/usr/bin/orterun" | grep 'not found' | sort -u)
 [ -z "$missing" ] || fail "libraries missing for the tester or mpirun: $missing"
