@@ -74,11 +74,7 @@ OffloadLearner::Entry *OffloadLearner::find(uint64_t key, bool create)
 double OffloadLearner::Entry::factor(int side) const
 {
     const int n = static_cast<int>(std::min<uint32_t>(measured[side], kKept));
-    double v[kKept];
-    std::copy(log_factor[side], log_factor[side] + n, v);
-    std::sort(v, v + n);
-    // Of two, the smaller: the slower one is more likely the disturbed one.
-    return std::exp(n == 2 ? v[0] : v[n / 2]);
+    return std::exp(*std::min_element(log_factor[side], log_factor[side] + n));
 }
 
 OffloadChoice OffloadLearner::choose(int64_t m, int64_t n, int64_t k, bool beta, const OffloadEstimate &model,
@@ -108,21 +104,29 @@ OffloadChoice OffloadLearner::choose(int64_t m, int64_t n, int64_t k, bool beta,
         if (best_time >= kSwitchMargin * held_time)
             best = static_cast<Side>(e->held);
     }
+    if (e->held != static_cast<int8_t>(best))
+        e->tries = 0;
     e->held = static_cast<int8_t>(best);
     const Side other = best == Side::Gpu ? Side::Cpu : Side::Gpu;
     const double t_best = best == Side::Gpu ? c.estimate.gpu : c.estimate.cpu;
     const double t_other = other == Side::Gpu ? c.estimate.gpu : c.estimate.cpu;
     c.side = best;
     // Try the other side once the best one has been measured, while the
-    // estimates are close enough for the model to be wrong, or, never
-    // measured, once the class has spent enough for a try to be cheap.
+    // estimates are close enough for the model to be wrong, or, estimated
+    // slower still, once the class has spent enough since the last such try
+    // for this one to be cheap; again at intervals that double with each
+    // try that leaves the class where it was.
     const bool unmeasured = e->measured[static_cast<int>(other)] == 0;
-    const bool due = unmeasured || e->calls % kReexploreCalls == 0;
+    const uint32_t interval = kReexploreCalls << std::min<int>(e->tries, kMaxDoublings);
+    const bool due = unmeasured || e->calls % interval == 0;
     const bool may_try = other == Side::Cpu || gpu_warm;
-    const bool cheap = t_other < kExploreFactor * t_best || (unmeasured && t_other <= kExploreShare * e->spent);
+    const bool close = t_other < kExploreFactor * t_best;
+    const bool cheap = close || std::ldexp(t_other, e->tries) <= kExploreShare * e->since_try;
     if (e->measured[static_cast<int>(best)] != 0 && due && may_try && cheap) {
         c.side = other;
         c.reason = Reason::Explore;
+        e->since_try = 0.0;
+        e->tries = static_cast<uint8_t>(std::min(e->tries + 1, 60));
     }
     return c;
 }
@@ -139,7 +143,7 @@ void OffloadLearner::observe(int64_t m, int64_t n, int64_t k, bool beta, Side si
     const int i = static_cast<int>(side);
     e->log_factor[i][e->measured[i] % kKept] = f;
     ++e->measured[i];
-    e->spent += seconds;
+    e->since_try += seconds;
 }
 
 }  // namespace tgemm::blas

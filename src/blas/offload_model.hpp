@@ -20,19 +20,26 @@
 // pieces quantise the traffic), so the model only ranks the two sides.
 // What calls of a shape class (m, n and k each in one bin of a quarter octave,
 // beta zero or not) actually took corrects it: each side's measured time
-// over its model is kept per class (the median of the last three: once
-// three are measured, one disturbed call cannot move a class), and once a class has run on its
-// preferred side, the other side is tried once if its estimate is within
-// kExploreFactor (and again every kReexploreCalls calls), so that repeated
-// shapes settle on the side that is really faster. A side estimated far
-// slower is still tried once, when the class has spent 1 / kExploreShare
-// times that estimate: the CPU BLAS's rate is measured on one small product
-// at the first call, which processes that share the cores (MPI ranks, each
-// with its own BLAS threads) can slow a hundredfold, and a class repeated
-// often enough must not stay on the wrong side for that; where the estimate
-// was right, the try costs at most kExploreShare of the time already spent. The GPU is tried that
-// way only once it is running in the process: a first GPU call starts the
-// CUDA context (a large fraction of a second), which a try must not cost.
+// over its model is kept per class (the least of the last three: a call is
+// slowed, never sped up, by what else runs on the machine, so two disturbed
+// calls in a row cannot move a class, three slow ones do), and once a class
+// has run on its preferred side, the other side is tried once if its
+// estimate is within kExploreFactor (and again after kReexploreCalls calls,
+// then after twice as many, up to kMaxDoublings doublings, while the tries
+// leave the class where it is), so that repeated shapes settle on the side
+// that is really faster at a cost that falls off.
+//
+// A side estimated slower still is tried too, once the class has spent
+// 1 / kExploreShare times that estimate since the last such try, the wait
+// doubling after each try that leaves the class where it was: the estimate
+// can be wrong by far (the CPU BLAS's rate is measured on one small product
+// at the first call, which threads of other processes on the same cores,
+// MPI ranks with their own BLAS threads, can slow a hundredfold), and a
+// class repeated often enough must not stay on the wrong side for that;
+// where the estimate was right, the tries cost a quarter of the time spent
+// before the first, and less and less after. The GPU is tried only once it
+// is running in the process: a first GPU call starts the CUDA context (a
+// large fraction of a second), which a try must not cost.
 #pragma once
 
 #include <cstdint>
@@ -80,6 +87,8 @@ const char *reason_name(Reason r);
 constexpr double kExploreFactor = 3.0;
 constexpr double kExploreShare = 0.25;
 constexpr uint32_t kReexploreCalls = 32;
+// The interval between tries doubles at most this many times (to 1024 calls).
+constexpr int kMaxDoublings = 5;
 // A class that has been running on one side moves to the other only when
 // the other is estimated faster by this factor.
 constexpr double kSwitchMargin = 0.9;
@@ -104,10 +113,11 @@ private:
         double log_factor[2][kKept] = {};    // log(measured / model), the latest kKept per side
         uint32_t measured[2] = {0, 0};       // calls measured per side
         uint32_t calls = 0;                  // choices made for the class
-        double spent = 0.0;                  // seconds of the measured calls, both sides
+        double since_try = 0.0;              // seconds measured, both sides, since the last try
+        uint8_t tries = 0;                   // tries of the side not held, since the class took its side
         int8_t held = -1;                    // the side chosen last, not counting tries (-1: none)
 
-        // The median of the kept measurements of a side (measured[side] > 0).
+        // The least of the kept measurements of a side (measured[side] > 0).
         double factor(int side) const;
     };
     static constexpr int kEntries = 512;
