@@ -123,15 +123,17 @@ $(TILED_OBJ): $(BUILD)/obj/kernels/tiled_%.o: $(BUILD)/gen/kernels/tiled_%.cu
 # A tiled family's .cu: kernels::tiled_<name> defined from its configuration
 # (TGEMM_DEFINE_TILED_FAMILY, src/kernels/tiled/family.cuh) with the
 # registry's stream-K flag. Written only when its text changes, so that
-# editing one registry line (or this Makefile) rebuilds only what it changed.
+# editing one registry line (or this Makefile) rebuilds only what it changed;
+# through a file of its own per process, since an unchanged file stays older
+# than the Makefile and two makes at once both write it again.
 $(TILED_GEN): $(BUILD)/gen/kernels/tiled_%.cu: src/kernels/families.def Makefile
 	@mkdir -p $(@D)
 	@flag=$$(sed -n 's/^TGEMM_TILED_FAMILY($*, *\([01]\))$$/\1/p' $<); \
 	test -n "$$flag" || { echo "$*: not a family of $<"; exit 1; }; \
 	printf '%s\n' '// Generated from src/kernels/families.def by the Makefile: the tiled family $*.' \
 	    '#include "kernels/tiled/family.cuh"' '' 'namespace tgemm {' 'namespace kernels {' \
-	    "TGEMM_DEFINE_TILED_FAMILY($*, $$flag)" '}  // namespace kernels' '}  // namespace tgemm' > $@.tmp; \
-	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+	    "TGEMM_DEFINE_TILED_FAMILY($*, $$flag)" '}  // namespace kernels' '}  // namespace tgemm' > $@.tmp.$$$$; \
+	if cmp -s $@.tmp.$$$$ $@; then rm -f $@.tmp.$$$$; else mv -f $@.tmp.$$$$ $@; fi
 
 $(LIB): $(LIB_OBJ) src/tgemm.map
 	@mkdir -p $(@D)

@@ -602,8 +602,13 @@ buf_t buf_make(mem_t kind, const float *src, size_t elems, int offset)
         break;
     }
     b.ptr = b.base + offset;
-    if (src)
+    if (src) {
         check_cuda(cudaMemcpy(b.ptr, src, elems * sizeof(float), cudaMemcpyDefault), "cudaMemcpy");
+        /* From pageable memory cudaMemcpy may return before the copy lands,
+         * and a stream created non-blocking is not ordered after it: a call
+         * on such a stream could read the buffer half written. */
+        check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    }
     return b;
 }
 

@@ -726,7 +726,12 @@ static void test_out_of_memory(void **state)
      * (src/driver/host_executor.cpp), so it must refuse before it
      * allocates anything. */
     const size_t room[] = {0, 9 * (size_t)kSmallBlock};
-    for (size_t r = 0; r < 2; ++r) {
+    /* Another process on the GPU that frees memory while the call runs
+     * gives it room the test did not leave: such a try does not count,
+     * and is made again (a few times at most). */
+    enum { kTries = 5 };
+    int tries = 0;
+    for (int r = 0; r < 2; ++r) {
         static void *blocks[8192];
         size_t nb = hog_device(blocks, 8192);
         size_t released = 0;
@@ -737,8 +742,18 @@ static void test_out_of_memory(void **state)
         const tgemm_status s = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0f, A, m, B, k, 1.0f, C, m);
         const char *detail = tgemm_last_error_detail();
         const bool has_detail = strlen(detail) > 0;
+        size_t free_during = 0;
+        CK(cudaMemGetInfo(&free_during, &total));
         for (size_t i = 0; i < nb; ++i)
             CK(cudaFree(blocks[i]));
+        if (s == TGEMM_SUCCESS && free_during > room[r] + 64 * (size_t)kSmallBlock && ++tries < kTries) {
+            print_message("room %zu bytes: %zu bytes free after the call: another process freed memory; again\n",
+                          room[r], free_during);
+            memcpy(C, C0, shape_elems(S) * 4);
+            CK(cudaMemGetInfo(&free0, &total));
+            --r;
+            continue;
+        }
         if (s != TGEMM_ERROR_OUT_OF_MEMORY)
             fail_msg("room %zu bytes: status %d (%s), want out of memory", room[r], (int)s, tgemm_status_string(s));
         assert_true(has_detail);
