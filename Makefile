@@ -578,7 +578,7 @@ test-blas: $(BUILD)/tests/test_blas
 	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=1000000 TGEMM_OFFLOAD_LEARN=0 TGEMM_CPU_BLAS=libopenblas.so.0 \
 	    TGEMM_TRACE=$(BLAS_TRACE) $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas auto-cpu
 	rm -f $(BLAS_TRACE)
-	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=1 TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) CUDA_VISIBLE_DEVICES= \
+	$(BLAS_ENV) TGEMM_OFFLOAD_CPU_GFLOPS=0.01 TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) CUDA_VISIBLE_DEVICES= \
 	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas auto-unusable-gpu
 	rm -f $(BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=/nonexistent/libnoblas.so.0 TGEMM_TRACE=$(BLAS_TRACE) \

@@ -773,7 +773,8 @@ typedef int (*cu_get_fn)(int *, int);
 typedef int (*cu_state_fn)(int, unsigned *, int *);
 
 /* auto-unusable-gpu (no device, TGEMM_OFFLOAD_CPU_GFLOPS low enough that
- * the model prefers the GPU): the first call of a shape tries the GPU and
+ * the model prefers the GPU, by more than the GPU's start costs: see
+ * kGpuStartSeconds): the first call of a shape tries the GPU and
  * falls back; what that cost is learned, and the calls of the shape settle
  * on the CPU BLAS instead of failing on the GPU again. C right each time. */
 static void test_auto_learns_unusable_gpu(void **state)

@@ -147,8 +147,8 @@ void test_explores_only_close_calls(void **)
 // A side the model puts far behind (a CPU rate measured while other
 // processes held the cores) is tried once the class has spent 1 /
 // kExploreShare times its estimate; measured faster, the class moves to it.
-// Where the model was right, the class stays, and the tries come at
-// intervals that double at least: their cost falls off.
+// Where the model was right, the class stays, and the tries wait twice as
+// long each time (up to kMaxDoublings): their cost falls off.
 void test_far_side_tried_when_cheap(void **)
 {
     const OffloadEstimate wrong{100e-3, 5e-3};  // the CPU really takes 2.5 ms
@@ -170,31 +170,31 @@ void test_far_side_tried_when_cheap(void **)
             fail_msg("the CPU never tried in %d calls", gpu_calls);
     }
     assert_int_equal(gpu_calls, static_cast<int>(wrong.cpu / kExploreShare / 5e-3 + 0.5));
-    // The class is on the CPU now; the GPU, within kExploreFactor, only
-    // re-tried every kReexploreCalls calls.
-    int gpu_tries = 0;
-    for (int i = 0; i < 3 * static_cast<int>(kReexploreCalls); ++i) {
+    // The class is on the CPU now, its tries counted afresh: the GPU, within
+    // kExploreFactor, is re-tried kReexploreCalls calls after the try that
+    // moved it, then twice as many calls after that.
+    const int first = static_cast<int>(kReexploreCalls), second = first + 2 * static_cast<int>(kReexploreCalls);
+    for (int call = 1; call <= second + 8; ++call) {
         const OffloadChoice c = l.choose(4096, 4096, 32, true, wrong, true, true);
-        if (c.side == Side::Gpu) {
+        const bool want_gpu = call == first || call == second;
+        if ((c.side == Side::Gpu) != want_gpu)
+            fail_msg("call %d after the move: %s, want %s", call, c.side == Side::Gpu ? "GPU" : "CPU",
+                     want_gpu ? "a GPU try" : "the CPU");
+        if (want_gpu)
             assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Explore));
-            ++gpu_tries;
-            l.observe(4096, 4096, 32, true, Side::Gpu, 5e-3, wrong);
-        } else {
-            l.observe(4096, 4096, 32, true, Side::Cpu, 2.5e-3, wrong);
-        }
+        l.observe(4096, 4096, 32, true, c.side, c.side == Side::Gpu ? 5e-3 : 2.5e-3, wrong);
     }
-    if (gpu_tries < 1 || gpu_tries > 2)  /* within 3 x 32 calls: one after 32, one 64 later at most */
-        fail_msg("%d tries of the GPU in %u calls", gpu_tries, 3 * kReexploreCalls);
 
     const OffloadEstimate right{100e-3, 5e-3};  // and the CPU does take 100 ms
     OffloadLearner r;
-    int tries[16], n = 0;
-    const int calls = 4000;
+    int tries[64], n = 0;
+    const int calls = 20000;
     for (int i = 0; i < calls; ++i) {
         const OffloadChoice c = r.choose(4096, 4096, 32, true, right, true, true);
         if (c.side == Side::Cpu) {
-            if (n < 16)
-                tries[n++] = i;
+            if (n == 64)
+                fail_msg("more than 64 tries of the CPU in %d calls", calls);
+            tries[n++] = i;
             r.observe(4096, 4096, 32, true, Side::Cpu, 100e-3, right);
         } else {
             r.observe(4096, 4096, 32, true, Side::Gpu, 5e-3, right);
@@ -203,31 +203,70 @@ void test_far_side_tried_when_cheap(void **)
     if (n < 3)
         fail_msg("%d tries of the CPU in %d calls: want it tried again, later each time", n, calls);
     // Between try i and i + 1 the class spends (GPU calls and the try
-    // itself) at least 2^i times what the first try waited for.
+    // itself) at least 2^min(i, kMaxDoublings) times what the first waited for.
     for (int i = 1; i < n; ++i) {
         const double between = (tries[i] - tries[i - 1] - 1) * right.gpu + right.cpu;
-        if (between < std::ldexp(right.cpu / kExploreShare, i) * (1 - 1e-9))
+        const double want = std::ldexp(right.cpu / kExploreShare, std::min(i, kMaxDoublings));
+        if (between < want * (1 - 1e-9))
             fail_msg("tries %d and %d at calls %d and %d: %.3f s between, want %.3f", i, i + 1, tries[i - 1],
-                     tries[i], between, std::ldexp(right.cpu / kExploreShare, i));
+                     tries[i], between, want);
     }
+    // Without the doubling a try would come every 80 calls, costing 24% of
+    // the calls' time; with it, about 1%.
     const double overhead = n * (right.cpu - right.gpu) / (calls * right.gpu);
-    if (overhead > 2 * kExploreShare)
-        fail_msg("%d tries cost %.0f%% of the calls' time", n, 100 * overhead);
+    if (overhead > 0.03)
+        fail_msg("%d tries cost %.1f%% of %d calls' time", n, 100 * overhead, calls);
+}
+
+// However many tries a class has made while the sides were close, a side
+// whose estimate then falls far behind (three disturbed tries) and is in
+// truth faster is tried again within 2^kMaxDoublings / kExploreShare times
+// its estimate, and the class moves to it.
+void test_far_wait_bounded(void **)
+{
+    const OffloadEstimate model{1e-3, 1.2e-3};
+    OffloadLearner l;
+    int disturbed = 0, call = 0;
+    for (; call < 20000 || disturbed < 3; ++call) {
+        const OffloadChoice c = l.choose(2000, 2000, 64, true, model, true, true);
+        const bool late = call >= 20000;
+        if (c.side == Side::Gpu)
+            disturbed += late ? 1 : 0;
+        l.observe(2000, 2000, 64, true, c.side, c.side == Side::Cpu ? 1e-3 : late ? 10e-3 : 1.2e-3, model);
+        if (call > 200000)
+            fail_msg("no three GPU tries after call 20000");
+    }
+    const double bound = std::ldexp(10e-3, kMaxDoublings) / kExploreShare;  // seconds of CPU calls
+    const int most = static_cast<int>(bound / 1e-3) + static_cast<int>(kReexploreCalls << kMaxDoublings) + 2;
+    for (int i = 0;; ++i) {
+        const OffloadChoice c = l.choose(2000, 2000, 64, true, model, true, true);
+        if (c.side == Side::Gpu) {
+            l.observe(2000, 2000, 64, true, Side::Gpu, 0.3e-3, model);  // the GPU now 3x faster
+            break;
+        }
+        l.observe(2000, 2000, 64, true, Side::Cpu, 1e-3, model);
+        if (i > most)
+            fail_msg("the GPU not tried again within %d calls", most);
+    }
+    assert_int_equal(static_cast<int>(l.choose(2000, 2000, 64, true, model, true, true).side),
+                     static_cast<int>(Side::Gpu));
 }
 
 // Once both sides are measured, the slower one is tried again while it
-// stays within kExploreFactor: after kReexploreCalls choices, then after
-// twice as many each time, up to kMaxDoublings doublings.
+// stays within kExploreFactor: kReexploreCalls choices after, then after
+// twice as many choices each time, up to kMaxDoublings doublings.
 void test_reexplores(void **)
 {
     OffloadLearner l;
     const OffloadEstimate model{1e-3, 1.2e-3};
     l.observe(700, 700, 700, true, Side::Cpu, 1e-3, model);
     l.observe(700, 700, 700, true, Side::Gpu, 1.2e-3, model);
-    const uint32_t want[] = {32, 64, 128, 256, 512, 1024, 2048, 3072, 4096};
-    const int nwant = static_cast<int>(sizeof want / sizeof want[0]);
+    uint32_t want[16];
+    int nwant = 0;
+    for (uint32_t at = 0, gap = kReexploreCalls; at + gap <= 8192; gap = std::min(2 * gap, kReexploreCalls << kMaxDoublings))
+        want[nwant++] = at += gap;
     int n = 0;
-    for (uint32_t call = 1; call <= 4096; ++call)
+    for (uint32_t call = 1; call <= 8192; ++call)
         if (l.choose(700, 700, 700, true, model, true, true).side == Side::Gpu) {
             if (n >= nwant || call != want[n])
                 fail_msg("try %d at call %u, want it at %u", n + 1, call, n < nwant ? want[n] : 0u);
@@ -270,8 +309,70 @@ void test_gpu_tried_only_when_warm(void **)
                      static_cast<int>(Side::Gpu));
     const OffloadEstimate gpu_first{1.5e-3, 1e-3};
     l.observe(90, 90, 9000, true, Side::Gpu, 1e-3, gpu_first);
-    assert_int_equal(static_cast<int>(l.choose(90, 90, 9000, true, gpu_first, true, false).side),
-                     static_cast<int>(Side::Cpu));
+    const OffloadChoice c = l.choose(90, 90, 9000, true, gpu_first, true, false);
+    assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Cpu));
+    assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Explore));
+}
+
+// Before any GPU call in the process, the GPU is taken only once the time
+// it would have saved reaches kGpuStartSeconds: a call that saves that much
+// at once starts it; shorter ones run on the CPU (reason Cold) and add their
+// saving up once their class's CPU time is measured; a class held on the
+// GPU by a margin but estimated slower there subtracts nothing; with the
+// GPU running, the model's side as usual.
+void test_gpu_started_when_worth_it(void **)
+{
+    const OffloadEstimate big{kGpuStartSeconds + 0.2, 0.1};  // saves more than the start alone
+    OffloadLearner a;
+    OffloadChoice c = a.choose(8192, 8192, 8192, false, big, true, false);
+    assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Gpu));
+
+    const OffloadEstimate small{4e-3, 1e-3};  // saves 3 ms a call
+    OffloadLearner l;
+    // A class on the GPU by the switch margin, its CPU 5% faster: kept on
+    // the CPU while cold, its negative saving not counted.
+    l.observe(700, 700, 700, true, Side::Gpu, 1e-3, small);
+    assert_int_equal(static_cast<int>(l.choose(700, 700, 700, true, small, true, true).side),
+                     static_cast<int>(Side::Gpu));  // the class held on the GPU
+    for (int i = 0; i < 3; ++i)
+        l.observe(700, 700, 700, true, Side::Cpu, 0.91e-3, small);
+    for (int i = 0; i < static_cast<int>(kReexploreCalls) - 2; ++i) {  // before the CPU's next try
+        c = l.choose(700, 700, 700, true, small, true, false);
+        if (c.side == Side::Gpu || c.reason != Reason::Cold)
+            fail_msg("call %d of the held class: %s, reason %s", i, c.side == Side::Gpu ? "GPU" : "CPU",
+                     reason_name(c.reason));
+    }
+    // Its first call is not counted (its CPU not measured yet), then 3 ms
+    // each, until this call's 3 ms would reach the start.
+    const int want = 1 + static_cast<int>(std::ceil((kGpuStartSeconds - 3e-3) / 3e-3));
+    int cold = 0;
+    for (;;) {
+        c = l.choose(2048, 2048, 32, true, small, true, false);
+        if (c.side == Side::Gpu)
+            break;
+        assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Cold));
+        l.observe(2048, 2048, 32, true, Side::Cpu, 4e-3, small);
+        if (++cold > 10 * want)
+            fail_msg("the GPU never started after %d calls", cold);
+    }
+    if (cold != want)
+        fail_msg("the GPU started after %d calls kept on the CPU, want %d", cold, want);
+    c = l.choose(2048, 2048, 32, true, small, true, true);  // now running
+    assert_int_equal(static_cast<int>(c.side), static_cast<int>(Side::Gpu));
+
+    // Savings of classes whose CPU time is not measured are not counted.
+    OffloadLearner u;
+    for (int i = 0; i < 1000; ++i) {
+        c = u.choose(100 + i, 3000, 3000, true, small, true, false);  // a new class each time
+        (void)c;
+    }
+    c = u.choose(3000, 3000, 3000, true, small, true, false);
+    assert_int_equal(static_cast<int>(c.reason), static_cast<int>(Reason::Cold));
+
+    // The model alone (TGEMM_OFFLOAD_LEARN=0) takes its side whatever ran before.
+    OffloadLearner m;
+    assert_int_equal(static_cast<int>(m.choose(2048, 2048, 32, true, small, false, false).side),
+                     static_cast<int>(Side::Gpu));
 }
 
 // A class running on the CPU stays there while the GPU's measured time is
@@ -308,7 +409,8 @@ int main()
         cmocka_unit_test(test_no_learning),          cmocka_unit_test(test_learns_the_faster_side),
         cmocka_unit_test(test_explores_only_close_calls), cmocka_unit_test(test_reexplores),
         cmocka_unit_test(test_least_of_three), cmocka_unit_test(test_gpu_tried_only_when_warm),
-        cmocka_unit_test(test_close_calls_keep_their_side), cmocka_unit_test(test_far_side_tried_when_cheap),
+        cmocka_unit_test(test_close_calls_keep_their_side), cmocka_unit_test(test_far_side_tried_when_cheap), cmocka_unit_test(test_far_wait_bounded),
+        cmocka_unit_test(test_gpu_started_when_worth_it),
     };
     return cmocka_run_group_tests_name("tgemm_offload_model", tests, nullptr, nullptr);
 }

@@ -49,6 +49,7 @@ const char *reason_name(Reason r)
     case Reason::Model: return "model";
     case Reason::Learned: return "learned";
     case Reason::Explore: return "explore";
+    case Reason::Cold: return "cold";
     }
     return "?";
 }
@@ -87,7 +88,7 @@ OffloadChoice OffloadLearner::choose(int64_t m, int64_t n, int64_t k, bool beta,
         return c;
     std::lock_guard<std::mutex> lk(mu_);
     Entry *e = find(class_key(m, n, k, beta), true);
-    ++e->calls;
+    ++e->calls_since_try;
     if (e->measured[0] != 0)
         c.estimate.cpu = model.cpu * e->factor(0);
     if (e->measured[1] != 0)
@@ -113,20 +114,34 @@ OffloadChoice OffloadLearner::choose(int64_t m, int64_t n, int64_t k, bool beta,
     c.side = best;
     // Try the other side once the best one has been measured, while the
     // estimates are close enough for the model to be wrong, or, estimated
-    // slower still, once the class has spent enough since the last such try
-    // for this one to be cheap; again at intervals that double with each
-    // try that leaves the class where it was.
+    // slower still, once the class has spent enough since the last try for
+    // this one to be cheap; again after intervals that double with each try
+    // that leaves the class where it was, up to kMaxDoublings.
+    const int doublings = std::min<int>(e->tries, kMaxDoublings);
     const bool unmeasured = e->measured[static_cast<int>(other)] == 0;
-    const uint32_t interval = kReexploreCalls << std::min<int>(e->tries, kMaxDoublings);
-    const bool due = unmeasured || e->calls % interval == 0;
+    const bool due = unmeasured || e->calls_since_try >= (kReexploreCalls << doublings);
     const bool may_try = other == Side::Cpu || gpu_warm;
     const bool close = t_other < kExploreFactor * t_best;
-    const bool cheap = close || std::ldexp(t_other, e->tries) <= kExploreShare * e->since_try;
+    const bool cheap = close || std::ldexp(t_other, doublings) <= kExploreShare * e->since_try;
     if (e->measured[static_cast<int>(best)] != 0 && due && may_try && cheap) {
         c.side = other;
         c.reason = Reason::Explore;
         e->since_try = 0.0;
-        e->tries = static_cast<uint8_t>(std::min(e->tries + 1, 60));
+        e->calls_since_try = 0;
+        e->tries = static_cast<uint8_t>(std::min(e->tries + 1, kMaxDoublings));
+    }
+    // The GPU not started yet (kGpuStartSeconds): a call whose own saving
+    // pays for the start takes it; shorter ones add their saving up, but
+    // only once the class's CPU time is measured, since the model's CPU
+    // rate can be far off.
+    if (c.side == Side::Gpu && !gpu_warm) {
+        const double gain = std::max(c.estimate.cpu - c.estimate.gpu, 0.0);
+        const double counted = e->measured[static_cast<int>(Side::Cpu)] != 0 ? gain : 0.0;
+        if (gain < kGpuStartSeconds && cold_gain_ + counted < kGpuStartSeconds) {
+            cold_gain_ += counted;
+            c.side = Side::Cpu;
+            c.reason = Reason::Cold;
+        }
     }
     return c;
 }

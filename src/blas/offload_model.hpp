@@ -24,14 +24,15 @@
 // slowed, never sped up, by what else runs on the machine, so two disturbed
 // calls in a row cannot move a class, three slow ones do), and once a class
 // has run on its preferred side, the other side is tried once if its
-// estimate is within kExploreFactor (and again after kReexploreCalls calls,
-// then after twice as many, up to kMaxDoublings doublings, while the tries
-// leave the class where it is), so that repeated shapes settle on the side
-// that is really faster at a cost that falls off.
+// estimate is within kExploreFactor (and again kReexploreCalls calls after,
+// then twice as many calls after that, up to kMaxDoublings doublings, while
+// the tries leave the class where it is), so that repeated shapes settle on
+// the side that is really faster at a cost that falls off.
 //
 // A side estimated slower still is tried too, once the class has spent
-// 1 / kExploreShare times that estimate since the last such try, the wait
-// doubling after each try that leaves the class where it was: the estimate
+// 1 / kExploreShare times that estimate since the last try, the wait
+// doubling (up to kMaxDoublings) after each try that leaves the class where
+// it was: the estimate
 // can be wrong by far (the CPU BLAS's rate is measured on one small product
 // at the first call, which threads of other processes on the same cores,
 // MPI ranks with their own BLAS threads, can slow a hundredfold), and a
@@ -73,8 +74,9 @@ OffloadEstimate model_seconds(const OffloadRates &r, int64_t m, int64_t n, int64
 
 enum class Side : uint8_t { Cpu, Gpu };
 // Why a side was chosen: the model alone, the model corrected by measured
-// calls of the class, or a try of the side not yet measured.
-enum class Reason : uint8_t { Model, Learned, Explore };
+// calls of the class, a try of the side not yet measured, or the CPU while
+// the GPU, not yet started in the process, has not been worth starting.
+enum class Reason : uint8_t { Model, Learned, Explore, Cold };
 
 struct OffloadChoice {
     Side side = Side::Cpu;
@@ -87,11 +89,23 @@ const char *reason_name(Reason r);
 constexpr double kExploreFactor = 3.0;
 constexpr double kExploreShare = 0.25;
 constexpr uint32_t kReexploreCalls = 32;
-// The interval between tries doubles at most this many times (to 1024 calls).
+// The interval between tries, and the time a far try waits for, double at
+// most this many times (to 1024 calls, and 128 times the try's estimate).
 constexpr int kMaxDoublings = 5;
 // A class that has been running on one side moves to the other only when
 // the other is estimated faster by this factor.
 constexpr double kSwitchMargin = 0.9;
+// What the process's first GPU call costs on top of its estimate (the CUDA
+// context, the kernels' modules, pinned staging): the least measured on the
+// H100 machine (docs/scalapack.md); more where several processes start at
+// once. Until a GPU call has
+// run, the GPU is taken only once the time it would have saved, over this
+// call or over the calls kept on the CPU for that reason whose class has a
+// measured CPU time, reaches this: a program of a few short calls never
+// pays the start, a long one pays it early (where the estimates are right,
+// at most about twice what starting at once would have cost). Not applied
+// under TGEMM_OFFLOAD_LEARN=0, where the model alone decides.
+constexpr double kGpuStartSeconds = 0.3;
 
 // The measured corrections, per shape class. Thread-safe.
 class OffloadLearner {
@@ -112,9 +126,10 @@ private:
         uint64_t key = 0;                    // 0 = empty
         double log_factor[2][kKept] = {};    // log(measured / model), the latest kKept per side
         uint32_t measured[2] = {0, 0};       // calls measured per side
-        uint32_t calls = 0;                  // choices made for the class
+        uint32_t calls_since_try = 0;        // choices made for the class since the last try
         double since_try = 0.0;              // seconds measured, both sides, since the last try
-        uint8_t tries = 0;                   // tries of the side not held, since the class took its side
+        uint8_t tries = 0;                   // tries of the side not held since the class took its side,
+                                             // up to kMaxDoublings
         int8_t held = -1;                    // the side chosen last, not counting tries (-1: none)
 
         // The least of the kept measurements of a side (measured[side] > 0).
@@ -126,6 +141,7 @@ private:
     Entry *find(uint64_t key, bool create);
 
     std::mutex mu_;
+    double cold_gain_ = 0.0;  // the GPU's estimated saving over calls kept on the CPU as Cold
     Entry entries_[kEntries];
 };
 
