@@ -57,7 +57,9 @@
 # libtgemm is built (make lib; carry build/ to avoid recompiling kernels).
 #
 # Settings: OUT (required), MPIDEBS, MPI_PREFIX, SCALAPACK_BENCH_BUDGET,
-# SCALAPACK_BENCH_TGEMM_ENV, SCALAPACK_BENCH_PLAN (full, the default; or
+# SCALAPACK_BENCH_TGEMM_ENV, SCALAPACK_BENCH_ONLY (an extended regular
+# expression: only the timed runs whose name, such as
+# blocks-np4-s8192-nb64-kb32-auto, it matches), SCALAPACK_BENCH_PLAN (full, the default; or
 # smoke: tiny products that show the machinery works, for a machine
 # without a GPU), ALLOW_NO_GPU=1 (run without a GPU: TGEMM_OFFLOAD=gpu
 # then falls back to the CPU; for trying the script out, never for
@@ -87,6 +89,7 @@ OUT=$(cd "$OUT" && pwd)
 DEBS=${MPIDEBS:-$repo/.deps/mpidebs}
 PREFIX=${MPI_PREFIX:-/opt/mpi}
 PLAN=${SCALAPACK_BENCH_PLAN:-full}
+ONLY=${SCALAPACK_BENCH_ONLY:-}
 BUDGET=${SCALAPACK_BENCH_BUDGET:-150}
 TGEMM_ENV=${SCALAPACK_BENCH_TGEMM_ENV-TGEMM_DEVICE=local-rank}
 W=$OUT/scalapack
@@ -279,6 +282,9 @@ product() {
     local group=$1 np=$2 size=$3 nb=$4 kb=$5 mode=$6 warmup=$7 reps=$8 check=${9:-cols:8}
     local name=$group-np$np-s$size-nb$nb-kb$kb-$mode d preload settings status t0 line
     d=$W/runs/$name
+    if [ -n "$ONLY" ] && ! printf '%s\n' "$name" | grep -Eq -e "$ONLY"; then
+        return
+    fi
     # Host memory: each process holds its blocks of A, B, C and C's copy,
     # process (0, 0) also all of C and op(A); 3 times that, to be safe.
     local need_kb=$(( (4 * size * size * 4 / np + 2 * size * size * 4) * 3 / 1024 ))
