@@ -32,15 +32,15 @@
 // A side estimated slower still is tried too, once the class has spent
 // 1 / kExploreShare times that estimate since the last try, the wait
 // doubling (up to kMaxDoublings) after each try that leaves the class where
-// it was: the estimate
-// can be wrong by far (the CPU BLAS's rate is measured on one small product
-// at the first call, which threads of other processes on the same cores,
-// MPI ranks with their own BLAS threads, can slow a hundredfold), and a
-// class repeated often enough must not stay on the wrong side for that;
-// where the estimate was right, the tries cost a quarter of the time spent
-// before the first, and less and less after. The GPU is tried only once it
-// is running in the process: a first GPU call starts the CUDA context (a
-// large fraction of a second), which a try must not cost.
+// it was: the estimate can be wrong by far (the CPU BLAS's rate is measured
+// on one small product at the first call, which threads of other processes
+// on the same cores, MPI ranks with their own BLAS threads, can slow a
+// hundredfold), and a class repeated often enough must not stay on the
+// wrong side for that; where the estimate was right, the tries cost a
+// quarter of the time spent before the first, and less and less after. The
+// GPU is tried only once it is running in the process: a first GPU call
+// starts the CUDA context (a large fraction of a second), which a try must
+// not cost.
 #pragma once
 
 #include <cstdint>
@@ -98,13 +98,13 @@ constexpr double kSwitchMargin = 0.9;
 // What the process's first GPU call costs on top of its estimate (the CUDA
 // context, the kernels' modules, pinned staging): the least measured on the
 // H100 machine (docs/scalapack.md); more where several processes start at
-// once. Until a GPU call has
-// run, the GPU is taken only once the time it would have saved, over this
-// call or over the calls kept on the CPU for that reason whose class has a
-// measured CPU time, reaches this: a program of a few short calls never
-// pays the start, a long one pays it early (where the estimates are right,
-// at most about twice what starting at once would have cost). Not applied
-// under TGEMM_OFFLOAD_LEARN=0, where the model alone decides.
+// once. Until a GPU call has run, the GPU is taken only once the time it
+// would have saved, over this call or over the calls kept on the CPU for
+// that reason whose class has a measured CPU time, reaches this: a program
+// of a few short calls never pays the start, a long one pays it early
+// (where the estimates are right, at most about twice what starting at once
+// would have cost). Not applied under TGEMM_OFFLOAD_LEARN=0, where the
+// model alone decides.
 constexpr double kGpuStartSeconds = 0.3;
 
 // The measured corrections, per shape class. Thread-safe.
