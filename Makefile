@@ -11,7 +11,8 @@
 #   make bench-host-trace  the timeline of 8192^3 on host operands (TGEMM_HOST_TRACE)
 #   make bench-random    tgemm against cuBLAS on random problems (GPU): BENCH_RANDOM_SEEDS (3)
 #                        fresh seeds, or SEED, SEED+1, ...; BENCH_RANDOM_COUNT (100) problems
-#                        each; plans, CSV, Markdown report and plots in BENCH_OUT (build/bench)
+#                        each; plans, CSV, Markdown report and plots in BENCH_OUT (build/bench);
+#                        BENCH_RANDOM_ARGS=--math-compare adds the fp32-tc math against strict
 #   make bench-multi     several GPUs (issue 30): tgemm over TGEMM_DEVICES against cuBLAS-XT, the
 #                        links; CSV, logs and multi_report.md in BENCH_OUT/multi (bench/multi_gpu.sh)
 #   make bench-programs  build every benchmark program without running it
@@ -915,10 +916,13 @@ bench: $(BUILD)/bench/bench_gemm $(BUILD)/bench/bench_random
 # bench/random_report.py over all of them: random_report.md,
 # random_hist.png, random_scatter.png, all in BENCH_OUT. A failed run
 # (a tgemm result outside its bound) still gets its report; make fails
-# after it.
+# after it. BENCH_RANDOM_ARGS go to both passes: `--math-compare` times
+# the fp32-tc math beside strict (issue 28), `--large` draws products of
+# 2048 to 20000 in every dimension.
 BENCH_RANDOM_SEEDS ?= 3
 BENCH_RANDOM_COUNT ?= 100
 BENCH_RANDOM_REPS ?= 9
+BENCH_RANDOM_ARGS ?=
 SEED ?=
 bench-random: $(BUILD)/bench/bench_random
 	@mkdir -p $(BENCH_OUT)
@@ -932,9 +936,9 @@ bench-random: $(BUILD)/bench/bench_random
 	for s in $$seeds; do \
 	    echo "bench-random: seed $$s: plans -> $(BENCH_OUT)/plans_$$s.log"; \
 	    TGEMM_VERBOSE=2 $(BUILD)/bench/bench_random --plans --seed $$s --count $(BENCH_RANDOM_COUNT) \
-	        2> $(BENCH_OUT)/plans_$$s.log || { rc=1; tail -n 3 $(BENCH_OUT)/plans_$$s.log; }; \
+	        $(BENCH_RANDOM_ARGS) 2> $(BENCH_OUT)/plans_$$s.log || { rc=1; tail -n 3 $(BENCH_OUT)/plans_$$s.log; }; \
 	    $(BUILD)/bench/bench_random --seed $$s --count $(BENCH_RANDOM_COUNT) --reps $(BENCH_RANDOM_REPS) \
-	        --csv $(BENCH_OUT)/random_$$s.csv || rc=1; \
+	        $(BENCH_RANDOM_ARGS) --csv $(BENCH_OUT)/random_$$s.csv || rc=1; \
 	    csvs="$$csvs $(BENCH_OUT)/random_$$s.csv"; logs="$$logs --plans $(BENCH_OUT)/plans_$$s.log"; \
 	done; \
 	python3 bench/random_report.py $$logs --md $(BENCH_OUT)/random_report.md --out $(BENCH_OUT) $$csvs || rc=1; \

@@ -2,6 +2,7 @@
 // seed (issue 27): the shapes users bring, not the suite's.
 //
 //   bench_random [--seed N] [--count N] [--csv PATH] [--reps N] [--time-budget SECONDS] [--plans]
+//                [--math-compare] [--large]
 //
 // The problems: `count` (default 100) from bench/random_shapes.hpp for the
 // seed: m, n, k log-uniform over 1 to 20,000 with tile edges oversampled,
@@ -53,6 +54,19 @@
 // (bench/random_shapes.hpp). bench/random_report.py reads the CSV files of
 // several seeds and reports the same, with plots.
 //
+// --math-compare (issue 28): tgemm is also called in the fp32-tc math
+// (tgemm_set_math before each call, strict for the others), as a fourth
+// library in the same rounds: checked against the same bound (contract (a)
+// of the mode, which is strict's), timed in both L2 conditions; per problem
+// speedup = strict / fp32-tc, and whether the mode ran (its C differs from
+// strict's: where it declines, the strict path computes the call, bit for
+// bit). The summary gives the speedup's distribution, the problems the
+// mode ran, and those slower than strict by more than 2%.
+//
+// --large: the problems of bench/random_shapes.hpp's large_limits() (every
+// dimension 2,048 to 20,000, up to 2.2e12 flops), around and above the
+// sizes from which the fp32-tc math runs.
+//
 // --plans: for each problem, set 0 allocated as above (zeros, padding
 // included), a line "== shape INDEX m=.. n=.. k=.. TATB lda=.. ldb=..
 // ldc=.. alpha=.. beta=.." on standard error, one tgemm call, nothing
@@ -70,14 +84,15 @@
 #include <algorithm>
 #include <cinttypes>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 using namespace bench;
 
 namespace {
 
-enum Lib { kTgemm, kDefault, kPedantic, kLibs };
-const char *const kLibName[kLibs] = {"tgemm", "cuBLAS default", "cuBLAS pedantic"};
+enum Lib { kTgemm, kDefault, kPedantic, kTgemmTc, kLibs };
+const char *const kLibName[kLibs] = {"tgemm", "cuBLAS default", "cuBLAS pedantic", "tgemm fp32-tc"};
 enum Cond { kHot, kCold, kConds };
 const char *const kCondName[kConds] = {"hot", "cold"};
 
@@ -88,11 +103,13 @@ constexpr int kMinReps = 3;
 constexpr double kSecondsPerShape = 1.5;       // default budget: 100 problems in 2.5 minutes
 constexpr size_t kFreshBytes = size_t(256) << 20;  // at most, for the fresh sets of a cold batch
 constexpr int kWorst = 15;
+constexpr double kTcSlower = 0.98;             // issue 28: never slower than strict by more than 2%
 
 const char *const kCsvHeader =
     "seed,index,m,n,k,ta,tb,lda,ldb,ldc,alpha,beta,ab_class,flops,floor_us,membound,tgemm_hot_us,"
     "cublas_def_hot_us,cublas_ped_hot_us,ratio_hot,tgemm_cold_us,cublas_def_cold_us,cublas_ped_cold_us,"
-    "ratio_cold,max_err_over_bound_tgemm,max_err_over_bound_cublas,pad_ok,timing,cold,reps";
+    "ratio_cold,max_err_over_bound_tgemm,max_err_over_bound_cublas,pad_ok,timing,cold,reps,"
+    "tc_hot_us,tc_cold_us,tc_speedup_hot,tc_speedup_cold,tc_ran,max_err_over_bound_tc";
 
 // ------------------------------------------------------------------ operands
 
@@ -173,7 +190,8 @@ struct Row {
     RandomShape s;
     int index = 0;
     double us[kConds][kLibs] = {};  // 0: not measured
-    double err_tgemm = 0, err_cublas = 0;
+    double err_tgemm = 0, err_cublas = 0, err_tc = 0;
+    bool tc_ran = false;  // the fp32-tc call's C differs from strict's
     bool pad_ok = true;
     bool wall = false;
     std::string cold;
@@ -183,6 +201,11 @@ struct Row {
     {
         const double best = std::min(us[c][kDefault], us[c][kPedantic]);
         return best > 0 && us[c][kTgemm] > 0 ? best / us[c][kTgemm] : 0.0;
+    }
+    // strict / fp32-tc; 0 without --math-compare.
+    double tc_speedup(int c) const
+    {
+        return us[c][kTgemm] > 0 && us[c][kTgemmTc] > 0 ? us[c][kTgemm] / us[c][kTgemmTc] : 0.0;
     }
 };
 
@@ -195,7 +218,9 @@ struct Run {
     std::string csv_path;
     std::vector<Row> rows;
     std::vector<int> failed;  // indices whose tgemm result failed a check
-    int libs = 1;             // kLibs with cuBLAS, else tgemm alone
+    std::vector<int> libs{kTgemm};  // the libraries timed, tgemm (strict) first
+    bool cublas = false;
+    bool compare = false;           // --math-compare: kTgemmTc among them
 };
 
 std::string describe_shape(const RandomShape &s)
@@ -210,7 +235,9 @@ std::string describe_shape(const RandomShape &s)
 void call(Run &run, const RandomShape &s, int lib, const Set &st)
 {
     Ctx &ctx = run.ctx;
-    if (lib == kTgemm) {
+    if (lib == kTgemm || lib == kTgemmTc) {
+        if (run.compare)
+            tgemm_check(tgemm_set_math(lib == kTgemmTc ? TGEMM_MATH_FP32_TC : TGEMM_MATH_STRICT), "tgemm_set_math");
         // The message only on failure: a timed batch must not pay for it.
         const tgemm_status status = tgemm_sgemm_ex(TGEMM_LAYOUT_COL_MAJOR, tg_op(s.ta), tg_op(s.tb), s.m, s.n, s.k,
                                                    s.alpha, st.A, s.lda, st.B, s.ldb, s.beta, st.C, s.ldc, ctx.stream);
@@ -235,15 +262,15 @@ void sync(Ctx &ctx)
 
 // Each library once on set 0 with C = C0, against the reference; the
 // padding of C, and for tgemm A and B, as they were. Fills the row's
-// errors and pad_ok; records a tgemm failure in run.failed.
+// errors, pad_ok and tc_ran; records a tgemm failure in run.failed.
 void check_all(Run &run, const RandomShape &s, const Shape &sh, const Set &st, const Layout &l,
                const std::vector<float> &hA, const std::vector<float> &hB, const std::vector<float> &hC0, Row &row)
 {
     Ctx &ctx = run.ctx;
     Reference ref = make_reference(sh, st.A, s.lda, st.B, s.ldb, s.alpha, ctx);
     gemm_check::add_beta_term(s.m, s.n, s.beta, hC0.data(), s.ldc, ref.ref.get(), ref.mag.get(), s.m);
-    std::vector<float> hC, back;
-    for (int lib = 0; lib < run.libs; ++lib) {
+    std::vector<float> hC, back, strict_c;
+    for (const int lib : run.libs) {
         CUDA_CHECK(cudaMemcpyAsync(st.C, hC0.data(), l.nC * sizeof(float), cudaMemcpyHostToDevice, ctx.stream));
         call(run, s, lib, st);
         sync(ctx);
@@ -258,7 +285,8 @@ void check_all(Run &run, const RandomShape &s, const Shape &sh, const Set &st, c
             what = "outside the FP32 bound: " + gemm_check::describe(rep);
         if (!pad)
             what += std::string(what.empty() ? "" : "; ") + "C's padding rows changed";
-        if (lib == kTgemm) {
+        const bool ours = lib == kTgemm || lib == kTgemmTc;
+        if (ours) {
             // A changed operand is put back, so that cuBLAS is judged on the inputs of the reference.
             const std::pair<const float *, const std::vector<float> *> operands[] = {{st.A, &hA}, {st.B, &hB}};
             for (const auto &[dev, host] : operands) {
@@ -269,16 +297,22 @@ void check_all(Run &run, const RandomShape &s, const Shape &sh, const Set &st, c
                 CUDA_CHECK(cudaMemcpyAsync(const_cast<float *>(dev), host->data(), host->size() * sizeof(float),
                                            cudaMemcpyHostToDevice, ctx.stream));
             }
-            row.err_tgemm = rep.worst;
-            row.pad_ok = pad;
+            if (lib == kTgemm) {
+                row.err_tgemm = rep.worst;
+                strict_c = hC;
+            } else {
+                row.err_tc = rep.worst;
+                row.tc_ran = std::memcmp(hC.data(), strict_c.data(), hC.size() * sizeof(float)) != 0;
+            }
+            row.pad_ok = row.pad_ok && pad;
         } else {
             row.err_cublas = std::max(row.err_cublas, rep.worst);
         }
         if (what.empty())
             continue;
         std::fflush(stdout);
-        if (lib == kTgemm) {
-            std::fprintf(stderr, "%s: FAILED: tgemm on problem %d (%s): %s\n", program_name, row.index,
+        if (ours) {
+            std::fprintf(stderr, "%s: FAILED: %s on problem %d (%s): %s\n", program_name, kLibName[lib], row.index,
                          describe_shape(s).c_str(), what.c_str());
             run.failed.push_back(row.index);
         } else {
@@ -326,11 +360,12 @@ void measure(Run &run, const RandomShape &s, Cond cond, bool wall, int reps, con
         return st;
     };
     std::vector<double> v[kLibs];
+    const int libs = static_cast<int>(run.libs.size());
     if (wall) {
         const int batch = flush ? static_cast<int>(cold.sets.size()) : WALL_CALLS;
         for (int r = 0; r < reps; ++r)
-            for (int q = 0; q < run.libs; ++q) {
-                const int lib = (r + q) % run.libs;
+            for (int q = 0; q < libs; ++q) {
+                const int lib = run.libs[static_cast<size_t>((r + q) % libs)];
                 if (flush) {
                     clean();
                     cold.next = 0;
@@ -343,13 +378,14 @@ void measure(Run &run, const RandomShape &s, Cond cond, bool wall, int reps, con
                 v[lib].push_back((now_us() - t0) / batch);
             }
     } else {
-        std::vector<cudaEvent_t> ev(static_cast<size_t>(2 * reps * run.libs));
+        std::vector<cudaEvent_t> ev(static_cast<size_t>(2 * reps * libs));
         for (cudaEvent_t &e : ev)
             CUDA_CHECK(cudaEventCreate(&e));
         for (int r = 0; r < reps; ++r)
-            for (int q = 0; q < run.libs; ++q) {
-                const int lib = (r + q) % run.libs;
-                const size_t e = static_cast<size_t>(2 * (r * run.libs + lib));
+            for (int q = 0; q < libs; ++q) {
+                const int slot = (r + q) % libs;
+                const int lib = run.libs[static_cast<size_t>(slot)];
+                const size_t e = static_cast<size_t>(2 * (r * libs + slot));
                 if (flush)
                     clean();
                 CUDA_CHECK(cudaEventRecord(ev[e], ctx.stream));
@@ -358,11 +394,11 @@ void measure(Run &run, const RandomShape &s, Cond cond, bool wall, int reps, con
             }
         sync(ctx);
         for (int r = 0; r < reps; ++r)
-            for (int lib = 0; lib < run.libs; ++lib) {
-                const size_t e = static_cast<size_t>(2 * (r * run.libs + lib));
+            for (int slot = 0; slot < libs; ++slot) {
+                const size_t e = static_cast<size_t>(2 * (r * libs + slot));
                 float ms = 0;
                 CUDA_CHECK(cudaEventElapsedTime(&ms, ev[e], ev[e + 1]));
-                v[lib].push_back(1000.0 * ms);
+                v[run.libs[static_cast<size_t>(slot)]].push_back(1000.0 * ms);
             }
         for (cudaEvent_t &e : ev)
             CUDA_CHECK(cudaEventDestroy(e));
@@ -413,10 +449,10 @@ void time_shape(Run &run, const RandomShape &s, const Layout &l, const Set &set0
     for (int w = 0; w < kWarmupRounds; ++w) {
         measure(run, s, kHot, false, 1, set0, none, warm);
         if (w > 0)
-            for (int lib = 0; lib < run.libs; ++lib)
+            for (const int lib : run.libs)
                 best[lib] = std::min(best[lib], warm[lib]);
     }
-    const double fastest = *std::min_element(best, best + run.libs);
+    const double fastest = *std::min_element(best, best + kLibs);
     row.wall = fastest < kWallBelowUs;
 
     char *extra = nullptr;
@@ -425,12 +461,13 @@ void time_shape(Run &run, const RandomShape &s, const Layout &l, const Set &set0
 
     // One round of both conditions costs about this much, in us.
     double sum = 0;
-    for (int lib = 0; lib < run.libs; ++lib)
+    for (const int lib : run.libs)
         sum += best[lib];
+    const double libs = static_cast<double>(run.libs.size());
     const double flush_us = 2.0 * static_cast<double>(ctx.l2_bytes) / kFloorBytes * 1e6 + 5.0;
     const double cold_batch = cold.flush ? static_cast<double>(cold.sets.size()) : WALL_CALLS;
-    const double per_round = row.wall ? sum * (WALL_CALLS + cold_batch) + (flush_us + 40.0) * run.libs
-                                      : 2.0 * sum + (cold.flush ? flush_us * run.libs : 0.0);
+    const double per_round = row.wall ? sum * (WALL_CALLS + cold_batch) + (flush_us + 40.0) * libs
+                                      : 2.0 * sum + (cold.flush ? flush_us * libs : 0.0);
     const double share = 0.5 * std::max(0.0, run.deadline_us - now_us()) / static_cast<double>(remaining);
     row.reps = static_cast<int>(std::clamp(share / per_round, static_cast<double>(std::min(kMinReps, run.reps)),
                                            static_cast<double>(run.reps)));
@@ -472,14 +509,19 @@ void write_csv(Run &run, const Row &r)
     for (int c = 0; c < kConds; ++c)
         std::fprintf(run.csv, ",%s,%s,%s,%s", us_or_na(r.us[c][kTgemm]).c_str(), us_or_na(r.us[c][kDefault]).c_str(),
                      us_or_na(r.us[c][kPedantic]).c_str(), us_or_na(r.ratio(c), "%.4f").c_str());
-    std::fprintf(run.csv, ",%.4g,%s,%d,%s,%s,%d\n", r.err_tgemm, run.libs > 1 ? fmt("%.4g", r.err_cublas).c_str() : "n/a",
+    std::fprintf(run.csv, ",%.4g,%s,%d,%s,%s,%d", r.err_tgemm, run.cublas ? fmt("%.4g", r.err_cublas).c_str() : "n/a",
                  r.pad_ok ? 1 : 0, r.wall ? "wall" : "event", r.cold.c_str(), r.reps);
+    if (run.compare)
+        std::fprintf(run.csv, ",%.3f,%.3f,%.4f,%.4f,%d,%.4g\n", r.us[kHot][kTgemmTc], r.us[kCold][kTgemmTc],
+                     r.tc_speedup(kHot), r.tc_speedup(kCold), r.tc_ran ? 1 : 0, r.err_tc);
+    else
+        std::fprintf(run.csv, ",n/a,n/a,n/a,n/a,n/a,n/a\n");
     std::fflush(run.csv);
     if (std::ferror(run.csv))
         die("writing %s failed", run.csv_path.c_str());
 }
 
-void print_row(const Row &r)
+void print_row(const Run &run, const Row &r)
 {
     const RandomShape &s = r.s;
     std::printf("%4d %6" PRId64 " %6" PRId64 " %6" PRId64 " %c%c %6" PRId64 " %6" PRId64 " %6" PRId64
@@ -490,17 +532,60 @@ void print_row(const Row &r)
         std::printf(" %9s %9s %9s %6s |", us_or_na(r.us[c][kTgemm], "%.2f").c_str(),
                     us_or_na(r.us[c][kDefault], "%.2f").c_str(), us_or_na(r.us[c][kPedantic], "%.2f").c_str(),
                     us_or_na(r.ratio(c)).c_str());
-    std::printf(" %7.2g %5s %s %s x%d\n", r.err_tgemm, r.pad_ok ? "ok" : "BAD", r.wall ? "wall" : "event",
+    std::printf(" %7.2g %5s %s %s x%d", r.err_tgemm, r.pad_ok ? "ok" : "BAD", r.wall ? "wall" : "event",
                 r.cold.c_str(), r.reps);
+    if (run.compare)
+        std::printf(" | fp32-tc %s %s %s: strict/tc %.3f %.3f err %.2g", us_or_na(r.us[kHot][kTgemmTc], "%.2f").c_str(),
+                    us_or_na(r.us[kCold][kTgemmTc], "%.2f").c_str(), r.tc_ran ? "ran" : "strict", r.tc_speedup(kHot),
+                    r.tc_speedup(kCold), r.err_tc);
+    std::printf("\n");
     std::fflush(stdout);
 }
 
-void print_header()
+void print_header(const Run &run)
 {
     std::printf("%4s %6s %6s %6s %2s %6s %6s %6s %7s %7s %9s %3s | %9s %9s %9s %6s | %9s %9s %9s %6s | %7s %5s %s\n",
                 "#", "m", "n", "k", "op", "lda", "ldb", "ldc", "alpha", "beta", "floor_us", "", "hot:tgemm",
                 "default", "pedantic", "ratio", "cold:tgemm", "default", "pedantic", "ratio", "err", "pad",
                 "timing cold reps");
+    if (run.compare)
+        std::printf("  (then | fp32-tc hot cold us, whether the mode ran: strict / fp32-tc hot cold, err)\n");
+}
+
+// The fp32-tc math against strict (--math-compare).
+void print_tc_summary(const Run &run)
+{
+    std::printf("\nfp32-tc against strict (speedup = strict / fp32-tc, same rounds; 'ran': its C differs from "
+                "strict's)\n");
+    for (int c = 0; c < kConds; ++c) {
+        std::vector<double> all, ran;
+        for (const Row &r : run.rows) {
+            if (r.tc_speedup(c) <= 0)
+                continue;
+            all.push_back(r.tc_speedup(c));
+            if (r.tc_ran)
+                ran.push_back(r.tc_speedup(c));
+        }
+        std::printf("%-4s all %zu problems: geomean %.3f  min %.3f  max %.3f; the mode ran on %zu: geomean %.3f  "
+                    "min %.3f\n",
+                    kCondName[c], all.size(), geomean(all), percentile(all, 0), percentile(all, 100), ran.size(),
+                    geomean(ran), percentile(ran, 0));
+    }
+    int slower = 0;
+    for (const Row &r : run.rows) {
+        const double lo = std::min(r.tc_speedup(kHot), r.tc_speedup(kCold));
+        if (lo <= 0 || lo >= kTcSlower)
+            continue;
+        ++slower;
+        std::printf("  slower than strict by more than 2%%: #%d %s  %s  strict/tc hot %.3f cold %.3f\n", r.index,
+                    describe_shape(r.s).c_str(), r.tc_ran ? "ran" : "declined", r.tc_speedup(kHot),
+                    r.tc_speedup(kCold));
+    }
+    double worst = 0;
+    for (const Row &r : run.rows)
+        worst = std::max(worst, r.err_tc);
+    std::printf("slower than strict by more than 2%%: %d of %zu problems; largest fp32-tc error / bound %.3g\n", slower,
+                run.rows.size(), worst);
 }
 
 void print_distribution(const char *what, const std::vector<const Row *> &rows)
@@ -541,7 +626,9 @@ void summary(const Run &run)
     std::printf("memory-bound, floor >= 10 us: %zu problems; within 1.3x the floor (cold) %d; slower than cuBLAS: "
                 "cold %d, hot %d\n",
                 mem.size(), near_floor, slower_cold, slower_hot);
-    if (run.libs > 1) {
+    if (run.compare)
+        print_tc_summary(run);
+    if (run.cublas) {
         std::vector<const Row *> worst = all;
         const auto key = [](const Row *r) { return std::min(r->ratio(kHot), r->ratio(kCold)); };
         std::sort(worst.begin(), worst.end(), [&](const Row *a, const Row *b) { return key(a) < key(b); });
@@ -596,7 +683,7 @@ void run_plans(Run &run, const std::vector<RandomShape> &shapes)
 
 void run_timed(Run &run, const std::vector<RandomShape> &shapes)
 {
-    print_header();
+    print_header(run);
     for (size_t i = 0; i < shapes.size(); ++i) {
         const RandomShape &s = shapes[i];
         Row row;
@@ -620,7 +707,7 @@ void run_timed(Run &run, const std::vector<RandomShape> &shapes)
         }
         time_shape(run, s, l, set0, shapes.size() - i, row);
         CUDA_CHECK(cudaFree(base));
-        print_row(row);
+        print_row(run, row);
         write_csv(run, row);
         run.rows.push_back(row);
     }
@@ -633,6 +720,7 @@ void usage(FILE *f)
 {
     std::fprintf(f,
         "usage: bench_random [--seed N] [--count N] [--csv PATH] [--reps N] [--time-budget SECONDS] [--plans]\n"
+        "                    [--math-compare] [--large]\n"
         "  --seed N           the problems' and inputs' seed (default: a fresh one; always printed first)\n"
         "  --count N          problems drawn (default 100)\n"
         "  --csv PATH         one row per problem (parent directory is created)\n"
@@ -640,7 +728,9 @@ void usage(FILE *f)
         "                     for the largest problems when the time budget needs it)\n"
         "  --time-budget S    seconds the whole run should take (default 1.5 per problem)\n"
         "  --plans            one untimed tgemm call per problem, nothing else: with TGEMM_VERBOSE=2,\n"
-        "                     each problem's plan lines follow a line '== shape INDEX ...' on stderr\n");
+        "                     each problem's plan lines follow a line '== shape INDEX ...' on stderr\n"
+        "  --math-compare     tgemm in the fp32-tc math too, timed beside strict (speedup = strict / fp32-tc)\n"
+        "  --large            problems with every dimension 2048 to 20000 (the fp32-tc math's range)\n");
 }
 
 uint64_t fresh_seed()
@@ -661,7 +751,7 @@ int main(int argc, char **argv)
 {
     program_name = "bench_random";
     Run run;
-    bool have_seed = false, plans = false;
+    bool have_seed = false, plans = false, large = false;
     long long count = 100;
     double budget_s = -1;
     for (int i = 1; i < argc; ++i) {
@@ -670,8 +760,8 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        if (a == "--plans") {
-            plans = true;
+        if (a == "--plans" || a == "--math-compare" || a == "--large") {
+            (a == "--plans" ? plans : a == "--large" ? large : run.compare) = true;
             continue;
         }
         if (a != "--seed" && a != "--count" && a != "--csv" && a != "--reps" && a != "--time-budget") {
@@ -707,7 +797,8 @@ int main(int argc, char **argv)
     if (!run.csv_path.empty() && !plans)
         run.csv = open_csv(run.csv_path, kCsvHeader);
 
-    const std::vector<RandomShape> shapes = draw_random_shapes(run.seed, static_cast<int>(count));
+    const std::vector<RandomShape> shapes =
+        draw_random_shapes(run.seed, static_cast<int>(count), large ? large_limits() : RandomLimits{});
     Ctx &ctx = run.ctx;
     open_device(ctx);
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
@@ -719,15 +810,21 @@ int main(int argc, char **argv)
     alloc_l2_buffer(ctx);
     if (cublas_load(ctx.cb, ctx.stream)) {
         ctx.cb.pedantic = cublas_handle(ctx.cb, ctx.stream, CUBLAS_PEDANTIC_MATH_, "PEDANTIC_MATH");
-        run.libs = kLibs;
+        run.cublas = true;
+        run.libs.insert(run.libs.end(), {kDefault, kPedantic});
     }
+    if (run.compare)
+        run.libs.push_back(kTgemmTc);
     ctx.ref_kernel = !ctx.cb.ok || !ctx.cb.dgemm;
     run.deadline_us = now_us() + 1e6 * (budget_s > 0 ? budget_s : kSecondsPerShape * static_cast<double>(count));
-    std::printf("%lld problems (bench/random_shapes.hpp); inputs uniform in (-1, 1), mt19937 seeded with {seed, "
-                "index}; padding NaN; column-major, device pointers\n", count);
+    if (run.compare)
+        std::printf("fp32-tc math compared (TGEMM_FP32_TC=%s): tgemm_set_math before each tgemm call\n",
+                    std::getenv("TGEMM_FP32_TC") ? std::getenv("TGEMM_FP32_TC") : "auto");
+    std::printf("%lld problems (bench/random_shapes.hpp%s); inputs uniform in (-1, 1), mt19937 seeded with {seed, "
+                "index}; padding NaN; column-major, device pointers\n", count, large ? ", large_limits" : "");
     std::printf("check before timing: tgemm%s against FP64, |C - R| <= gamma_{K+2} (|alpha||A||B| + |beta||C0|), "
                 "reference from %s\n",
-                run.libs > 1 ? " and cuBLAS (default, pedantic)" : "",
+                run.cublas ? " and cuBLAS (default, pedantic)" : "",
                 ctx.ref_kernel ? "the benchmark's own FP64 kernel" : "cublasDgemm_v2");
     std::printf("timing: %d rounds at most (%d at the fewest, to fit %.0f s), libraries in turn; event = CUDA events "
                 "per call, wall = %d back-to-back calls per round (fastest under %.0f us); hot = set 0 back to "

@@ -10,8 +10,9 @@ each problem its plan lines. Prints Markdown (usable as it is in
 docs/performance.md; --md also writes it to FILE): the distribution of
 ratios per seed and over all seeds (count, geometric mean, 5th percentile,
 median, minimum; all problems and ordinary products, hot and cold), the
-issue 27 targets, the memory-bound problems against their floor, the checks,
-and the 15 worst problems with their plans. Writes DIR/random_hist.png
+issue 27 targets, the memory-bound problems against their floor, the checks
+(the fp32-tc results too where the files have them), the fp32-tc math against
+strict (files of --math-compare), and the 15 worst problems with their plans. Writes DIR/random_hist.png
 (log2 ratios, hot and cold) and DIR/random_scatter.png (ratio against
 flops, by transpose pair) when matplotlib is there, and says so when it is
 not. DIR defaults to the first CSV's directory.
@@ -41,6 +42,8 @@ PAIRS = ("NN", "NT", "TN", "TT")
 # Issue 27's targets: (set, statistic, at least).
 TARGETS = [("all", "geomean", 1.10), ("all", "p5", 0.95), ("all", "min", 0.85),
            ("ordinary", "geomean", 1.02), ("ordinary", "p5", 0.93)]
+# Issue 28: the fp32-tc math never slower than strict by more than 2%.
+TC_SLOWER = 0.98
 
 
 def percentile(values, p):
@@ -90,6 +93,10 @@ class Problem:
             cub = [x for x in (num(row[f"cublas_def_{c}_us"]), num(row[f"cublas_ped_{c}_us"])) if x]
             self.us[c] = t
             self.ratio[c] = min(cub) / t if t and len(cub) == 2 else None
+        # --math-compare's columns (absent in older files, n/a without it).
+        self.tc_speedup = {c: num(row.get(f"tc_speedup_{c}", "n/a")) for c in CONDS}
+        self.tc_ran = row.get("tc_ran") == "1"
+        self.err_tc = num(row.get("max_err_over_bound_tc", "n/a"))
         self.err_tgemm = num(row["max_err_over_bound_tgemm"])
         self.err_cublas = num(row["max_err_over_bound_cublas"])
         self.pad_ok = row["pad_ok"] == "1"
@@ -106,8 +113,12 @@ class Problem:
         r = [x for x in self.ratio.values() if x is not None]
         return min(r) if r else None
 
+    def compared(self):
+        return all(self.tc_speedup[c] is not None for c in CONDS)
+
     def passed(self):
-        return self.err_tgemm is not None and self.err_tgemm <= 1.0 and self.pad_ok
+        tc_ok = not self.compared() or (self.err_tc is not None and self.err_tc <= 1.0)
+        return self.err_tgemm is not None and self.err_tgemm <= 1.0 and self.pad_ok and tc_ok
 
 
 def read_csv(path):
@@ -225,7 +236,39 @@ def checks_text(problems):
     out = [line]
     for p in bad:
         out.append(f"- FAILED: seed {p.seed} problem {p.index} ({p.m} x {p.n} x {p.k} {p.op}): error / bound "
-                   f"{p.err_tgemm if p.err_tgemm is None else format(p.err_tgemm, '.3g')}, padding {'ok' if p.pad_ok else 'changed'}")
+                   f"{p.err_tgemm if p.err_tgemm is None else format(p.err_tgemm, '.3g')}{'' if not p.compared() else ', fp32-tc ' + (str(p.err_tc) if p.err_tc is None else format(p.err_tc, '.3g'))}, padding {'ok' if p.pad_ok else 'changed'}")
+    return out
+
+
+def tc_table(groups):
+    """--math-compare: the fp32-tc math against strict, per seed and pooled, and the problems it slowed."""
+    out = ["The fp32-tc math against strict (`--math-compare`: tgemm_set_math before each tgemm call, both in "
+           "the same rounds; speedup = strict time / fp32-tc time; 'ran': its C differs from strict's, else the "
+           "mode declined and strict computed the call):", "",
+           "| seed | L2 | problems | geomean | min | max | mode ran | geomean where it ran | min where it ran"
+           " | slower than strict by > 2% |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    slowed = []
+    for name, probs in groups:
+        cmp = [p for p in probs if p.compared()]
+        if not cmp:
+            continue
+        for c in CONDS:
+            v = [p.tc_speedup[c] for p in cmp]
+            ran = [p.tc_speedup[c] for p in cmp if p.tc_ran]
+            slow = sum(1 for x in v if x < TC_SLOWER)
+            out.append(f"| {name} | {c} | {len(v)} | {geomean(v):.3f} | {min(v):.3f} | {max(v):.3f} | {len(ran)}"
+                       f" | {geomean(ran):.3f} | {min(ran) if ran else 0:.3f} | {slow} |")
+        if name != "all seeds":
+            slowed += [p for p in cmp if min(p.tc_speedup.values()) < TC_SLOWER]
+    errs = [p.err_tc for _, probs in groups for p in probs if p.err_tc is not None]
+    out += ["", f"Largest fp32-tc error / bound: {max(errs) if errs else 0:.3g}."]
+    if slowed:
+        out += ["", "| seed | # | m | n | k | op | mode | strict/fp32-tc hot | cold |",
+                "|---|---:|---:|---:|---:|---|---|---:|---:|"]
+        for p in sorted(slowed, key=lambda p: min(p.tc_speedup.values())):
+            out.append(f"| {p.seed} | {p.index} | {p.m} | {p.n} | {p.k} | {p.op} | {'ran' if p.tc_ran else 'declined'}"
+                       f" | {p.tc_speedup['hot']:.3f} | {p.tc_speedup['cold']:.3f} |")
     return out
 
 
@@ -244,6 +287,8 @@ def markdown(problems, seeds):
     out += targets_table(problems) + [""]
     out += memory_table(groups) + [""]
     out += checks_text(problems) + [""]
+    if any(p.compared() for p in problems):
+        out += tc_table(groups) + [""]
     out += worst_table(problems) + [""]
     return out
 

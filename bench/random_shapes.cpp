@@ -10,20 +10,22 @@ namespace {
 
 using Rng = SplitMix64;
 
-int64_t log_uniform(Rng &r, int64_t most)
+// Over [least, most]; with least 1 the draws of the generator's first form.
+int64_t log_uniform(Rng &r, int64_t least, int64_t most)
 {
-    const double v = std::exp(r.uniform() * std::log(static_cast<double>(most) + 1.0));
-    return std::clamp<int64_t>(static_cast<int64_t>(v), 1, most);
+    const double lo = std::log(static_cast<double>(least));
+    const double v = std::exp(lo + r.uniform() * (std::log(static_cast<double>(most) + 1.0) - lo));
+    return std::clamp<int64_t>(static_cast<int64_t>(v), least, most);
 }
 
 // d moved to 1 to 3 below or above the nearest multiple of a tile edge.
-int64_t near_edge(Rng &r, int64_t d, int64_t most)
+int64_t near_edge(Rng &r, int64_t d, int64_t least, int64_t most)
 {
     const int64_t edge = kRandomEdges[r.below(sizeof kRandomEdges / sizeof kRandomEdges[0])];
     const int64_t multiple = std::max<int64_t>(edge, (d + edge / 2) / edge * edge);
     const int64_t off = 1 + r.below(3);
     const int64_t v = r.below(2) == 0 ? multiple - off : multiple + off;
-    return std::clamp<int64_t>(v, 1, most);
+    return std::clamp<int64_t>(v, least, most);
 }
 
 // A leading dimension: the rows stored, padded by nothing half of the time,
@@ -49,6 +51,16 @@ double stored_bytes(const RandomShape &s)
                   static_cast<double>(s.ldc) * static_cast<double>(s.n));
 }
 
+RandomLimits large_limits()
+{
+    RandomLimits l;
+    l.min_dim = 2048;
+    l.max_dim = 20000;
+    l.max_flops = 2.2e12;
+    l.max_bytes = 2.0 * (1 << 30);
+    return l;
+}
+
 std::vector<RandomShape> draw_random_shapes(uint64_t seed, int count, const RandomLimits &limits)
 {
     Rng r{seed};
@@ -58,9 +70,9 @@ std::vector<RandomShape> draw_random_shapes(uint64_t seed, int count, const Rand
         RandomShape s;
         int64_t *dims[] = {&s.m, &s.n, &s.k};
         for (int64_t *d : dims) {
-            *d = log_uniform(r, limits.max_dim);
+            *d = log_uniform(r, limits.min_dim, limits.max_dim);
             if (r.uniform() < limits.edge_share)
-                *d = near_edge(r, *d, limits.max_dim);
+                *d = near_edge(r, *d, limits.min_dim, limits.max_dim);
         }
         s.ta = r.below(2) == 0 ? 'N' : 'T';
         s.tb = r.below(2) == 0 ? 'N' : 'T';

@@ -21,7 +21,8 @@ struct RandomShape {
 };
 
 struct RandomLimits {
-    int64_t max_dim = 20000;             // m, n, k drawn log-uniform over [1, max_dim]
+    int64_t min_dim = 1;                 // m, n, k drawn log-uniform over [min_dim, max_dim]
+    int64_t max_dim = 20000;
     double max_flops = 2.75e11;          // 2 m n k, at most
     double max_bytes = 512.0 * (1 << 20);  // A, B and C as stored (with their padding), at most
     double edge_share = 0.25;            // chance that a dimension is put near a multiple of a tile edge
@@ -30,6 +31,11 @@ struct RandomLimits {
 // The tile edges a dimension is put near: a multiple of one of these, 1 to
 // 3 below or above it.
 constexpr int kRandomEdges[] = {8, 16, 32, 64, 128, 256};
+
+// The draws of `bench_random --large`, for the fp32-tc math (issue 28):
+// products around and above the sizes from which it runs (4096 in every
+// dimension), up to 16384 x 8192 x 8192.
+RandomLimits large_limits();
 
 // `count` problems from `seed`.
 std::vector<RandomShape> draw_random_shapes(uint64_t seed, int count, const RandomLimits &limits = {});

@@ -4,7 +4,8 @@
 // pairs, the three alpha/beta classes, padded and odd leading dimensions,
 // tiny and large sizes all occur; and tile edges are oversampled (with
 // edge_share 1 no dimension is a multiple of 4 apart from the clamped
-// largest, where plain draws give many). Also what the summary judges
+// largest, where plain draws give many); the draws of --large stay in
+// their range and caps and straddle the fp32-tc math's threshold. Also what the summary judges
 // them by: the floor, the memory-bound and ordinary classes, percentiles
 // and the geometric mean.
 #include <cstdarg>
@@ -115,6 +116,34 @@ void test_edges(void **)
         fail_msg("plain draws gave only %d multiples of 4 in %d dimensions", never, 3 * kCount);
 }
 
+// --large: every dimension in [2048, 20000], inside its caps; a good
+// share of the problems in the fp32-tc math's range (every dimension at
+// least 4096) and a good share just below it, every transpose pair.
+void test_large(void **)
+{
+    const RandomLimits lim = bench::large_limits();
+    assert_int_equal(lim.min_dim, 2048);
+    int in_range = 0, below = 0, pairs[4] = {};
+    for (const RandomShape &s : bench::draw_random_shapes(4, kCount, lim)) {
+        for (int64_t d : {s.m, s.n, s.k})
+            if (d < lim.min_dim || d > lim.max_dim)
+                fail_msg("dimension %lld outside [%lld, %lld]", static_cast<long long>(d),
+                         static_cast<long long>(lim.min_dim), static_cast<long long>(lim.max_dim));
+        if (2.0 * s.m * s.n * s.k > lim.max_flops || bench::stored_bytes(s) > lim.max_bytes)
+            fail_msg("%lld x %lld x %lld over the caps", static_cast<long long>(s.m), static_cast<long long>(s.n),
+                     static_cast<long long>(s.k));
+        const bool all = s.m >= 4096 && s.n >= 4096 && s.k >= 4096;
+        in_range += all;
+        below += !all;
+        ++pairs[(s.ta == 'T' ? 2 : 0) + (s.tb == 'T' ? 1 : 0)];
+    }
+    if (in_range < kCount / 5 || below < kCount / 5)
+        fail_msg("%d of %d problems with every dimension >= 4096, %d not", in_range, kCount, below);
+    for (int p : pairs)
+        if (p < kCount / 8)
+            fail_msg("a transpose pair drawn %d times of %d", p, kCount);
+}
+
 RandomShape shape(int64_t m, int64_t n, int64_t k, float beta)
 {
     RandomShape s;
@@ -178,6 +207,7 @@ int main()
         cmocka_unit_test(test_inside_caps),
         cmocka_unit_test(test_variety),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_large),
         cmocka_unit_test(test_floor_and_classes),
         cmocka_unit_test(test_statistics),
     };
