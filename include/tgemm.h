@@ -405,7 +405,9 @@ TGEMM_API tgemm_status tgemm_release_resources(void);
  * path's does). Before the products, a certificate computed from the
  * operands alone (their exponent spread per row of A and column of B, K)
  * picks the smallest N at most 12 for which every element keeps that
- * bound; @ref fp32_tc derives it. Results are deterministic run to run.
+ * bound with a margin (a sixteenth of it, and at most 2 sqrt(K) u |A||B|,
+ * so that the measured errors stay below strict FP32's at every K);
+ * @ref fp32_tc derives it. Results are deterministic run to run.
  *
  * The strict path computes the call instead, bitwise as in
  * ::TGEMM_MATH_STRICT, where the mode cannot keep its contract at a gain:

@@ -100,11 +100,14 @@ RowStats row_stats(const float *x, int64_t k)
     return r;
 }
 
-// The certificate's N for the whole call: the largest of the elements' smallest certified N.
-int certify(const std::vector<RowStats> &ra, const std::vector<RowStats> &rb, int64_t k)
+// The certificate for the whole call: *certified, the largest of the
+// elements' smallest N certified at gamma_K - 2u (contract (a)), and the
+// return value, the N the call runs: the same at cert_target (kMaxN + 1:
+// none).
+int certify(const std::vector<RowStats> &ra, const std::vector<RowStats> &rb, int64_t k, int *certified)
 {
     constexpr int nc = kMaxN - kMinN + 1;
-    const double g = cert_gamma(k);
+    const double g = cert_gamma(k), gt = cert_target(k);
     auto powers = [](const RowStats &r) {
         std::vector<double> pw(nc);
         for (int t = 0; t < nc; ++t)
@@ -116,15 +119,17 @@ int certify(const std::vector<RowStats> &ra, const std::vector<RowStats> &rb, in
         pa.push_back(powers(r));
     for (const RowStats &r : rb)
         pb.push_back(powers(r));
-    int ncall = kMinN;
+    int ncall = kMinN, run = kMinN;
     for (size_t i = 0; i < ra.size(); ++i)
         for (size_t j = 0; j < rb.size(); ++j) {
             int32_t lp = 0;  // exact: 255^2 k < 2^31
             for (int64_t kk = 0; kk < k; ++kk)
                 lp += static_cast<int32_t>(ra[i].mag[kk]) * rb[j].mag[kk];
             ncall = std::max(ncall, cert_nreq(ra[i].ones, rb[j].ones, pa[i].data(), pb[j].data(), 1, 1, g, lp));
+            run = std::max(run, cert_nreq(ra[i].ones, rb[j].ones, pa[i].data(), pb[j].data(), 1, 1, gt, lp));
         }
-    return ncall;
+    *certified = ncall;
+    return run;
 }
 
 template <int N>
@@ -177,8 +182,9 @@ Result gemm(const Problem &p, float *c, int64_t ldc, int force_n)
         sa.push_back(row_stats(&x.a[i * p.k], p.k));
     for (int64_t j = 0; j < p.n; ++j)
         sb.push_back(row_stats(&x.b[j * p.k], p.k));
-    res.certified = x.inexact ? kMaxN + 1 : certify(sa, sb, p.k);
-    const int n = force_n > 0 ? force_n : run_moduli(res.certified);
+    res.certified = kMaxN + 1;
+    const int needed = x.inexact ? kMaxN + 1 : certify(sa, sb, p.k, &res.certified);
+    const int n = force_n > 0 ? force_n : needed;
     if (n > kMaxN) {
         res.outcome = Outcome::Uncertified;
         return res;

@@ -31,7 +31,8 @@ enum class Outcome {
 struct Result {
     Outcome outcome = Outcome::Shape;
     int moduli = 0;               // N (Ran), else 0
-    int certified = 0;            // the certificate's N for the call (kMaxN + 1 if none)
+    int certified = 0;            // the largest N certified at gamma_K over the call's elements (kMaxN + 1 if none);
+                                  // the call runs the same at element.hpp's tighter cert_target
     std::vector<int> mu, nu;      // the exponents at `moduli`
 };
 

@@ -6,6 +6,7 @@
 //  - where the model declines (phi = 4 uncertified, Inf/NaN, an inexact K
 //    balancing), C equals the strict path's bit for bit;
 //  - deterministic: the same call twice gives the same bits;
+//  - an all-zero op(A): the smallest N (5), the model's bits;
 //  - host operands (the pipeline), sgemm_ and cblas_sgemm in the mode: the
 //    model's bits too.
 // GPU cases skip where no GPU is visible (fail under TGEMM_TEST_REQUIRE_GPU=1).
@@ -48,6 +49,7 @@ struct Spec {
     float alpha, beta;
     const char *input;    // an ozaki_inputs case name
     Path path;
+    bool zero_a = false;  // op(A) all zeros: every element certified at the smallest N
 };
 
 const ozaki_inputs::Case &input_case(const char *name)
@@ -71,6 +73,10 @@ Operands make(const Spec &s, uint64_t seed)
     o.A = ozaki_inputs::make_matrix(ar, ac, ar + s.pad, poison_pad());
     o.B = ozaki_inputs::make_matrix(br, bc, br + s.pad, poison_pad());
     ozaki_inputs::fill(input_case(s.input), s.ta, s.tb, s.m, s.n, s.k, seed, o.A, o.B);
+    if (s.zero_a)
+        for (int64_t c = 0; c < ac; ++c)
+            for (int64_t r = 0; r < ar; ++r)
+                o.A.at(r, c) = 0.0f;
     o.C0 = ozaki_inputs::make_matrix(s.m, s.n, s.m + s.pad, poison_pad());
     rng_t r = {seed ^ 0x9e3779b97f4a7c15ull};
     for (int64_t j = 0; j < s.n; ++j)
@@ -180,6 +186,8 @@ void check(const Spec &s)
     const std::vector<float> got = run(s, o);
     if (r.outcome == ozaki_model::Outcome::Ran) {
         std::printf("  %s: N = %d\n", s.name, r.moduli);
+        if (s.zero_a)
+            assert_int_equal(r.moduli, 5);  // the kernels' smallest N, reached only so
         expect_bits(s, "the CPU model", got, want, o.C0.ld, seed);
     } else {
         std::printf("  %s: the model declines (%d): strict\n", s.name, int(r.outcome));
@@ -219,6 +227,7 @@ const Spec kSpecs[] = {
     {"host_tn_200x150x700_beta", 200, 150, 700, true, false, 0, 0.75f, -2.0f, "phi1", Path::Host},
     {"sgemm_nt_180x120x400", 180, 120, 400, false, true, 2, 1.0f, 0.0f, "phi0.5", Path::Sgemm},
     {"cblas_tt_120x180x300", 120, 180, 300, true, true, 0, 1.5f, 1.0f, "phi1", Path::Cblas},
+    {"nn_200x150x300_zero_a_beta", 200, 150, 300, false, false, 1, 1.0f, 0.5f, "phi0.5", Path::Device, true},
 };
 
 void test_spec(void **state)

@@ -9,6 +9,13 @@
 //    where alpha != 1 or beta != 0: the two epilogue roundings strict has
 //    too), at the certified N and at every larger one; every transpose, ld
 //    padding, alpha/beta; C's padding untouched, C unread where beta == 0;
+//  - the certificate's search (cert_nreq) from any start against a scan
+//    from the smallest candidate, on random element data; its target
+//    (cert_target), the smaller of (gamma_K - 2u) / 16 and 2 sqrt(K) u; and
+//    at K = 16384 on phi = 0 and 1 inputs, where gamma_K alone would allow
+//    fewer moduli, the N the call runs and the mode's errors against FP64
+//    (max relative to |A||B| and normwise) no larger than those of FP32
+//    summed in order with fmaf (contract (b));
 //  - Inf or NaN, or an inexact K balancing: the mode declines, C untouched.
 // Seeds: TGEMM_TEST_SEED, else fresh; printed.
 #include <cinttypes>
@@ -198,8 +205,8 @@ int check_contract(const Shape &sh, int64_t pad)
                 }
                 ++ran;
                 // At the certified N and every larger one (the test is monotone in N);
-                // the call itself runs kMarginModuli more.
-                assert_int_equal(r0.moduli, run_moduli(r0.certified));
+                // the call itself runs at its tighter target's N.
+                assert_true(r0.moduli >= r0.certified && r0.moduli <= kMaxN);
                 for (int nmod = r0.certified; nmod <= kMaxN; ++nmod) {
                     Matrix Cn = C0;
                     const ozaki_model::Result r = ozaki_model::gemm(p, Cn.v.data(), Cn.ld, nmod);
@@ -262,6 +269,123 @@ void test_contract_thin(void **)
     assert_true(ran > 0);
 }
 
+// cert_nreq's search from every start against the scan from kMinN, on
+// random sums and powers (falling by 16 a candidate, as 2^-mu does) and
+// random K; and cert_target's two regimes.
+void test_cert_search(void **)
+{
+    std::mt19937_64 rng(base_seed() ^ 0x6d6f64756c69ULL);
+    std::uniform_real_distribution<double> e(-40.0, 0.0);
+    constexpr int nc = kMaxN - kMinN + 1;
+    int found[kMaxN + 2] = {};
+    for (int trial = 0; trial < 20000; ++trial) {
+        const uint64_t ia = 1 + rng() % (uint64_t(1) << 40), ib = 1 + rng() % (uint64_t(1) << 40);
+        double pa[nc], pb[nc];
+        pa[0] = std::exp2(e(rng));
+        pb[0] = std::exp2(e(rng));
+        for (int t = 1; t < nc; ++t) {
+            pa[t] = pa[t - 1] / 16;
+            pb[t] = pb[t - 1] / 16;
+        }
+        const int lp = 1 + static_cast<int>(rng() % (255 * 255 * 4096));
+        const int64_t k = std::min<int64_t>(kCertMaxK, 3 + static_cast<int64_t>(std::exp2(15.0 * double(rng() % 4096) / 4096.0)));
+        const double g = trial % 2 ? cert_gamma(k) : cert_target(k);
+        int want = kMaxN + 1;
+        for (int n = kMinN; n <= kMaxN && want > kMaxN; ++n)
+            if (cert_pass(double(ia), double(ib), pa[n - kMinN], pb[n - kMinN], g, double(lp)))
+                want = n;
+        ++found[want];
+        for (int start = kMinN - 1; start <= kMaxN + 1; ++start) {
+            const int got = cert_nreq(ia, ib, pa, pb, 1, 1, g, lp, start);
+            if (got != want)
+                fail_msg("cert_nreq from %d: %d, the scan %d (k %lld)", start, got, want, static_cast<long long>(k));
+        }
+    }
+    // The draws reach the ends and the middle.
+    if (found[kMinN] < 100 || found[kMaxN + 1] < 100 || found[(kMinN + kMaxN) / 2] < 100)
+        fail_msg("answers kMinN %d, middle %d, none %d of 20000", found[kMinN], found[(kMinN + kMaxN) / 2],
+                 found[kMaxN + 1]);
+    assert_int_equal(cert_nreq(0, 5, nullptr, nullptr, 1, 1, 1.0, 0, 9), kMinN);
+    // The target: (gamma_K - 2u) / 16 up to K = 1027, 2 sqrt(K) u from 1028.
+    assert_true(cert_target(1027) == cert_gamma(1027) / 16);
+    assert_true(cert_target(1028) == cert_typical(1028));
+    const double u = std::ldexp(1.0, -24);
+    assert_true(cert_target(100) == cert_gamma(100) / 16);
+    assert_true(cert_target(1000) == cert_gamma(1000) / 16);
+    assert_true(cert_target(1024) == cert_gamma(1024) / 16);
+    assert_true(cert_target(1089) == 2 * 33 * u);
+    assert_true(cert_target(16384) == 2 * 128 * u);
+    assert_true(cert_target(2) == 0.0);
+}
+
+struct Errs {
+    double max_rel = 0, norm = 0;
+};
+
+// Contract (b) where the second target matters: m x n x 16384, NN, alpha 1,
+// beta 0, inputs of `phi`; the model's run N, and its errors and those of
+// FP32 summed in order with fmaf, against FP64.
+void check_long_k(double phi, int want_certified, int want_moduli)
+{
+    const int64_t m = 48, n = 40, k = 16384;
+    const ozaki_inputs::Case *cs = nullptr;
+    for (const ozaki_inputs::Case &c : ozaki_inputs::cases())
+        if (c.kind == ozaki_inputs::Kind::Phi && c.phi == phi)
+            cs = &c;
+    assert_non_null(cs);
+    Matrix A = ozaki_inputs::make_matrix(m, k, m, 0.0f), B = ozaki_inputs::make_matrix(k, n, k, 0.0f);
+    const uint64_t seed = base_seed() + static_cast<uint64_t>(phi * 16);
+    ozaki_inputs::fill(*cs, false, false, m, n, k, seed, A, B);
+    ozaki_model::Problem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.a = A.v.data();
+    p.lda = m;
+    p.b = B.v.data();
+    p.ldb = k;
+    std::vector<float> c(static_cast<size_t>(m * n), 0.0f);
+    const ozaki_model::Result r = ozaki_model::gemm(p, c.data(), m);
+    std::printf("%" PRId64 "x%" PRId64 "x%" PRId64 " phi %g: certified at gamma_K %d, runs %d\n", m, n, k, phi,
+                r.certified, r.moduli);
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ozaki_model::Outcome::Ran));
+    assert_int_equal(r.certified, want_certified);
+    assert_int_equal(r.moduli, want_moduli);
+    Errs mode, strict;
+    double num_m = 0, num_s = 0, den = 0;
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i) {
+            double ref = 0, z = 0;
+            float s = 0.0f;
+            for (int64_t q = 0; q < k; ++q) {
+                const double t = double(A.at(i, q)) * double(B.at(q, j));
+                ref += t;
+                z += std::fabs(t);
+                s = std::fmaf(A.at(i, q), B.at(q, j), s);
+            }
+            const double dm = std::fabs(double(c[i + j * m]) - ref), ds = std::fabs(double(s) - ref);
+            mode.max_rel = std::max(mode.max_rel, dm / z);
+            strict.max_rel = std::max(strict.max_rel, ds / z);
+            num_m += dm * dm;
+            num_s += ds * ds;
+            den += ref * ref;
+        }
+    mode.norm = std::sqrt(num_m / den);
+    strict.norm = std::sqrt(num_s / den);
+    std::printf("  max rel: mode %.3g, fmaf in order %.3g; normwise: mode %.3g, fmaf in order %.3g; seed %" PRIu64 "\n",
+                mode.max_rel, strict.max_rel, mode.norm, strict.norm, seed);
+    if (!(mode.max_rel <= strict.max_rel && mode.norm <= strict.norm))
+        fail_msg("phi %g: the mode's errors exceed FP32's", phi);
+}
+
+// At K = 16384 the certificate at gamma_K alone gives 5 on phi = 0, where
+// the call needs 7 for errors below FP32's; on phi = 1, 6 and 7.
+void test_contract_long_k(void **)
+{
+    check_long_k(0.0, 5, 7);
+    check_long_k(1.0, 6, 7);
+}
+
 // The model on an 8 x 8 x 16 product of 0.5s and 0.25s that `edit` changes:
 // it must decline with `want` and leave C untouched.
 template <class Edit>
@@ -313,7 +437,8 @@ int main()
         cmocka_unit_test(test_mu_exact),       cmocka_unit_test(test_residues),
         cmocka_unit_test(test_contract_small), cmocka_unit_test(test_contract_chunks),
         cmocka_unit_test(test_contract_thin),  cmocka_unit_test(test_special_values),
-        cmocka_unit_test(test_inexact_balance),
+        cmocka_unit_test(test_inexact_balance), cmocka_unit_test(test_cert_search),
+        cmocka_unit_test(test_contract_long_k),
     };
     return cmocka_run_group_tests_name("tgemm_ozaki_model", tests, nullptr, nullptr);
 }

@@ -63,10 +63,10 @@ tgemm_status run_tc_certificate(const TcPlan &plan, void *work, cudaStream_t s, 
         return fail_cuda(e, "fp32-tc certificate read-back");
     if ((e = cudaStreamSynchronize(s)) != cudaSuccess)
         return fail_cuda(e, "fp32-tc certificate");
-    *n = ozaki::run_moduli(result[0]);
+    *n = result[0];
     if (result[1] & ozaki::kSpecialInput)
         *why = StrictWhy::Special;
-    else if ((result[1] & ozaki::kInexactBalance) || result[0] < ozaki::kMinN || *n > ozaki::kMaxN)
+    else if ((result[1] & ozaki::kInexactBalance) || *n < ozaki::kMinN || *n > ozaki::kMaxN)
         *why = StrictWhy::Uncertified;
     else
         *why = StrictWhy::None;

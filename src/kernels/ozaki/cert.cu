@@ -1,7 +1,9 @@
-// The certificate of the fp32-tc math (ozaki.hpp, phase 1; NOTES.md (f) in
-// research/ozaki): for every element, the smallest candidate N at which
-// its truncation error stays within strict FP32's bound, and the largest
-// of them over the call.
+// The certificate of the fp32-tc math (ozaki.hpp, phase 1; NOTES.md (f)
+// and (h) in research/ozaki): for every element, the smallest candidate N
+// at which its truncation error stays within element.hpp's cert_target
+// (below strict FP32's bound by a modulus's worth, and within
+// 2 sqrt(K) u |A||B|), and the largest of them over the call: the N the
+// call runs.
 //
 // Passes, on the K-balanced operands (x = ldexp_f(op(X)_rk, sign e_k)):
 //   rowmax_kernel    max_k |x| per row, as float bits (atomicMax: exact,
@@ -169,7 +171,7 @@ cudaError_t launch_certificate(const Operands &op, const Sizes &s, const CertBuf
                                                                         cb.ebal, -1, cb.shift_b, cb.mag_b, cb.ones_b);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
-    if ((e = launch_magnitude_gemm(cb, s, cert_gamma(k), sm_count, st)) != cudaSuccess)
+    if ((e = launch_magnitude_gemm(cb, s, cert_target(k), sm_count, st)) != cudaSuccess)
         return e;
     const dim3 grid(unsigned((m + 255) / 256), unsigned(n < 1024 ? n : 1024));
     nreq_max_kernel<<<grid, 256, 0, st>>>(cb.nreq, s.mp, m, n, cb.result);

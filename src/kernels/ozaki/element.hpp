@@ -5,7 +5,8 @@
 // fixed sequence of double operations each rounded once (intrinsics on the
 // device, never contracted; the host side is built with -ffp-contract=off).
 //
-// The method (docs/fp32-tc.md, research/ozaki/NOTES.md (a), (f)): C :=
+// The method (docs/mainpage.md "FP32 on the tensor cores", research/ozaki/
+// NOTES.md (a), (f), (h)): C :=
 // alpha op(A) op(B) + beta C with op(A) m x k, op(B) k x n.
 //  1. K balancing: column k of op(A) scaled by 2^e_k, row k of op(B) by
 //     2^-e_k (ebal_value of the two maxima), exact, products unchanged.
@@ -16,11 +17,13 @@
 //     int8; one INT8 GEMM per modulus, reduced to the symmetric residue.
 //  4. Garner's CRT recovers A'B' exactly, scaled back by 2^-(mu_i + nu_j),
 //     rounded to float, alpha/beta epilogue (crt_element).
-//  The certificate (NOTES.md (f)) decides per call the smallest N for which
-//  every element's error stays within strict FP32's gamma_K bound
-//  (mag_pair, cert_pass).
+//  The certificate (NOTES.md (f), (h)) decides per call the smallest N for
+//  which every element's error bound stays within cert_target: strict FP32's
+//  gamma_K bound with a modulus to spare, and 2 sqrt(K) u |A||B| (mag_pair,
+//  cert_pass, cert_nreq).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -44,20 +47,6 @@ constexpr int kMaxModuli = 14;
 // Candidate numbers of moduli: the certificate tests these, the kernels
 // are instantiated for them.
 constexpr int kMinN = 5, kMaxN = 12;
-// Moduli a call runs beyond the certificate's N. The certificate bounds
-// every element's error by strict FP32's gamma_K, a worst case that strict
-// FP32's own rounding errors (of random sign) stay far below; one more
-// modulus cuts the mode's truncation error about sixteenfold, which brings
-// its measured error under strict FP32's on the acceptance set (contract
-// (b) in docs/mainpage.md).
-constexpr int kMarginModuli = 1;
-
-// The N a call runs for the certificate's N; above kMaxN where the call
-// must run strict instead.
-OZ_HD constexpr int run_moduli(int certified)
-{
-    return certified > kMaxN ? certified : certified + kMarginModuli;
-}
 
 // The moduli: pairwise coprime, each <= 256 so that a symmetric residue
 // fits int8. A constexpr function so that unrolled loops get a
@@ -390,6 +379,27 @@ inline double cert_gamma(int64_t k)
     return ku / (1.0 - ku) - 2.0 * u;
 }
 
+// 2 sqrt(K) u (0 for K < 3): sqrt is correctly rounded, so the value the
+// host passes the GPU is the model's bit for bit.
+inline double cert_typical(int64_t k)
+{
+    return k < 3 ? 0.0 : 0x1p-23 * std::sqrt(static_cast<double>(k));
+}
+
+// The target the call's N is certified at (NOTES.md (h)): the smaller of
+// (gamma_K - 2u) / 16, a modulus's worth (each cuts the truncation error
+// about sixteenfold) under strict FP32's bound (contract (a)), and
+// 2 sqrt(K) u. The second because measured errors are sums of K terms of
+// random sign: strict FP32's stay about u |A||B| at any K, the mode's about
+// its bound over sqrt(K), so a margin fixed relative to gamma_K leaves the
+// mode's errors above strict's once K is large; its factor 2 is the
+// calibration of NOTES.md (h). From K = 1028 the second is the smaller.
+inline double cert_target(int64_t k)
+{
+    const double g = cert_gamma(k) / 16.0, t = cert_typical(k);
+    return g < t ? g : t;
+}
+
 // The test for one element and one candidate: IA pc + IB pr <= g L' with a
 // relative margin 2^-40 (sound in round-to-nearest double: NOTES.md (f)).
 OZ_HD bool cert_pass(double ia, double ib, double pr, double pc, double g, double lp)
@@ -402,22 +412,37 @@ OZ_HD bool cert_pass(double ia, double ib, double pr, double pc, double g, doubl
 // The smallest candidate n in [kMinN, kMaxN] at which the element passes
 // (the test only gets easier as n grows), kMinN for a zero row or column,
 // kMaxN + 1 where none. pwA, pwB: the row's and column's cert_power, one
-// per candidate, `stride` apart.
+// per candidate, `stride` apart. The search starts at `start` and walks
+// down while the test passes, else up: the same answer from any start, in
+// two tests where the start is the answer.
 OZ_HD int cert_nreq(uint64_t ia, uint64_t ib, const double *pwA, const double *pwB, int64_t stride_a,
-                    int64_t stride_b, double g, int lp)
+                    int64_t stride_b, double g, int lp, int start = kMinN)
 {
     if (ia == 0 || ib == 0)
         return kMinN;
     if (g <= 0.0)
         return kMaxN + 1;
-    for (int n = kMinN; n <= kMaxN; ++n) {
+    const double a = static_cast<double>(ia), b = static_cast<double>(ib), l = static_cast<double>(lp);
+    const auto pass = [&](int n) {
         const int t = n - kMinN;
-        if (cert_pass(static_cast<double>(ia), static_cast<double>(ib), pwA[t * stride_a], pwB[t * stride_b], g,
-                      static_cast<double>(lp)))
-            return n;
+        return cert_pass(a, b, pwA[t * stride_a], pwB[t * stride_b], g, l);
+    };
+    int n = start <= kMinN ? kMinN + 1 : start > kMaxN ? kMaxN : start;
+    // The start and the one below it, independent of each other.
+    const bool at = pass(n), below = pass(n - 1);
+    if (at && !below)
+        return n;
+    if (below) {
+        for (--n; n > kMinN && pass(n - 1);)
+            --n;
+        return n;
     }
+    for (++n; n <= kMaxN; ++n)
+        if (pass(n))
+            return n;
     return kMaxN + 1;
 }
+
 
 }  // namespace ozaki
 }  // namespace tgemm

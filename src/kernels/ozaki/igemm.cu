@@ -183,12 +183,15 @@ struct ResidueEpi {
     }
 };
 
-// The magnitude GEMM's epilogue (NOTES.md (f)): per element the smallest
-// candidate N from which it is certified (element.hpp's cert_nreq), kMinN
-// for a zero row or column, kMaxN + 1 where none, as a byte. K <= 32768, so
-// 255^2 K < 2^31 and the int32 sums are never reduced.
+// The magnitude GEMM's epilogue (NOTES.md (f), (h)): per element the
+// smallest candidate N certified at g (element.hpp's cert_nreq, its search
+// started at kStart, the usual answer, independently for each element so
+// that the 128 searches of a thread overlap), kMinN for a zero row or
+// column, kMaxN + 1 where none, as a byte. K <= 32768, so 255^2 K < 2^31
+// and the int32 sums are never reduced.
 struct CertEpi {
     static constexpr bool kU8 = true;
+    static constexpr int kStart = kMinN + 2;
     static constexpr int kKBlocks = 1 << 30;
     const unsigned long long *IA, *IB;
     const double *pwA, *pwB;  // [N - kMinN][Mp], [N - kMinN][Np]
@@ -206,7 +209,8 @@ struct CertEpi {
             const int row = row0 + g8 + ((c >> 1) & 1) * 8;
             const int col = (c >> 2) * 8 + 2 * q + (c & 1);
             tile[col * BM + row] = static_cast<uint8_t>(cert_nreq(((c >> 1) & 1) ? ia1 : ia0, IB[n0 + col],
-                                                                  pwA + m0 + row, pwB + n0 + col, Mp, Np, g, d[c]));
+                                                                  pwA + m0 + row, pwB + n0 + col, Mp, Np, g, d[c],
+                                                                  kStart));
         }
     }
 };

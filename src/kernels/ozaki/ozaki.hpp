@@ -6,8 +6,9 @@
 // integers back in between:
 //   1. launch_certificate: K-balancing maxima and exponents, the rows' and
 //      columns' sums of squares (stats.cu); the certificate (cert.cu):
-//      magnitudes, their u8 GEMM (igemm.cu) whose epilogue tests every
-//      candidate N per element, and the largest per-element N of the call,
+//      magnitudes, their u8 GEMM (igemm.cu) whose epilogue finds per
+//      element the smallest candidate N certified at element.hpp's
+//      cert_target, and the largest of them over the call (the call's N),
 //      with a flag for Inf or NaN in op(A) or op(B), in CertBuffers::result.
 //   2. launch_products, at the N the certificate gave: the scaling
 //      exponents (stats.cu), the residue planes (convert.cu), N INT8 GEMMs
