@@ -9,6 +9,8 @@
 // with TGEMM_VERBOSE=2.
 //
 //   lib_accuracy [MxNxK ...]   (default 1024^3, 4096^3, 8192^3, 8192x2048x4096, 3000x5000x700)
+// LIB_ACCURACY_COLUMNS: columns sampled (default 48); LIB_ACCURACY_CASES:
+// the input cases to run, names separated by commas (default all).
 // Exit status 1 if any element of the mode's result breaks the bound.
 #include <tgemm.h>
 
@@ -23,18 +25,10 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_check.hpp"
 #include "ozaki_inputs.hpp"
 
 namespace {
-
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            std::exit(2);                                                                      \
-        }                                                                                      \
-    } while (0)
 
 struct Errors {
     double max_rel = 0, norm = 0;
@@ -148,9 +142,9 @@ int main(int argc, char **argv)
     if (shapes.empty())
         shapes = {{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 2048, 4096}, {3000, 5000, 700}};
     const uint64_t seed = 20261126;
-    std::printf("seed %" PRIu64 "; errors on sampled columns against FP64; 'over' = elements of the fp32-tc result "
-                "over gamma_K |A||B|\n\n",
-                seed);
+    std::printf("seed %" PRIu64 "; errors on sampled columns (%s) against FP64; 'over' = elements of the fp32-tc "
+                "result over gamma_K |A||B|\n\n",
+                seed, std::getenv("LIB_ACCURACY_COLUMNS") ? std::getenv("LIB_ACCURACY_COLUMNS") : "48");
     std::printf("| m x n x k | input | strict max rel | fp32-tc max rel | strict normwise | fp32-tc normwise | over "
                 "| strict TFLOP/s | fp32-tc TFLOP/s |\n");
     std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -158,7 +152,8 @@ int main(int argc, char **argv)
     for (const auto &sh : shapes) {
         const int64_t m = sh[0], n = sh[1], k = sh[2];
         std::vector<int64_t> cols;
-        const int64_t want = std::min<int64_t>(n, 48);
+        const char *cols_env = std::getenv("LIB_ACCURACY_COLUMNS");
+        const int64_t want = std::min<int64_t>(n, cols_env ? std::max(1, std::atoi(cols_env)) : 48);
         for (int64_t c = 0; c < want; ++c)
             cols.push_back(c * n / want);
         float *dA, *dB, *dC;
@@ -166,6 +161,9 @@ int main(int argc, char **argv)
         CK(cudaMalloc(reinterpret_cast<void **>(&dB), size_t(k) * n * 4));
         CK(cudaMalloc(reinterpret_cast<void **>(&dC), size_t(m) * n * 4));
         for (const ozaki_inputs::Case &cs : ozaki_inputs::cases()) {
+            const char *only = std::getenv("LIB_ACCURACY_CASES");
+            if (only && *only && ("," + std::string(only) + ",").find("," + std::string(cs.name) + ",") == std::string::npos)
+                continue;
             ozaki_inputs::Matrix A = ozaki_inputs::make_matrix(m, k, m, 0.0f);
             ozaki_inputs::Matrix B = ozaki_inputs::make_matrix(k, n, k, 0.0f);
             ozaki_inputs::fill(cs, false, false, m, n, k, seed + uint64_t(m * 3 + n * 5 + k * 7), A, B);

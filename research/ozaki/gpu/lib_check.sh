@@ -6,7 +6,8 @@
 #
 #   bash research/ozaki/gpu/lib_check.sh [PHASE ...]     (from the repository root)
 #
-# PHASE: build, test, sanitize, strict, suite, accuracy, timing, random, or
+# PHASE: build, test, sanitize, strict, suite, accuracy, accuracy16k, passes,
+# timing, random, random-large, or
 # all (the default: build, test, accuracy, timing, in that order). Each
 # phase after build needs the build; run them one by one where a command
 # may take at most 10 minutes. Logs and tables in $OUT (default ./out):
@@ -18,11 +19,17 @@
 #   strict.log           make test-gpu (the strict path's suite, unchanged) under TGEMM_TEST_REQUIRE_GPU=1
 #   accuracy.md          per shape and input: max and normwise errors, strict and fp32-tc
 #   accuracy.log         its TGEMM_VERBOSE=2 lines (which math ran each call, N, or why strict)
+#   accuracy16k.md/.log  the same at 16384^3 (under auto: the mode runs there by itself)
+#   passes.md            lib_passes: each pass of the call timed alone, against its bound
+#                        (memory or tensor engine), beside the whole call and strict
 #   suite.log            the strict suite's test_gemm (small rows) in the mode, forced on every size:
 #                        its FP64 bounds, NaN/Inf and alpha/beta cases must hold there too
 #   timing_strict.csv, timing_fp32-tc.csv, timing.log   bench_gemm in either math
-#   random_<math>/       bench-random's seed 1 (100 problems) in either math, for the
-#                        never-slower-than-strict-by-2% comparison
+#   random/              bench-random --math-compare over RANDOM_SEEDS (default 3 fresh) of 100
+#                        problems, RANDOM_REPS (31) rounds: the fp32-tc math timed beside strict in
+#                        the same rounds (never slower by more than 2%), and against cuBLAS
+#   random_large/        the same with --large (every dimension 2048 to 20000), RANDOM_LARGE_COUNT
+#                        (30) problems of one fresh seed: the mode's range and its edge
 # Exit status: nonzero if any phase failed.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -35,6 +42,10 @@ fail=0
 note() { echo "$@" | tee -a "$OUT/summary.log"; }
 
 acc_bin=build/research/lib_accuracy
+passes_bin=build/research/lib_passes
+ozaki_objs="build/obj/kernels/ozaki/cert.o build/obj/kernels/ozaki/convert.o build/obj/kernels/ozaki/crt.o
+    build/obj/kernels/ozaki/igemm.o build/obj/kernels/ozaki/pipeline.o build/obj/kernels/ozaki/stats.o
+    build/obj/kernels/tensor_map.o"
 
 for phase in "${phases[@]}"; do
     note "== $phase $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null)"
@@ -48,7 +59,12 @@ for phase in "${phases[@]}"; do
                 g++ -std=c++17 -O2 -Wall -Wextra -Werror -Iinclude -Itests -isystem /usr/local/cuda/include \
                     -o "$acc_bin" research/ozaki/gpu/lib_accuracy.cpp -Lbuild/lib -ltgemm \
                     -Wl,-rpath,"$PWD/build/lib" -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,/usr/local/cuda/lib64 \
-                    -lpthread
+                    -lpthread &&
+                make -j"$JOBS" build/bench/bench_random &&
+                g++ -std=c++17 -O2 -Wall -Wextra -Werror -Iinclude -Isrc -Itests -isystem /usr/local/cuda/include \
+                    -o "$passes_bin" research/ozaki/gpu/lib_passes.cpp $ozaki_objs -Lbuild/lib -ltgemm \
+                    -Wl,-rpath,"$PWD/build/lib" -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,/usr/local/cuda/lib64 \
+                    -ldl -lpthread
         } > "$OUT/build.log" 2>&1 || { note "BUILD FAILED (build.log)"; exit 2; }
         ;;
     test)
@@ -72,11 +88,31 @@ for phase in "${phases[@]}"; do
         tail -n 3 "$OUT/suite.log" | tee -a "$OUT/summary.log"
         ;;
     random)
-        for math in strict fp32-tc; do
-            TGEMM_MATH=$math make --no-print-directory bench-random SEED=1 BENCH_RANDOM_SEEDS=1 \
-                BENCH_OUT="$OUT/random_$math" > "$OUT/random_$math.log" 2>&1 ||
-                { fail=1; note "BENCH-RANDOM FAILED in $math (random_$math.log)"; }
-        done
+        make --no-print-directory bench-random BENCH_RANDOM_SEEDS="${RANDOM_SEEDS:-3}" SEED="${SEED:-}" \
+            BENCH_RANDOM_REPS="${RANDOM_REPS:-31}" BENCH_RANDOM_ARGS=--math-compare BENCH_OUT="$OUT/random" > "$OUT/random.log" 2>&1 ||
+            { fail=1; note "BENCH-RANDOM --math-compare FAILED (random.log)"; }
+        grep -E '^bench-random: seeds|^\| all seeds \| (hot|cold) |slower than strict|^Checks' \
+            "$OUT/random/random_report.md" | tee -a "$OUT/summary.log"
+        ;;
+    random-large)
+        make --no-print-directory bench-random BENCH_RANDOM_SEEDS=1 SEED="${SEED:-}" \
+            BENCH_RANDOM_COUNT="${RANDOM_LARGE_COUNT:-30}" BENCH_RANDOM_REPS=5 \
+            BENCH_RANDOM_ARGS="--math-compare --large" BENCH_OUT="$OUT/random_large" > "$OUT/random_large.log" 2>&1 ||
+            { fail=1; note "BENCH-RANDOM --large FAILED (random_large.log)"; }
+        grep -E '^\| [0-9]+ \| (hot|cold) |slower than strict|^Checks' "$OUT/random_large/random_report.md" |
+            tee -a "$OUT/summary.log"
+        ;;
+    accuracy16k)
+        # auto: at 16384^3 the mode runs by itself; 32 columns (two per core of the H100 machine's 16) for the FP64 reference.
+        LIB_ACCURACY_COLUMNS=32 TGEMM_VERBOSE=2 "$acc_bin" 16384x16384x16384 > "$OUT/accuracy16k${LIB_ACCURACY_CASES:+-part}.md" 2> "$OUT/accuracy16k.log" ||
+            { fail=1; note "ACCURACY 16384^3: contract violated or error (accuracy16k.md, .log)"; }
+        cat "$OUT/accuracy16k${LIB_ACCURACY_CASES:+-part}.md" | tee -a "$OUT/summary.log"
+        grep -o 'fp32-tc moduli=[0-9]*\|strict (fp32-tc declined: [a-z-]*)' "$OUT/accuracy16k.log" | sort | uniq -c |
+            tee -a "$OUT/summary.log"
+        ;;
+    passes)
+        "$passes_bin" > "$OUT/passes.md" 2>&1 || { fail=1; note "PASSES FAILED (passes.md)"; }
+        cat "$OUT/passes.md" | tee -a "$OUT/summary.log"
         ;;
     accuracy)
         # The mode on every size it can take, so that 1024^3 measures it too.
@@ -104,7 +140,7 @@ for phase in "${phases[@]}"; do
         tee -a "$OUT/summary.log" < "$OUT/timing.log"
         ;;
     *)
-        note "unknown phase $phase (build, test, sanitize, strict, suite, accuracy, timing, random, all)"
+        note "unknown phase $phase (build, test, sanitize, strict, suite, accuracy, accuracy16k, passes, timing, random, random-large, all)"
         exit 2
         ;;
     esac
