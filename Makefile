@@ -441,7 +441,8 @@ test-host-mock: $(BUILD)/tests/test_host_mock
 # call's plan checked against the limit; the same spread over two workers
 # of one GPU (TGEMM_DEVICES=0,0), and over every GPU where there are
 # several, each block's plan within the limit, and sgemm_ spread over them
-# while the first GPU's context breaks (the others must finish C); then
+# while the first GPU's context breaks (the others must finish C where they
+# still work, else the CPU BLAS; C exact either way); then
 # sgemm_ while the CUDA context breaks half way through the call, C in
 # pageable, pinned and managed memory, beta != 0 and == 0, one process per
 # run since the context stays broken (tests/test_host.c).
