@@ -60,8 +60,12 @@
 // of the mode, which is strict's), timed in both L2 conditions; per problem
 // speedup = strict / fp32-tc, and whether the mode ran (its C differs from
 // strict's: where it declines, the strict path computes the call, bit for
-// bit). The summary gives the speedup's distribution, the problems the
-// mode ran, and those slower than strict by more than 2%.
+// bit). Strict is also timed a second time in each round (strict again,
+// its C checked equal to the first's bit for bit): how far apart two
+// timings of the same call fall, against which a 2% difference between
+// the maths is read. The summary gives the speedup's distribution, the
+// problems the mode ran, those slower than strict by more than 2%, and
+// how many strict again put more than 2% behind strict.
 //
 // --large: the problems of bench/random_shapes.hpp's large_limits() (every
 // dimension 2,048 to 20,000, up to 2.2e12 flops), around and above the
@@ -86,13 +90,15 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 using namespace bench;
 
 namespace {
 
-enum Lib { kTgemm, kDefault, kPedantic, kTgemmTc, kLibs };
-const char *const kLibName[kLibs] = {"tgemm", "cuBLAS default", "cuBLAS pedantic", "tgemm fp32-tc"};
+enum Lib { kTgemm, kDefault, kPedantic, kTgemmTc, kTgemmAgain, kLibs };
+const char *const kLibName[kLibs] = {"tgemm", "cuBLAS default", "cuBLAS pedantic", "tgemm fp32-tc",
+                                     "tgemm strict again"};
 enum Cond { kHot, kCold, kConds };
 const char *const kCondName[kConds] = {"hot", "cold"};
 
@@ -109,7 +115,8 @@ const char *const kCsvHeader =
     "seed,index,m,n,k,ta,tb,lda,ldb,ldc,alpha,beta,ab_class,flops,floor_us,membound,tgemm_hot_us,"
     "cublas_def_hot_us,cublas_ped_hot_us,ratio_hot,tgemm_cold_us,cublas_def_cold_us,cublas_ped_cold_us,"
     "ratio_cold,max_err_over_bound_tgemm,max_err_over_bound_cublas,pad_ok,timing,cold,reps,"
-    "tc_hot_us,tc_cold_us,tc_speedup_hot,tc_speedup_cold,tc_ran,max_err_over_bound_tc";
+    "tc_hot_us,tc_cold_us,tc_speedup_hot,tc_speedup_cold,tc_ran,max_err_over_bound_tc,again_hot_us,again_cold_us,"
+    "again_speedup_hot,again_speedup_cold";
 
 // ------------------------------------------------------------------ operands
 
@@ -203,9 +210,13 @@ struct Row {
         return best > 0 && us[c][kTgemm] > 0 ? best / us[c][kTgemm] : 0.0;
     }
     // strict / fp32-tc; 0 without --math-compare.
-    double tc_speedup(int c) const
+    double tc_speedup(int c) const { return speedup(c, kTgemmTc); }
+    // strict / strict again, the same call timed twice in each round: how
+    // far apart two timings of one code path fall (--math-compare).
+    double again_speedup(int c) const { return speedup(c, kTgemmAgain); }
+    double speedup(int c, int lib) const
     {
-        return us[c][kTgemm] > 0 && us[c][kTgemmTc] > 0 ? us[c][kTgemm] / us[c][kTgemmTc] : 0.0;
+        return us[c][kTgemm] > 0 && us[c][lib] > 0 ? us[c][kTgemm] / us[c][lib] : 0.0;
     }
 };
 
@@ -220,7 +231,7 @@ struct Run {
     std::vector<int> failed;  // indices whose tgemm result failed a check
     std::vector<int> libs{kTgemm};  // the libraries timed, tgemm (strict) first
     bool cublas = false;
-    bool compare = false;           // --math-compare: kTgemmTc among them
+    bool compare = false;           // --math-compare: kTgemmTc and kTgemmAgain among them
 };
 
 std::string describe_shape(const RandomShape &s)
@@ -235,7 +246,7 @@ std::string describe_shape(const RandomShape &s)
 void call(Run &run, const RandomShape &s, int lib, const Set &st)
 {
     Ctx &ctx = run.ctx;
-    if (lib == kTgemm || lib == kTgemmTc) {
+    if (lib == kTgemm || lib == kTgemmTc || lib == kTgemmAgain) {
         if (run.compare)
             tgemm_check(tgemm_set_math(lib == kTgemmTc ? TGEMM_MATH_FP32_TC : TGEMM_MATH_STRICT), "tgemm_set_math");
         // The message only on failure: a timed batch must not pay for it.
@@ -270,7 +281,10 @@ void check_all(Run &run, const RandomShape &s, const Shape &sh, const Set &st, c
     Reference ref = make_reference(sh, st.A, s.lda, st.B, s.ldb, s.alpha, ctx);
     gemm_check::add_beta_term(s.m, s.n, s.beta, hC0.data(), s.ldc, ref.ref.get(), ref.mag.get(), s.m);
     std::vector<float> hC, back, strict_c;
+    bool seen[kLibs] = {};
     for (const int lib : run.libs) {
+        if (std::exchange(seen[lib], true))
+            continue;  // a library timed twice a round is checked once
         CUDA_CHECK(cudaMemcpyAsync(st.C, hC0.data(), l.nC * sizeof(float), cudaMemcpyHostToDevice, ctx.stream));
         call(run, s, lib, st);
         sync(ctx);
@@ -285,7 +299,7 @@ void check_all(Run &run, const RandomShape &s, const Shape &sh, const Set &st, c
             what = "outside the FP32 bound: " + gemm_check::describe(rep);
         if (!pad)
             what += std::string(what.empty() ? "" : "; ") + "C's padding rows changed";
-        const bool ours = lib == kTgemm || lib == kTgemmTc;
+        const bool ours = lib == kTgemm || lib == kTgemmTc || lib == kTgemmAgain;
         if (ours) {
             // A changed operand is put back, so that cuBLAS is judged on the inputs of the reference.
             const std::pair<const float *, const std::vector<float> *> operands[] = {{st.A, &hA}, {st.B, &hB}};
@@ -300,6 +314,10 @@ void check_all(Run &run, const RandomShape &s, const Shape &sh, const Set &st, c
             if (lib == kTgemm) {
                 row.err_tgemm = rep.worst;
                 strict_c = hC;
+            } else if (lib == kTgemmAgain) {
+                // The strict path is bitwise reproducible.
+                if (std::memcmp(hC.data(), strict_c.data(), hC.size() * sizeof(float)) != 0)
+                    what += std::string(what.empty() ? "" : "; ") + "C differs from the first strict call's";
             } else {
                 row.err_tc = rep.worst;
                 row.tc_ran = std::memcmp(hC.data(), strict_c.data(), hC.size() * sizeof(float)) != 0;
@@ -513,10 +531,12 @@ void write_csv(Run &run, const Row &r)
     std::fprintf(run.csv, ",%.4g,%s,%d,%s,%s,%d", r.err_tgemm, run.cublas ? fmt("%.4g", r.err_cublas).c_str() : "n/a",
                  r.pad_ok ? 1 : 0, r.wall ? "wall" : "event", r.cold.c_str(), r.reps);
     if (run.compare)
-        std::fprintf(run.csv, ",%.3f,%.3f,%.4f,%.4f,%d,%.4g\n", r.us[kHot][kTgemmTc], r.us[kCold][kTgemmTc],
-                     r.tc_speedup(kHot), r.tc_speedup(kCold), r.tc_ran ? 1 : 0, r.err_tc);
+        std::fprintf(run.csv, ",%.3f,%.3f,%.4f,%.4f,%d,%.4g,%.3f,%.3f,%.4f,%.4f\n", r.us[kHot][kTgemmTc],
+                     r.us[kCold][kTgemmTc], r.tc_speedup(kHot), r.tc_speedup(kCold), r.tc_ran ? 1 : 0, r.err_tc,
+                     r.us[kHot][kTgemmAgain], r.us[kCold][kTgemmAgain], r.again_speedup(kHot),
+                     r.again_speedup(kCold));
     else
-        std::fprintf(run.csv, ",n/a,n/a,n/a,n/a,n/a,n/a\n");
+        std::fprintf(run.csv, ",n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a\n");
     std::fflush(run.csv);
     if (std::ferror(run.csv))
         die("writing %s failed", run.csv_path.c_str());
@@ -536,9 +556,10 @@ void print_row(const Run &run, const Row &r)
     std::printf(" %7.2g %5s %s %s x%d", r.err_tgemm, r.pad_ok ? "ok" : "BAD", r.wall ? "wall" : "event",
                 r.cold.c_str(), r.reps);
     if (run.compare)
-        std::printf(" | fp32-tc %s %s %s: strict/tc %.3f %.3f err %.2g", us_or_na(r.us[kHot][kTgemmTc], "%.2f").c_str(),
-                    us_or_na(r.us[kCold][kTgemmTc], "%.2f").c_str(), r.tc_ran ? "ran" : "strict", r.tc_speedup(kHot),
-                    r.tc_speedup(kCold), r.err_tc);
+        std::printf(" | fp32-tc %s %s %s: strict/tc %.3f %.3f err %.2g | strict/again %.3f %.3f",
+                    us_or_na(r.us[kHot][kTgemmTc], "%.2f").c_str(), us_or_na(r.us[kCold][kTgemmTc], "%.2f").c_str(),
+                    r.tc_ran ? "ran" : "strict", r.tc_speedup(kHot), r.tc_speedup(kCold), r.err_tc,
+                    r.again_speedup(kHot), r.again_speedup(kCold));
     std::printf("\n");
     std::fflush(stdout);
 }
@@ -550,7 +571,8 @@ void print_header(const Run &run)
                 "default", "pedantic", "ratio", "cold:tgemm", "default", "pedantic", "ratio", "err", "pad",
                 "timing cold reps");
     if (run.compare)
-        std::printf("  (then | fp32-tc hot cold us, whether the mode ran: strict / fp32-tc hot cold, err)\n");
+        std::printf("  (then | fp32-tc hot cold us, whether the mode ran: strict / fp32-tc hot cold, err | strict / "
+                    "strict again hot cold)\n");
 }
 
 // The fp32-tc math against strict (--math-compare).
@@ -572,8 +594,10 @@ void print_tc_summary(const Run &run)
                     kCondName[c], all.size(), geomean(all), percentile(all, 0), percentile(all, 100), ran.size(),
                     geomean(ran), percentile(ran, 0));
     }
-    int slower = 0;
+    int slower = 0, again_slower = 0;
     for (const Row &r : run.rows) {
+        const double again_lo = std::min(r.again_speedup(kHot), r.again_speedup(kCold));
+        again_slower += again_lo > 0 && again_lo < kTcSlower;
         const double lo = std::min(r.tc_speedup(kHot), r.tc_speedup(kCold));
         if (lo <= 0 || lo >= kTcSlower)
             continue;
@@ -587,6 +611,8 @@ void print_tc_summary(const Run &run)
         worst = std::max(worst, r.err_tc);
     std::printf("slower than strict by more than 2%%: %d of %zu problems; largest fp32-tc error / bound %.3g\n", slower,
                 run.rows.size(), worst);
+    std::printf("strict again slower than strict by more than 2%% (the same call timed twice): %d of %zu problems\n",
+                again_slower, run.rows.size());
 }
 
 void print_distribution(const char *what, const std::vector<const Row *> &rows)
@@ -730,7 +756,8 @@ void usage(FILE *f)
         "  --time-budget S    seconds the whole run should take (default 1.5 per problem)\n"
         "  --plans            one untimed tgemm call per problem, nothing else: with TGEMM_VERBOSE=2,\n"
         "                     each problem's plan lines follow a line '== shape INDEX ...' on stderr\n"
-        "  --math-compare     tgemm in the fp32-tc math too, timed beside strict (speedup = strict / fp32-tc)\n"
+        "  --math-compare     tgemm in the fp32-tc math too, timed beside strict (speedup = strict / fp32-tc),\n"
+        "                     and strict a second time in each round (the timing's own spread)\n"
         "  --large            problems with every dimension 2048 to 20000 (the fp32-tc math's range)\n");
 }
 
@@ -814,12 +841,19 @@ int main(int argc, char **argv)
         run.cublas = true;
         run.libs.insert(run.libs.end(), {kDefault, kPedantic});
     }
-    // Between the two cuBLAS modes: in every rotation of the round's order
-    // both tgemm maths then follow a cuBLAS call (the call before a timed one
-    // leaves its L2 writes and its launch state behind), so that neither math
-    // pays for the other's place.
-    if (run.compare)
+    // --math-compare: strict, default, fp32-tc, pedantic, strict again,
+    // default (timed twice a round). In every rotation of that order each
+    // tgemm call follows a cuBLAS call (the call before a timed one leaves
+    // its L2 writes and its launch state behind), so that no tgemm call pays
+    // for another's place, and strict against strict again measures how far
+    // apart two timings of the same call fall: the noise that a 2% rule on
+    // strict against fp32-tc is read against.
+    if (run.compare) {
         run.libs.insert(run.libs.begin() + (run.cublas ? 2 : 1), kTgemmTc);
+        run.libs.push_back(kTgemmAgain);
+        if (run.cublas)
+            run.libs.push_back(kDefault);
+    }
     ctx.ref_kernel = !ctx.cb.ok || !ctx.cb.dgemm;
     run.deadline_us = now_us() + 1e6 * (budget_s > 0 ? budget_s : kSecondsPerShape * static_cast<double>(count));
     if (run.compare)

@@ -56,13 +56,16 @@ tgemm: device plan m=999 n=1000 k=16 NN tiled 64x64x8 split-k=1 (none) k-chunk=1
 EOF
 # Seed 9, --math-compare: strict / fp32-tc hot 2, 0.9901, 0.9524 and cold
 # 1.6667, 1, 1; the mode ran on #0 only; #2 is slower than strict by more
-# than 2% hot; #1's fp32-tc result is outside its bound.
+# than 2% hot; #1's fp32-tc result is outside its bound. Strict again:
+# #1 slower than strict by more than 2% hot, #2 cold, #0 neither.
 cat > "$tmp/random_9.csv" <<EOF
-$header,tc_hot_us,tc_cold_us,tc_speedup_hot,tc_speedup_cold,tc_ran,max_err_over_bound_tc
-9,0,5000,5000,5000,N,N,5000,5000,5000,1,0,0,2.5e+11,3736.921,0,100,110,120,1.1,100,110,120,1.1,0.2,0.2,1,event,rotate2,9,50,60,2.0000,1.6667,1,0.3
-9,1,100,100,100,N,N,100,100,100,1,0,0,2e+06,0.042,0,10,20,40,2,10,20,40,2,0.1,0.1,1,wall,flush,9,10.1,10,0.9901,1.0000,0,1.5
-9,2,3000,3000,3000,N,N,3000,3000,3000,1,0,0,5.4e+10,807.175,0,40,40,40,1,40,40,40,1,0.1,0.1,1,event,rotate3,9,42,40,0.9524,1.0000,0,0.1
+$header,tc_hot_us,tc_cold_us,tc_speedup_hot,tc_speedup_cold,tc_ran,max_err_over_bound_tc,again_hot_us,again_cold_us,again_speedup_hot,again_speedup_cold
+9,0,5000,5000,5000,N,N,5000,5000,5000,1,0,0,2.5e+11,3736.921,0,100,110,120,1.1,100,110,120,1.1,0.2,0.2,1,event,rotate2,9,50,60,2.0000,1.6667,1,0.3,100,100,1.0000,1.0000
+9,1,100,100,100,N,N,100,100,100,1,0,0,2e+06,0.042,0,10,20,40,2,10,20,40,2,0.1,0.1,1,wall,flush,9,10.1,10,0.9901,1.0000,0,1.5,10.5,10,0.9524,1.0000
+9,2,3000,3000,3000,N,N,3000,3000,3000,1,0,0,5.4e+10,807.175,0,40,40,40,1,40,40,40,1,0.1,0.1,1,event,rotate3,9,42,40,0.9524,1.0000,0,0.1,40,41,1.0000,0.9756
 EOF
+# The same without the strict-again columns (files from before them).
+cut -d, -f1-36 "$tmp/random_9.csv" > "$tmp/random_10.csv"
 # A matplotlib that cannot be imported, put first on the path.
 mkdir -p "$tmp/nompl/matplotlib"
 echo 'raise ImportError("no matplotlib here")' > "$tmp/nompl/matplotlib/__init__.py"
@@ -116,13 +119,17 @@ PYTHONPATH="$tmp/nompl" python3 "$report" "$tmp/random_9.csv" > "$tmp/out9.txt" 
 cat "$tmp/out9.txt" "$tmp/err9.txt"
 has9() { grep -qxF -- "$1" "$tmp/out9.txt"; }
 check "math-compare: no fp32-tc table without its columns" [ "$(grep -c 'fp32-tc math against strict' "$tmp/out.txt")" -eq 0 ]
-check "math-compare: hot" has9 "| 9 | hot | 3 | 1.236 | 0.952 | 2.000 | 1 | 2.000 | 2.000 | 1 |"
-check "math-compare: cold" has9 "| 9 | cold | 3 | 1.186 | 1.000 | 1.667 | 1 | 1.667 | 1.667 | 0 |"
+check "math-compare: hot" has9 "| 9 | hot | 3 | 1.236 | 0.952 | 2.000 | 1 | 2.000 | 2.000 | 1 | 1 |"
+check "math-compare: cold" has9 "| 9 | cold | 3 | 1.186 | 1.000 | 1.667 | 1 | 1.667 | 1.667 | 0 | 1 |"
 check "math-compare: the problem slowed listed" has9 "| 9 | 2 | 3000 | 3000 | 3000 | NN | declined | 0.952 | 1.000 |"
 check "math-compare: only that one" [ "$(grep -cE '^\| 9 \| [0-9] \| [0-9]+ \| [0-9]+ \| [0-9]+ \| NN \| (ran|declined) \|' "$tmp/out9.txt")" -eq 1 ]
 check "math-compare: largest error of the mode" has9 "Largest fp32-tc error / bound: 1.5."
 check "math-compare: the mode's failed check counted" grep -qF "Checks: 2 of 3 tgemm results" "$tmp/out9.txt"
 check "math-compare: and listed" grep -qF "FAILED: seed 9 problem 1 (100 x 100 x 100 NN): error / bound 0.1, fp32-tc 1.5, padding ok" "$tmp/out9.txt"
+
+PYTHONPATH="$tmp/nompl" python3 "$report" "$tmp/random_10.csv" > "$tmp/out10.txt" 2> "$tmp/err10.txt"
+check "math-compare without strict again: that column '-'" \
+    grep -qxF "| 9 | hot | 3 | 1.236 | 0.952 | 2.000 | 1 | 2.000 | 2.000 | 1 | - |" "$tmp/out10.txt"
 
 if python3 -c 'import matplotlib' 2>/dev/null; then
     python3 "$report" --out "$tmp" "$tmp/random_7.csv" "$tmp/random_8.csv" > /dev/null 2>&1
