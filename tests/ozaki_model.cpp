@@ -10,7 +10,7 @@ namespace {
 
 using namespace tgemm::ozaki;
 
-constexpr int kInv[kMaxModuli][kMaxModuli] = TGEMM_OZAKI_INVERSES;
+constexpr GarnerTable kGarner = TGEMM_OZAKI_GARNER;
 constexpr int64_t kNormChunk = 256;  // the norm kernel's chunk of K (stats.cu)
 
 // op(A) as m rows of k and op(B) as n rows of k (column j of op(B)), K-balanced.
@@ -161,7 +161,7 @@ void run(const Problem &p, const Balanced &x, const std::vector<int> &mu, const 
                 r[l] = sym_rt(static_cast<int>(dot % kmod(l)), kmod(l));
             }
             float &cij = c[i + j * ldc];
-            cij = crt_element<N>(r, mu[i] + nu[j], p.alpha, p.beta, p.beta != 0.0f ? cij : 0.0f, kInv);
+            cij = crt_element<N>(r, mu[i] + nu[j], p.alpha, p.beta, p.beta != 0.0f ? cij : 0.0f, kGarner);
         }
 }
 

@@ -1,6 +1,7 @@
 // The CPU model of the fp32-tc math (tests/ozaki_model.cpp, with the
 // kernels' element functions, src/kernels/ozaki/element.hpp), no GPU:
-//  - its constants (Garner's inverses, the scaling limits) recomputed;
+//  - its constants (Garner's, the scaling limits) recomputed; the CRT
+//    recovering integers from their residues exactly;
 //  - the exact scaling exponent against the logarithm it replaces, and the
 //    residues against 128-bit integers;
 //  - contract (a) on the acceptance inputs at small sizes: wherever the
@@ -61,18 +62,103 @@ float bits_float(uint32_t u)
     return f;
 }
 
-void test_inverses(void **)
+void test_garner_table(void **)
 {
-    constexpr int inv[kMaxModuli][kMaxModuli] = TGEMM_OZAKI_INVERSES;
-    for (int l = 0; l < kMaxModuli; ++l)
+    constexpr GarnerTable g = TGEMM_OZAKI_GARNER;
+    for (int l = 0; l < kMaxModuli; ++l) {
+        const int p = kmod(l);
+        int prod = 1 % p;  // p_0 ... p_{s-1} mod p_l
         for (int s = 0; s < kMaxModuli; ++s) {
-            if (s < l) {
-                if (inv[l][s] * kmod(s) % kmod(l) != 1 % kmod(l))
-                    fail_msg("inverse of p_%d mod p_%d: %d", s, l, inv[l][s]);
-            } else if (inv[l][s] != 0) {
-                fail_msg("inverse table [%d][%d] not 0", l, s);
-            }
+            const int want = s < l ? prod : 0;
+            if (g.prefix[l][s] != want)
+                fail_msg("prefix[%d][%d] = %d, want %d", l, s, g.prefix[l][s], want);
+            if (s < l)
+                prod = prod * (kmod(s) % p) % p;
         }
+        if (l == 0 ? g.inv_prefix[0] != 0 : g.inv_prefix[l] * prod % p != 1)
+            fail_msg("inv_prefix[%d] = %d: not the inverse of %d mod %d", l, g.inv_prefix[l], prod, p);
+    }
+}
+
+// crt_element recovers an integer from its residues: X = t 2^sh with t of
+// 24 bits (a float exactly) and |X| < min(P/2, 2^53) for P the product of
+// the first N moduli, residues from 128-bit arithmetic; with e = 0, alpha
+// 1 and beta 0 the result is X exactly, and with e = sh it is t.
+template <int N>
+void check_crt(std::mt19937_64 &rng, __int128 half_p)
+{
+    constexpr GarnerTable g = TGEMM_OZAKI_GARNER;
+    int bits = 0;
+    while (bits < 120 && (static_cast<__int128>(1) << (bits + 1)) < half_p)
+        ++bits;
+    bits = std::min(bits, 53);  // |X| < 2^bits <= P/2
+    for (int it = 0; it < 20000; ++it) {
+        const int64_t t = static_cast<int64_t>(rng() % (uint64_t(1) << 24)) * (rng() & 1 ? 1 : -1);
+        const int sh = static_cast<int>(rng() % static_cast<uint64_t>(bits - 24 + 1));
+        const __int128 x = static_cast<__int128>(t) << sh;
+        int r[N];
+        for (int l = 0; l < N; ++l) {
+            const int m = static_cast<int>((x < 0 ? -x : x) % kmod(l));
+            r[l] = sym_rt(x < 0 ? -m : m, kmod(l));
+        }
+        const float want = std::ldexp(static_cast<float>(t), sh), got = crt_element<N>(r, 0, 1.0f, 0.0f, 0.0f, g);
+        const float scaled = crt_element<N>(r, sh, 1.0f, 0.0f, 0.0f, g);
+        if (got != want || scaled != static_cast<float>(t))
+            fail_msg("N = %d: %lld * 2^%d recovered as %a (scaled back %a)", N, static_cast<long long>(t), sh,
+                     static_cast<double>(got), static_cast<double>(scaled));
+    }
+}
+
+// Garner's step-by-step form, v_l = (...((r_l - v_0) p_0^-1 - v_1) p_1^-1
+// ...) mod p_l reduced at every step, with the inverses found here; its
+// digits are the ones crt_element's single reduction must give.
+template <int N>
+double stepwise_crt(const int (&r)[N])
+{
+    int v[N];
+    for (int l = 0; l < N; ++l) {
+        int t = r[l];
+        for (int s = 0; s < l; ++s) {
+            int inv = 1;
+            while ((kmod(s) % kmod(l)) * inv % kmod(l) != 1)
+                ++inv;
+            t = sym_rt((t - v[s]) * inv, kmod(l));
+        }
+        v[l] = t;
+    }
+    double x = v[N - 1];
+    for (int l = N - 2; l >= 0; --l)
+        x = std::fma(x, static_cast<double>(kmod(l)), static_cast<double>(v[l]));
+    return x;
+}
+
+template <int N>
+void check_crt_n(std::mt19937_64 &rng)
+{
+    __int128 p = 1;
+    for (int l = 0; l < N; ++l)
+        p *= kmod(l);
+    check_crt<N>(rng, p / 2);
+    // Any residues (the whole range, past 2^53 too): the same float as the
+    // step-by-step form's digits give.
+    constexpr GarnerTable g = TGEMM_OZAKI_GARNER;
+    for (int it = 0; it < 2000; ++it) {
+        int r[N];
+        for (int l = 0; l < N; ++l)
+            r[l] = sym_rt(static_cast<int>(rng() % 256), kmod(l));
+        const int e = static_cast<int>(rng() % 64);
+        const float want = static_cast<float>(std::ldexp(stepwise_crt<N>(r), -e));
+        const float got = crt_element<N>(r, e, 1.0f, 0.0f, 0.0f, g);
+        if (std::memcmp(&got, &want, sizeof got) != 0)
+            fail_msg("N = %d: %a, the step-by-step form %a", N, static_cast<double>(got), static_cast<double>(want));
+    }
+}
+
+void test_crt_exact(void **)
+{
+    std::mt19937_64 rng(base_seed() + 3);
+    check_crt_n<5>(rng), check_crt_n<6>(rng), check_crt_n<7>(rng), check_crt_n<8>(rng);
+    check_crt_n<9>(rng), check_crt_n<10>(rng), check_crt_n<11>(rng), check_crt_n<12>(rng);
 }
 
 // Tlim(n) = (P/2 - 1) 2^(-2e-9), within an ulp (the constant is the
@@ -433,7 +519,8 @@ int main()
 {
     base_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_inverses),       cmocka_unit_test(test_scaling_limits),
+        cmocka_unit_test(test_garner_table),   cmocka_unit_test(test_crt_exact),
+        cmocka_unit_test(test_scaling_limits),
         cmocka_unit_test(test_mu_exact),       cmocka_unit_test(test_residues),
         cmocka_unit_test(test_contract_small), cmocka_unit_test(test_contract_chunks),
         cmocka_unit_test(test_contract_thin),  cmocka_unit_test(test_special_values),

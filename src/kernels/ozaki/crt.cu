@@ -14,8 +14,8 @@ namespace tgemm {
 namespace ozaki {
 namespace {
 
-// Garner's inverses, in every device's constant memory from the module's image.
-__constant__ int c_inv[kMaxModuli][kMaxModuli] = TGEMM_OZAKI_INVERSES;
+// Garner's constants, in every device's constant memory from the module's image.
+__constant__ GarnerTable c_garner = TGEMM_OZAKI_GARNER;
 
 __device__ __forceinline__ unsigned ld_u32(const int8_t *p)
 {
@@ -32,7 +32,7 @@ __device__ __forceinline__ unsigned ld_u32(const int8_t *p)
 template <int N>
 __device__ __forceinline__ void crt_group(const int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t m,
                      const int *__restrict__ mu, int nuj, float alpha, float beta, float *__restrict__ C,
-                     int64_t ldc, bool cvec, int64_t i0, int64_t j, const int (*inv)[kMaxModuli])
+                     int64_t ldc, bool cvec, int64_t i0, int64_t j, const GarnerTable &g)
 {
     const size_t plane = size_t(Mp) * size_t(Np), off = size_t(j) * size_t(Mp) + size_t(i0);
     unsigned wd[N];
@@ -58,7 +58,7 @@ __device__ __forceinline__ void crt_group(const int8_t *__restrict__ Rc, int64_t
         int r[N];
 #pragma unroll
         for (int l = 0; l < N; ++l) r[l] = int(int8_t(wd[l] >> (8 * q)));  // byte q = row i0 + q
-        o[q] = crt_element<N>(r, e, alpha, beta, cv[q], inv);
+        o[q] = crt_element<N>(r, e, alpha, beta, cv[q], g);
     }
     if (full) {
         st4(c, make_float4(o[0], o[1], o[2], o[3]));
@@ -86,7 +86,7 @@ crt_kernel(const int8_t *__restrict__ Rc, int64_t Mp, int64_t Np, int64_t m, int
     if (i0 >= m) return;
     for (int64_t j = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; j < n;
          j += int64_t(gridDim.y) * blockDim.y)
-        crt_group<N>(Rc, Mp, Np, m, mu, nu[j], alpha, beta, C, ldc, cvec, i0, j, c_inv);
+        crt_group<N>(Rc, Mp, Np, m, mu, nu[j], alpha, beta, C, ldc, cvec, i0, j, c_garner);
 }
 
 // crt_kernel's block and grid (see there).

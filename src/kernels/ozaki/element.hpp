@@ -58,24 +58,31 @@ OZ_HD constexpr int kmod(int l)
          : l == 10 ? 223 : l == 11 ? 217 : l == 12 ? 211 : l == 13 ? 199 : 0;
 }
 
-// Garner's inverses: kInverses[l][s] = p_s^-1 mod p_l for s < l (0 elsewhere).
-// The device copy lives in constant memory (crt.cu), initialised from this
-// list; tests/test_ozaki_model.cpp checks every entry.
-#define TGEMM_OZAKI_INVERSES                                             \
-    {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},                         \
-     {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},                         \
-     {169, 127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},                     \
-     {201, 63, 126, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},                    \
-     {55, 31, 206, 62, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},                    \
-     {225, 155, 221, 217, 201, 0, 0, 0, 0, 0, 0, 0, 0, 0},               \
-     {225, 15, 222, 20, 30, 120, 0, 0, 0, 0, 0, 0, 0, 0},                \
-     {152, 53, 35, 13, 50, 204, 39, 0, 0, 0, 0, 0, 0, 0},                \
-     {17, 185, 105, 177, 140, 210, 23, 172, 0, 0, 0, 0, 0, 0},           \
-     {47, 73, 131, 123, 193, 146, 19, 38, 114, 0, 0, 0, 0, 0},           \
-     {196, 7, 171, 8, 158, 62, 14, 67, 186, 56, 0, 0, 0, 0},             \
-     {128, 40, 211, 83, 123, 208, 148, 95, 199, 152, 181, 0, 0, 0},      \
-     {136, 24, 206, 153, 170, 204, 98, 48, 129, 66, 88, 176, 0, 0},      \
-     {7, 32, 129, 111, 170, 109, 5, 41, 73, 64, 141, 188, 83, 0}}
+// Garner's constants, so that each digit takes one reduction: for s < l,
+// prefix[l][s] = p_0 p_1 ... p_{s-1} mod p_l (1 for s = 0) and
+// inv_prefix[l] = (p_0 ... p_{l-1})^-1 mod p_l; 0 elsewhere. The device
+// copy lives in constant memory (crt.cu), initialised from this list;
+// tests/test_ozaki_model.cpp checks every entry.
+struct GarnerTable {
+    int prefix[kMaxModuli][kMaxModuli];
+    int inv_prefix[kMaxModuli];
+};
+#define TGEMM_OZAKI_GARNER \
+    {{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  \
+      {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  \
+      {1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  \
+      {1, 5, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  \
+      {1, 9, 72, 185, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  \
+      {1, 15, 210, 110, 136, 0, 0, 0, 0, 0, 0, 0, 0, 0},  \
+      {1, 17, 33, 223, 47, 137, 0, 0, 0, 0, 0, 0, 0, 0},  \
+      {1, 23, 40, 101, 187, 55, 207, 0, 0, 0, 0, 0, 0, 0},  \
+      {1, 27, 15, 131, 134, 122, 90, 213, 0, 0, 0, 0, 0, 0},  \
+      {1, 29, 131, 1, 24, 26, 137, 55, 103, 0, 0, 0, 0, 0},  \
+      {1, 33, 164, 14, 169, 42, 87, 54, 94, 118, 0, 0, 0, 0},  \
+      {1, 39, 180, 187, 65, 214, 145, 152, 45, 106, 192, 0, 0, 0},  \
+      {1, 45, 81, 26, 196, 93, 47, 50, 45, 177, 89, 13, 0, 0},  \
+      {1, 57, 8, 34, 176, 90, 198, 159, 33, 194, 59, 23, 16, 0}},  \
+     {0, 1, 211, 182, 246, 184, 41, 115, 161, 54, 163, 149, 46, 142}}
 
 // The scaling's limit for N moduli as a double's biased exponent and
 // fraction bits: Tlim(N) = (P_N / 2 - 1) 2^(-2e-9) rounded to double, P_N
@@ -303,18 +310,23 @@ OZ_HD void residues(float x, int mu, int (&res)[N])
 // One element of C from its N residues: Garner's mixed-radix digits, Horner
 // in double (exact while below 2^53, NOTES.md (f)), times 2^-e (e = mu_i +
 // nu_j), rounded to float, then fl(alpha r) and, where beta != 0,
-// fma(beta, c, that) (C is not read where beta == 0).
+// fma(beta, c, that) (C is not read where beta == 0). Digit v_l is the
+// symmetric residue mod p_l of (r_l - sum_{s<l} v_s p_0 ... p_{s-1})
+// (p_0 ... p_{l-1})^-1, the value Garner's step-by-step form reaches, in one
+// reduction: |v_s| <= 128 and the constants < 256 keep the sum below 2^19
+// and the product below 2^27, exact in int.
 template <int N>
-OZ_HD float crt_element(const int (&r)[N], int e, float alpha, float beta, float c, const int (*inv)[kMaxModuli])
+OZ_HD float crt_element(const int (&r)[N], int e, float alpha, float beta, float c, const GarnerTable &g)
 {
     int v[N];
+    v[0] = r[0];
     OZ_UNROLL
-    for (int l = 0; l < N; ++l) {
-        int tt = r[l];
+    for (int l = 1; l < N; ++l) {
+        int t = r[l];
         OZ_UNROLL
         for (int s = 0; s < l; ++s)
-            tt = sym_rt((tt - v[s]) * inv[l][s], kmod(l));
-        v[l] = tt;
+            t -= v[s] * g.prefix[l][s];
+        v[l] = sym_rt(t * g.inv_prefix[l], kmod(l));
     }
     double x = static_cast<double>(v[N - 1]);
     OZ_UNROLL
