@@ -842,10 +842,11 @@ int main(int argc, char **argv)
         run.libs.insert(run.libs.end(), {kDefault, kPedantic});
     }
     // --math-compare: strict, default, fp32-tc, pedantic, strict again,
-    // default (timed twice a round). In every rotation of that order each
-    // tgemm call follows a cuBLAS call (the call before a timed one leaves
-    // its L2 writes and its launch state behind), so that no tgemm call pays
-    // for another's place, and strict against strict again measures how far
+    // default (timed twice a round). Inside a round, in every rotation of
+    // that order, each tgemm call follows a cuBLAS call (the call before a
+    // timed one leaves its L2 writes and its launch state behind), so that
+    // no tgemm call pays for another's place (at the joins of rounds one
+    // may follow another); strict against strict again measures how far
     // apart two timings of the same call fall: the noise that a 2% rule on
     // strict against fp32-tc is read against.
     if (run.compare) {

@@ -721,8 +721,8 @@ static void test_broken_context(void **state)
      * of C that the broken one did not write back and the call succeeds on
      * the GPU; where the fault broke CUDA for the whole process, they fail
      * too and the CPU BLAS computes what none wrote back. Either way
-     * TGEMM_VERBOSE=1 shows the failure of the first worker's device (the
-     * current one, where the trap runs) during the call, and C is exact. */
+     * TGEMM_VERBOSE=1 shows the failure of the current device (where the
+     * trap runs) during the call, and C is exact. */
     const bool spread = listed_workers() >= 2 && g_broken_c != MEM_MANAGED;
     if (spread && (!getenv("TGEMM_VERBOSE") || strcmp(getenv("TGEMM_VERBOSE"), "1") != 0))
         fail_msg("broken-context with TGEMM_DEVICES needs TGEMM_VERBOSE=1");

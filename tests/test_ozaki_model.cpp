@@ -69,13 +69,15 @@ void test_garner_table(void **)
         const int p = kmod(l);
         int prod = 1 % p;  // p_0 ... p_{s-1} mod p_l
         for (int s = 0; s < kMaxModuli; ++s) {
-            const int want = s < l ? prod : 0;
+            const int want = s < l ? prod : 0;  // in [0, p_l) by construction
             if (g.prefix[l][s] != want)
                 fail_msg("prefix[%d][%d] = %d, want %d", l, s, g.prefix[l][s], want);
             if (s < l)
                 prod = prod * (kmod(s) % p) % p;
         }
-        if (l == 0 ? g.inv_prefix[0] != 0 : g.inv_prefix[l] * prod % p != 1)
+        // Entries below p_l: crt_element's int32 bound takes them below 256.
+        if (l == 0 ? g.inv_prefix[0] != 0
+                   : g.inv_prefix[l] <= 0 || g.inv_prefix[l] >= p || g.inv_prefix[l] * prod % p != 1)
             fail_msg("inv_prefix[%d] = %d: not the inverse of %d mod %d", l, g.inv_prefix[l], prod, p);
     }
 }
@@ -110,8 +112,10 @@ void check_crt(std::mt19937_64 &rng, __int128 half_p)
 }
 
 // Garner's step-by-step form, v_l = (...((r_l - v_0) p_0^-1 - v_1) p_1^-1
-// ...) mod p_l reduced at every step, with the inverses found here; its
-// digits are the ones crt_element's single reduction must give.
+// ...) mod p_l reduced at every step, with the inverses found here, as the
+// double crt_element's Horner makes of its digits. Compared through the
+// float, this sees the leading digits of large values; check_crt sees the
+// low ones.
 template <int N>
 double stepwise_crt(const int (&r)[N])
 {
