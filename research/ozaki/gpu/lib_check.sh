@@ -7,7 +7,7 @@
 #   bash research/ozaki/gpu/lib_check.sh [PHASE ...]     (from the repository root)
 #
 # PHASE: build, test, sanitize, strict, suite, accuracy, accuracy16k, passes,
-# timing, random, random-large, or
+# profile, timing, random, random-large, or
 # all (the default: build, test, accuracy, timing, in that order). Each
 # phase after build needs the build; run them one by one where a command
 # may take at most 10 minutes. Logs and tables in $OUT (default ./out):
@@ -22,6 +22,7 @@
 #   accuracy16k.md/.log  the same at 16384^3 (under auto: the mode runs there by itself)
 #   passes.md            lib_passes: each pass of the call timed alone, against its bound
 #                        (memory or tensor engine), beside the whole call and strict
+#   ncu_*.txt            profile: ncu on one launch of each kernel of the call at PROFILE_SHAPE
 #   suite.log            the strict suite's test_gemm (small rows) in the mode, forced on every size:
 #                        its FP64 bounds, NaN/Inf and alpha/beta cases must hold there too
 #   timing_strict.csv, timing_fp32-tc.csv, timing.log   bench_gemm in either math
@@ -114,6 +115,23 @@ for phase in "${phases[@]}"; do
         "$passes_bin" > "$OUT/passes.md" 2>&1 || { fail=1; note "PASSES FAILED (passes.md)"; }
         cat "$OUT/passes.md" | tee -a "$OUT/summary.log"
         ;;
+    profile)
+        # ncu on one launch of each kernel of the call (lib_passes at
+        # PROFILE_SHAPE, default 8192x8192x8192:0.5): the two GEMMs differ only
+        # in their template argument, so names are matched demangled.
+        shape=${PROFILE_SHAPE:-8192x8192x8192:0.5}
+        for k in 'gemm_kernel<.*CertEpi' 'gemm_kernel<.*ResidueEpi' crt_kernel convert_kernel mag_kernel \
+            rowmax_kernel norm_part_kernel; do
+            name=$(printf '%s' "$k" | sed 's/[^A-Za-z_]//g')
+            ncu --kernel-name-base demangled --kernel-name "regex:$k" --launch-skip 2 --launch-count 1 \
+                --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
+                --section InstructionStats --section LaunchStats --section Occupancy --section SchedulerStats \
+                "$passes_bin" "$shape" > "$OUT/ncu_$name.txt" 2>&1 || { fail=1; note "NCU FAILED on $k (ncu_$name.txt)"; }
+            grep -q 'No kernels were profiled' "$OUT/ncu_$name.txt" && { fail=1; note "NCU: no launch of $k"; }
+            { echo "-- $k"; grep -E 'Duration|Compute \(SM\) Throughput|DRAM Throughput|Issue Slots Busy|Executed Instructions  ' \
+                "$OUT/ncu_$name.txt"; } | tee -a "$OUT/summary.log"
+        done
+        ;;
     accuracy)
         # The mode on every size it can take, so that 1024^3 measures it too.
         TGEMM_FP32_TC=always TGEMM_VERBOSE=2 "$acc_bin" > "$OUT/accuracy.md" 2> "$OUT/accuracy.log" ||
@@ -140,7 +158,7 @@ for phase in "${phases[@]}"; do
         tee -a "$OUT/summary.log" < "$OUT/timing.log"
         ;;
     *)
-        note "unknown phase $phase (build, test, sanitize, strict, suite, accuracy, accuracy16k, passes, timing, random, random-large, all)"
+        note "unknown phase $phase (build, test, sanitize, strict, suite, accuracy, accuracy16k, passes, profile, timing, random, random-large, all)"
         exit 2
         ;;
     esac
