@@ -275,12 +275,15 @@ $(BUILD)/tests/test_ozaki_model: tests/test_ozaki_model.cpp tests/line_buffered.
 	    tests/line_buffered.c -lcmocka
 
 # Its host side: sizes, limits and the workspace's pieces (pipeline.cu),
-# linked from the library's objects with the static runtime; no GPU.
+# and the dispatcher's declines (dispatch/fp32_tc.cpp), linked from the
+# library's objects with the static runtime; no GPU.
 OZAKI_OBJ := $(patsubst src/%.cu,$(BUILD)/obj/%.o,$(wildcard src/kernels/ozaki/*.cu)) $(BUILD)/obj/kernels/tensor_map.o
-$(BUILD)/tests/test_ozaki_buffers: tests/test_ozaki_buffers.cpp tests/line_buffered.c $(OZAKI_OBJ)
+OZAKI_PLAN_OBJ := $(BUILD)/obj/dispatch/fp32_tc.o $(BUILD)/obj/core/settings.o $(BUILD)/obj/core/math_mode.o \
+                  $(BUILD)/obj/core/status.o
+$(BUILD)/tests/test_ozaki_buffers: tests/test_ozaki_buffers.cpp tests/line_buffered.c $(OZAKI_OBJ) $(OZAKI_PLAN_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $(WARN) -Werror -Iinclude -Isrc -isystem $(CUDA_HOME)/include -o $@ $< \
-	    tests/line_buffered.c $(OZAKI_OBJ) -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
+	    tests/line_buffered.c $(OZAKI_OBJ) $(OZAKI_PLAN_OBJ) -L$(CUDA_LIBDIR) -lcudart_static -lcmocka -ldl -lpthread -lrt
 
 test-ozaki-model: $(BUILD)/tests/test_ozaki_model $(BUILD)/tests/test_ozaki_buffers
 	$(RUN_TEST) test_ozaki_model -- $(BUILD)/tests/test_ozaki_model

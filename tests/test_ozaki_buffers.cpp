@@ -3,13 +3,19 @@
 // pattern, and the device buffers carved from one workspace: every piece
 // aligned for the tensor copies and vector accesses, inside the bytes
 // asked for, none overlapping another, each as large as its kernels use.
+// Also the dispatcher's declines (src/dispatch/fp32_tc.cpp) under
+// TGEMM_FP32_TC=auto: the early ones, made before any plan, and the plan's.
 #include <algorithm>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <setjmp.h>
 #include <utility>
 #include <vector>
+
+// Before cmocka.h, whose fail() macro would take the library's fail().
+#include "dispatch/fp32_tc.hpp"
 
 extern "C" {
 #include <cmocka.h>
@@ -145,14 +151,53 @@ void test_prepare_elsewhere(void **)
     assert_false(available);
 }
 
+// Without a GPU the plan never reaches its capture test: every case here
+// is declined before it.
+void test_declines(void **)
+{
+    static tgemm::DeviceModel model;
+    model.desc.fp32_tc = true;
+    model.desc.sm_count = 132;
+    float a[1] = {}, b[1] = {}, c[1] = {};
+    const auto nn = [&](int64_t m, int64_t n, int64_t k, float alpha) {
+        return tgemm::GemmParams{a, b, c, m, k, m, m, n, k, alpha, 0.0f, false, false};
+    };
+    using tgemm::StrictWhy;
+    const struct {
+        tgemm::GemmParams p;
+        bool device;
+        StrictWhy early, plan;
+    } cases[] = {
+        {nn(64, 64, 64, 1.0f), true, StrictWhy::Small, StrictWhy::Small},
+        {nn(8192, 8192, 4095, 1.0f), true, StrictWhy::Small, StrictWhy::Small},
+        {nn(4095, 8192, 8192, 1.0f), true, StrictWhy::Small, StrictWhy::Small},
+        {nn(64, 64, 64, 0.0f), true, StrictWhy::Small, StrictWhy::Small},
+        {nn(8192, 8192, 8192, 1.0f), false, StrictWhy::Device, StrictWhy::Device},
+        {nn(4096, 4096, 4096, 0.0f), true, StrictWhy::None, StrictWhy::Shape},
+        {nn(4096, 4096, kCertMaxK + 1, 1.0f), true, StrictWhy::None, StrictWhy::Shape},
+    };
+    for (const auto &t : cases) {
+        model.desc.fp32_tc = t.device;
+        const StrictWhy early = tgemm::tc_early_decline(t.p, model);
+        const StrictWhy plan = tgemm::plan_fp32_tc(t.p, model, nullptr).why;
+        if (early != t.early || plan != t.plan)
+            fail_msg("%lld x %lld x %lld alpha %g, device %d: early %s, plan %s; want %s, %s",
+                     static_cast<long long>(t.p.m), static_cast<long long>(t.p.n), static_cast<long long>(t.p.k),
+                     static_cast<double>(t.p.alpha), t.device ? 1 : 0, tgemm::strict_why_name(early),
+                     tgemm::strict_why_name(plan), tgemm::strict_why_name(t.early), tgemm::strict_why_name(t.plan));
+    }
+}
+
 }  // namespace
 
 int main()
 {
+    // The declines read TGEMM_FP32_TC once: the default, auto.
+    unsetenv("TGEMM_FP32_TC");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),   cmocka_unit_test(test_fits),
         cmocka_unit_test(test_tile_mode), cmocka_unit_test(test_buffers),
-        cmocka_unit_test(test_prepare_elsewhere),
+        cmocka_unit_test(test_prepare_elsewhere), cmocka_unit_test(test_declines),
     };
     return cmocka_run_group_tests_name("tgemm_ozaki_buffers", tests, nullptr, nullptr);
 }

@@ -8,9 +8,23 @@
 
 namespace tgemm {
 
+StrictWhy tc_early_decline(const GemmParams &p, const DeviceModel &model)
+{
+    const Fp32TcMode mode = settings().fp32_tc;
+    if (mode == Fp32TcMode::Never)
+        return StrictWhy::Disabled;
+    if (!model.desc.fp32_tc)
+        return StrictWhy::Device;
+    if (mode == Fp32TcMode::Auto && (p.m < kTcMinDim || p.n < kTcMinDim || p.k < kTcMinDim))
+        return StrictWhy::Small;
+    return StrictWhy::None;
+}
+
 TcPlan plan_fp32_tc(const GemmParams &p, const DeviceModel &model, cudaStream_t s)
 {
     TcPlan plan;
+    if ((plan.why = tc_early_decline(p, model)) != StrictWhy::None)
+        return plan;
     // op(A)(i, kk): A[i + kk lda] or A[kk + i lda]; op(B)(kk, j) as row j
     // of an operand of rows of K: B[kk + j ldb] or B[j + kk ldb].
     plan.op.a = p.a;
@@ -28,16 +42,9 @@ TcPlan plan_fp32_tc(const GemmParams &p, const DeviceModel &model, cudaStream_t 
     plan.c = p.c;
     plan.ldc = p.ldc;
     plan.sm_count = model.desc.sm_count;
-    const Fp32TcMode mode = settings().fp32_tc;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (mode == Fp32TcMode::Never)
-        plan.why = StrictWhy::Disabled;
-    else if (!model.desc.fp32_tc)
-        plan.why = StrictWhy::Device;
-    else if (p.alpha == 0.0f || !ozaki::fits(plan.op))
+    if (p.alpha == 0.0f || !ozaki::fits(plan.op))
         plan.why = StrictWhy::Shape;
-    else if (mode == Fp32TcMode::Auto && (p.m < kTcMinDim || p.n < kTcMinDim || p.k < kTcMinDim))
-        plan.why = StrictWhy::Small;
     else if (cudaStreamIsCapturing(s, &capture) != cudaSuccess) {
         (void)cudaGetLastError();  // not sticky: the strict path's launches must not see it
         plan.why = StrictWhy::Capture;

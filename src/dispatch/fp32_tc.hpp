@@ -2,6 +2,8 @@
 // three steps, for a call the driver would otherwise plan on the strict
 // path (dispatch.hpp):
 //
+//   if (tc_early_decline(p, model) != None)       the sizes and settings
+//       strict path                                alone: no plan made
 //   TcPlan plan = plan_fp32_tc(p, model, s);      pure but for asking s
 //   if (plan.why != StrictWhy::None)              whether it is captured:
 //       strict path                                the strict path runs
@@ -46,6 +48,13 @@ struct TcPlan {
     int sm_count = 0;
 };
 
+// The declines that need only the call's sizes, the settings and the
+// device (Disabled, Device, Small), else None. The first step, ahead of
+// making a plan: most calls of a process in this math are small, and they
+// then cost the strict path a few comparisons.
+StrictWhy tc_early_decline(const GemmParams &p, const DeviceModel &model);
+
+// The plan, with tc_early_decline's reasons and the rest (Shape, Capture).
 TcPlan plan_fp32_tc(const GemmParams &p, const DeviceModel &model, cudaStream_t s);
 
 size_t tc_certificate_bytes(const TcPlan &plan);

@@ -22,6 +22,13 @@ tgemm_status run_fp32_tc(const GemmParams &p, const DeviceInfo &dev, const Devic
 {
     *ran = false;
     MathRecord rec;
+    rec.why = tc_early_decline(p, model);
+    if (rec.why != StrictWhy::None) {
+        record_math(rec);
+        if (settings().verbose >= 2)
+            log_math(p, rec);
+        return TGEMM_SUCCESS;
+    }
     const TcPlan plan = plan_fp32_tc(p, model, s);
     rec.why = plan.why;
     Workspace cert_ws, product_ws;
