@@ -13,8 +13,45 @@
 namespace tgemm {
 namespace {
 
+// The plan, the certificate and the products of a call that
+// tc_early_decline lets through: the products enqueued (*ran) or rec->why
+// saying why not.
+tgemm_status attempt_fp32_tc(const GemmParams &p, const DeviceInfo &dev, const DeviceModel &model, cudaStream_t s,
+                             MathRecord *rec, bool *ran)
+{
+    const TcPlan plan = plan_fp32_tc(p, model, s);
+    rec->why = plan.why;
+    Workspace cert_ws, product_ws;
+    cudaMemPool_t pool = nullptr;
+    int n = 0;
+    if (rec->why == StrictWhy::None) {
+        const tgemm_status st = large_workspace_pool(dev.id, &pool);
+        if (st != TGEMM_SUCCESS)
+            return st;
+    }
+    if (rec->why == StrictWhy::None && !cert_ws.acquire(pool, tc_certificate_bytes(plan), s))
+        rec->why = StrictWhy::Workspace;
+    if (rec->why == StrictWhy::None) {
+        const tgemm_status st = run_tc_certificate(plan, cert_ws.get(), s, &n, &rec->why);
+        if (st != TGEMM_SUCCESS)
+            return st;
+    }
+    if (rec->why == StrictWhy::None && !product_ws.acquire(pool, tc_product_bytes(plan, n), s))
+        rec->why = StrictWhy::Workspace;
+    if (rec->why == StrictWhy::None) {
+        const tgemm_status st = launch_tc_products(plan, cert_ws.get(), product_ws.get(), n, s);
+        if (st != TGEMM_SUCCESS)
+            return st;
+        rec->tc = true;
+        rec->moduli = n;
+        *ran = true;
+    }
+    return TGEMM_SUCCESS;
+}
+
 // The call in the fp32-tc math where it runs (*ran), else nothing written
-// (the strict path follows). Its workspaces come from the mode's own pool
+// (the strict path follows). Small calls, most of a process's, are declined
+// before any plan is made. The mode's workspaces come from its own pool
 // (runtime/workspace.hpp) and go back to it after the kernels on s that
 // use them.
 tgemm_status run_fp32_tc(const GemmParams &p, const DeviceInfo &dev, const DeviceModel &model, cudaStream_t s,
@@ -23,38 +60,10 @@ tgemm_status run_fp32_tc(const GemmParams &p, const DeviceInfo &dev, const Devic
     *ran = false;
     MathRecord rec;
     rec.why = tc_early_decline(p, model);
-    if (rec.why != StrictWhy::None) {
-        record_math(rec);
-        if (settings().verbose >= 2)
-            log_math(p, rec);
-        return TGEMM_SUCCESS;
-    }
-    const TcPlan plan = plan_fp32_tc(p, model, s);
-    rec.why = plan.why;
-    Workspace cert_ws, product_ws;
-    cudaMemPool_t pool = nullptr;
-    int n = 0;
     if (rec.why == StrictWhy::None) {
-        const tgemm_status st = large_workspace_pool(dev.id, &pool);
+        const tgemm_status st = attempt_fp32_tc(p, dev, model, s, &rec, ran);
         if (st != TGEMM_SUCCESS)
             return st;
-    }
-    if (rec.why == StrictWhy::None && !cert_ws.acquire(pool, tc_certificate_bytes(plan), s))
-        rec.why = StrictWhy::Workspace;
-    if (rec.why == StrictWhy::None) {
-        const tgemm_status st = run_tc_certificate(plan, cert_ws.get(), s, &n, &rec.why);
-        if (st != TGEMM_SUCCESS)
-            return st;
-    }
-    if (rec.why == StrictWhy::None && !product_ws.acquire(pool, tc_product_bytes(plan, n), s))
-        rec.why = StrictWhy::Workspace;
-    if (rec.why == StrictWhy::None) {
-        const tgemm_status st = launch_tc_products(plan, cert_ws.get(), product_ws.get(), n, s);
-        if (st != TGEMM_SUCCESS)
-            return st;
-        rec.tc = true;
-        rec.moduli = n;
-        *ran = true;
     }
     record_math(rec);
     if (settings().verbose >= 2)
