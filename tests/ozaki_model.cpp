@@ -125,8 +125,8 @@ int certify(const std::vector<RowStats> &ra, const std::vector<RowStats> &rb, in
             int32_t lp = 0;  // exact: 255^2 k < 2^31
             for (int64_t kk = 0; kk < k; ++kk)
                 lp += static_cast<int32_t>(ra[i].mag[kk]) * rb[j].mag[kk];
-            ncall = std::max(ncall, cert_nreq(ra[i].ones, rb[j].ones, pa[i].data(), pb[j].data(), 1, 1, g, lp));
-            run = std::max(run, cert_nreq(ra[i].ones, rb[j].ones, pa[i].data(), pb[j].data(), 1, 1, gt, lp));
+            ncall = std::max(ncall, cert_raise(ra[i].ones, rb[j].ones, pa[i].data(), pb[j].data(), 1, 1, g, lp, kMinN));
+            run = std::max(run, cert_raise(ra[i].ones, rb[j].ones, pa[i].data(), pb[j].data(), 1, 1, gt, lp, kMinN));
         }
     *certified = ncall;
     return run;

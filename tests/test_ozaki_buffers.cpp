@@ -123,7 +123,6 @@ void test_buffers(void **)
         add(p, base, cb.ones_b, s.np);
         add(p, base, cb.mag_a, s.mp * s.kp);
         add(p, base, cb.mag_b, s.np * s.kp);
-        add(p, base, cb.nreq, s.mp * s.np);
         add(p, base, cb.result, 2);
         check_pieces(p, cb_bytes);
         for (int n = kMinN; n <= kMaxN; ++n) {

@@ -10,7 +10,7 @@
 //    where alpha != 1 or beta != 0: the two epilogue roundings strict has
 //    too), at the certified N and at every larger one; every transpose, ld
 //    padding, alpha/beta; C's padding untouched, C unread where beta == 0;
-//  - the certificate's search (cert_nreq) from any start against a scan
+//  - the certificate's search (cert_raise) from any start against a scan
 //    from the smallest candidate, on random element data; its target
 //    (cert_target), the smaller of (gamma_K - 2u) / 16 and 2 sqrt(K) u; and
 //    at K = 16384 on phi = 0 and 1 inputs, where gamma_K alone would allow
@@ -359,9 +359,9 @@ void test_contract_thin(void **)
     assert_true(ran > 0);
 }
 
-// cert_nreq's search from every start against the scan from kMinN, on
-// random sums and powers (falling by 16 a candidate, as 2^-mu does) and
-// random K; and cert_target's two regimes.
+// cert_raise from every start against the larger of the start and the scan
+// from kMinN, on random sums and powers (falling by 16 a candidate, as 2^-mu
+// does) and random K; and cert_target's two regimes.
 void test_cert_search(void **)
 {
     std::mt19937_64 rng(base_seed() ^ 0x6d6f64756c69ULL);
@@ -385,17 +385,21 @@ void test_cert_search(void **)
             if (cert_pass(double(ia), double(ib), pa[n - kMinN], pb[n - kMinN], g, double(lp)))
                 want = n;
         ++found[want];
-        for (int start = kMinN - 1; start <= kMaxN + 1; ++start) {
-            const int got = cert_nreq(ia, ib, pa, pb, 1, 1, g, lp, start);
-            if (got != want)
-                fail_msg("cert_nreq from %d: %d, the scan %d (k %lld)", start, got, want, static_cast<long long>(k));
+        for (int start = kMinN; start <= kMaxN + 1; ++start) {
+            const int got = cert_raise(ia, ib, pa, pb, 1, 1, g, lp, start);
+            if (got != std::max(start, want))
+                fail_msg("cert_raise from %d: %d, the scan %d (k %lld)", start, got, want, static_cast<long long>(k));
         }
     }
     // The draws reach the ends and the middle.
     if (found[kMinN] < 100 || found[kMaxN + 1] < 100 || found[(kMinN + kMaxN) / 2] < 100)
         fail_msg("answers kMinN %d, middle %d, none %d of 20000", found[kMinN], found[(kMinN + kMaxN) / 2],
                  found[kMaxN + 1]);
-    assert_int_equal(cert_nreq(0, 5, nullptr, nullptr, 1, 1, 1.0, 0, 9), kMinN);
+    // A zero row or column passes at any candidate; nothing passes at g <= 0.
+    assert_int_equal(cert_raise(0, 5, nullptr, nullptr, 1, 1, 1.0, 0, kMinN), kMinN);
+    assert_int_equal(cert_raise(5, 0, nullptr, nullptr, 1, 1, 0.0, 0, 9), 9);
+    const double one[nc] = {1, 1, 1, 1, 1, 1, 1, 1};
+    assert_int_equal(cert_raise(5, 5, one, one, 1, 1, 0.0, 1 << 20, kMinN), kMaxN + 1);
     // The target: (gamma_K - 2u) / 16 up to K = 1027, 2 sqrt(K) u from 1028.
     assert_true(cert_target(1027) == cert_gamma(1027) / 16);
     assert_true(cert_target(1028) == cert_typical(1028));

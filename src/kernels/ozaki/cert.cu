@@ -15,9 +15,11 @@
 //   mag_kernel       Xu[r][kk] = floor(2^s_r |x|) (u8, K-contiguous, zero
 //                    padded) and I_r = sum_k ceil(2^(s_r + 16) |x|) (int64
 //                    atomics: integers, so order-free)
-//   the magnitude GEMM (igemm.cu, CertEpi): per element its smallest N
-//   nreq_max_kernel  result[0] = max over i < m, j < n of those (atomicMax);
-//                    result[1] = the flags of rowmax_kernel
+//   the magnitude GEMM (igemm.cu, CertEpi): result[0] = the largest over
+//                    the elements of their smallest certified N (padding
+//                    rows and columns have I = 0: kMinN, never the largest
+//                    of a real element's); result[1] = the flags of
+//                    rowmax_kernel
 //
 // Contract: reads op(A), op(B) inside m x k, k x n; k <= kCertMaxK. Every
 // value is a function of the inputs alone, the CPU model's bit for bit.
@@ -123,20 +125,6 @@ __global__ void mag_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, 
     }
 }
 
-// result = max(result, nreq[j Mp + i]) over i < m, j < n: one thread per
-// row, columns with a grid stride, one atomic per thread.
-__global__ void nreq_max_kernel(const uint8_t *__restrict__ nreq, int64_t Mp, int64_t m, int64_t n,
-                                int *__restrict__ result)
-{
-    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= m)
-        return;
-    int mx = 0;
-    for (int64_t j = blockIdx.y; j < n; j += gridDim.y)
-        mx = max(mx, int(nreq[j * Mp + i]));
-    atomicMax(result, mx);
-}
-
 }  // namespace
 
 cudaError_t launch_certificate(const Operands &op, const Sizes &s, const CertBuffers &cb, int sm_count,
@@ -171,11 +159,7 @@ cudaError_t launch_certificate(const Operands &op, const Sizes &s, const CertBuf
                                                                         cb.ebal, -1, cb.shift_b, cb.mag_b, cb.ones_b);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
-    if ((e = launch_magnitude_gemm(cb, s, cert_target(k), sm_count, st)) != cudaSuccess)
-        return e;
-    const dim3 grid(unsigned((m + 255) / 256), unsigned(n < 1024 ? n : 1024));
-    nreq_max_kernel<<<grid, 256, 0, st>>>(cb.nreq, s.mp, m, n, cb.result);
-    return cudaGetLastError();
+    return launch_magnitude_gemm(cb, s, cert_target(k), sm_count, st);
 }
 
 }  // namespace ozaki

@@ -20,7 +20,7 @@
 //  The certificate (NOTES.md (f), (h)) decides per call the smallest N for
 //  which every element's error bound stays within cert_target: strict FP32's
 //  gamma_K bound with a modulus to spare, and 2 sqrt(K) u |A||B| (mag_pair,
-//  cert_pass, cert_nreq).
+//  cert_pass, cert_raise).
 #pragma once
 
 #include <cmath>
@@ -421,40 +421,33 @@ OZ_HD bool cert_pass(double ia, double ib, double pr, double pc, double g, doubl
     return dmul(lhs, 1.0 + 0x1p-40) <= rhs;
 }
 
-// The smallest candidate n in [kMinN, kMaxN] at which the element passes
-// (the test only gets easier as n grows), kMinN for a zero row or column,
-// kMaxN + 1 where none. pwA, pwB: the row's and column's cert_power, one
-// per candidate, `stride` apart. The search starts at `start` and walks
-// down while the test passes, else up: the same answer from any start, in
-// two tests where the start is the answer.
-OZ_HD int cert_nreq(uint64_t ia, uint64_t ib, const double *pwA, const double *pwB, int64_t stride_a,
-                    int64_t stride_b, double g, int lp, int start = kMinN)
+// Whether the element passes at candidate n, whose row and column factors
+// are pr and pc: always for a zero row or column (I = 0), never where g <= 0
+// (K outside the argued range) otherwise.
+OZ_HD bool cert_holds(uint64_t ia, uint64_t ib, double pr, double pc, double g, int lp)
 {
     if (ia == 0 || ib == 0)
-        return kMinN;
-    if (g <= 0.0)
-        return kMaxN + 1;
-    const double a = static_cast<double>(ia), b = static_cast<double>(ib), l = static_cast<double>(lp);
-    const auto pass = [&](int n) {
-        const int t = n - kMinN;
-        return cert_pass(a, b, pwA[t * stride_a], pwB[t * stride_b], g, l);
-    };
-    int n = start <= kMinN ? kMinN + 1 : start > kMaxN ? kMaxN : start;
-    // The start and the one below it, independent of each other.
-    const bool at = pass(n), below = pass(n - 1);
-    if (at && !below)
-        return n;
-    if (below) {
-        for (--n; n > kMinN && pass(n - 1);)
-            --n;
-        return n;
-    }
-    for (++n; n <= kMaxN; ++n)
-        if (pass(n))
-            return n;
-    return kMaxN + 1;
+        return true;
+    return g > 0.0 && cert_pass(static_cast<double>(ia), static_cast<double>(ib), pr, pc, g, static_cast<double>(lp));
 }
 
+// The smallest candidate n >= from (from >= kMinN) at which the element
+// passes, kMaxN + 1 where none: the larger of `from` and the element's own
+// smallest N, because the test only gets easier as n grows (the factors fall
+// by powers of two, and round-to-nearest is monotone). So a running maximum
+// over elements, raised element by element from kMinN, ends at the largest
+// of the elements' smallest N, whatever their order. pwA, pwB: the row's and
+// column's cert_power, one per candidate, `stride` apart.
+OZ_HD int cert_raise(uint64_t ia, uint64_t ib, const double *pwA, const double *pwB, int64_t stride_a,
+                     int64_t stride_b, double g, int lp, int from)
+{
+    if (ia == 0 || ib == 0)
+        return from;
+    int n = from;
+    while (n <= kMaxN && !cert_holds(ia, ib, pwA[(n - kMinN) * stride_a], pwB[(n - kMinN) * stride_b], g, lp))
+        ++n;
+    return n;
+}
 
 }  // namespace ozaki
 }  // namespace tgemm

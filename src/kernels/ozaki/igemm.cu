@@ -21,7 +21,10 @@
 // as the next k-block's multiplies are issued. The epilogue reduces each
 // accumulator to its symmetric residue (compile-time modulus), stages the
 // 128x256 int8 tile column-major in its own shared memory and writes it with
-// 16-byte stores. Persistent blocks, one per SM (tile_of gives the order).
+// 16-byte stores; the magnitude GEMM's epilogue (CertEpi) stores no tile:
+// it folds its elements into the call's N, result[0] = max(result[0], the
+// largest smallest-certified N of its elements). Persistent blocks, one per
+// SM (tile_of gives the order).
 #include "kernels/ozaki/passes.hpp"
 #include "kernels/tensor_map.hpp"
 #include "kernels/tma.cuh"
@@ -154,6 +157,7 @@ __device__ __forceinline__ void stage_residues(const int (&d)[128], unsigned cha
 // residue (kKBlocks: where the int32 sums must be reduced on the way).
 struct ResidueEpi {
     static constexpr bool kU8 = false;
+    static constexpr bool kStores = true;
     static constexpr int kKBlocks = KBLOCKS_PER_REDUCTION;
     __device__ __forceinline__ void reduce(int (&d)[128], int l) const
     {
@@ -183,35 +187,75 @@ struct ResidueEpi {
     }
 };
 
-// The magnitude GEMM's epilogue (NOTES.md (f), (h)): per element the
-// smallest candidate N certified at g (element.hpp's cert_nreq, its search
-// started at kStart, the usual answer, independently for each element so
-// that the 128 searches of a thread overlap), kMinN for a zero row or
-// column, kMaxN + 1 where none, as a byte. K <= 32768, so 255^2 K < 2^31
-// and the int32 sums are never reduced.
+// The magnitude GEMM's epilogue (NOTES.md (f), (h)): nothing is stored.
+// Each consumer thread keeps, over its elements of all its block's work
+// items, the running maximum of their smallest candidate N certified at g
+// (kMinN for a zero row or column, kMaxN + 1 where none), and puts it into
+// result with one atomicMax per warp at the end: the call's N, whatever
+// order the elements come in. Each element is tested at the running value
+// (element.hpp's cert_holds; the 128 tests of an item are independent of
+// each other and usually all pass); an element that fails is queued, and
+// the queue is searched upwards after the item (cert_raise: the test only
+// gets easier as n grows), the largest it needs becoming the value. The
+// test is short straight-line code so that the epilogue stays small: the
+// rare search runs from one copy, not one per element. g > 0 (the host
+// launches the certificate only for K in [3, kCertMaxK]). K <= 32768, so
+// 255^2 K < 2^31 and the int32 sums are never reduced.
 struct CertEpi {
     static constexpr bool kU8 = true;
-    static constexpr int kStart = kMinN + 2;
+    static constexpr bool kStores = false;
     static constexpr int kKBlocks = 1 << 30;
     const unsigned long long *IA, *IB;
     const double *pwA, *pwB;  // [N - kMinN][Mp], [N - kMinN][Np]
     int64_t Mp, Np;
     double g;
+    int *result;
 
     __device__ __forceinline__ void reduce(int (&)[128], int) const {}
-    __device__ __forceinline__ void stage(const int (&d)[128], unsigned char *tile, int row0, int lane, int, int m0,
-                                          int n0) const
+    // Accumulator element c = 4 a + 2 h + b of the thread is at row r + 8 h,
+    // column 8 a + 2 q + b of the tile at (m0, n0): taken column by column,
+    // so that a column's loads serve its two elements and then die.
+    __device__ __forceinline__ void fold(const int (&d)[128], int row0, int lane, int m0, int n0, int &nrun) const
     {
-        const int g8 = lane >> 2, q = lane & 3;
-        const unsigned long long ia0 = IA[m0 + row0 + g8], ia1 = IA[m0 + row0 + g8 + 8];
+        if (nrun > kMaxN)
+            return;  // nothing certifies; it cannot rise further
+        const int64_t r = m0 + row0 + (lane >> 2), t = nrun - kMinN;
+        const int q = lane & 3;
+        const unsigned long long ia0 = IA[r], ia1 = IA[r + 8];
+        const bool rz[2] = {ia0 == 0, ia1 == 0};
+        const double a[2] = {static_cast<double>(ia0), static_cast<double>(ia1)};
+        const double pr[2] = {pwA[t * Mp + r], pwA[t * Mp + r + 8]};
+        unsigned long long failed[128];  // (c, lp) of the elements that fail at nrun
+        int nf = 0;
 #pragma unroll
-        for (int c = 0; c < 128; ++c) {
-            const int row = row0 + g8 + ((c >> 1) & 1) * 8;
-            const int col = (c >> 2) * 8 + 2 * q + (c & 1);
-            tile[col * BM + row] = static_cast<uint8_t>(cert_nreq(((c >> 1) & 1) ? ia1 : ia0, IB[n0 + col],
-                                                                  pwA + m0 + row, pwB + n0 + col, Mp, Np, g, d[c],
-                                                                  kStart));
+        for (int j = 0; j < 32; ++j)
+#pragma unroll
+            for (int b = 0; b < 2; ++b) {
+                const int64_t col = n0 + 8 * j + 2 * q + b;
+                const unsigned long long ib = IB[col];
+                const double bd = static_cast<double>(ib), pc = pwB[t * Np + col];
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int c = 4 * j + 2 * h + b;
+                    const bool ok = rz[h] || ib == 0 || cert_pass(a[h], bd, pr[h], pc, g, double(d[c]));
+                    if (!ok)
+                        failed[nf++] = (static_cast<unsigned long long>(c) << 32) | static_cast<unsigned>(d[c]);
+                }
+            }
+        int need = nrun;
+        for (int i = 0; i < nf; ++i) {
+            const int c = static_cast<int>(failed[i] >> 32), lp = static_cast<int>(failed[i] & 0xffffffffu);
+            const int h = (c >> 1) & 1;
+            const int64_t col = n0 + 8 * (c >> 2) + 2 * q + (c & 1);
+            need = max(need, cert_raise(IA[r + 8 * h], IB[col], pwA + r + 8 * h, pwB + col, Mp, Np, g, lp, nrun + 1));
         }
+        nrun = need;
+    }
+    __device__ __forceinline__ void flush(int nrun) const
+    {
+        const int mx = __reduce_max_sync(0xffffffffu, nrun);
+        if ((threadIdx.x & 31) == 0)
+            atomicMax(result, mx);
     }
 };
 
@@ -276,6 +320,7 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
     const int cw = group - 1;  // rows 64*cw .. 64*cw+63 of the tile
     const int ct = threadIdx.x - 128;
     int it = 0;
+    int nrun = kMinN;  // a folding epilogue's running value (CertEpi)
     for (int w = blockIdx.x; w < total; w += gridDim.x) {
         int l, m0, n0;
         tile_of(w, tiles_m, tiles_n, l, m0, n0);
@@ -307,17 +352,23 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
         pin(d);
         if (lane == 0) bar_arrive(&empty[(it - 1) % STAGES]);
 
-        consumers_sync();  // the previous item's stores have read the output tile
-        epi.stage(d, tile, cw * 64 + (t >> 5) * 16, lane, l, m0, n0);
-        consumers_sync();
-        int8_t *out = Rc + size_t(l) * size_t(Mp) * size_t(Np);
+        if constexpr (Epi::kStores) {
+            consumers_sync();  // the previous item's stores have read the output tile
+            epi.stage(d, tile, cw * 64 + (t >> 5) * 16, lane, l, m0, n0);
+            consumers_sync();
+            int8_t *out = Rc + size_t(l) * size_t(Mp) * size_t(Np);
 #pragma unroll
-        for (int i = 0; i < TILE_BYTES / 16 / 256; ++i) {
-            const int chunk = ct + i * 256, col = chunk >> 3, piece = chunk & 7;
-            *reinterpret_cast<int4 *>(out + (int64_t(n0) + col) * Mp + m0 + piece * 16) =
-                *reinterpret_cast<const int4 *>(tile + col * BM + piece * 16);
+            for (int i = 0; i < TILE_BYTES / 16 / 256; ++i) {
+                const int chunk = ct + i * 256, col = chunk >> 3, piece = chunk & 7;
+                *reinterpret_cast<int4 *>(out + (int64_t(n0) + col) * Mp + m0 + piece * 16) =
+                    *reinterpret_cast<const int4 *>(tile + col * BM + piece * 16);
+            }
+        } else {
+            epi.fold(d, cw * 64 + (t >> 5) * 16, lane, m0, n0, nrun);
         }
     }
+    if constexpr (!Epi::kStores)
+        epi.flush(nrun);
 #endif
 }
 
@@ -392,8 +443,9 @@ cudaError_t launch_magnitude_gemm(const CertBuffers &cb, const Sizes &s, double 
     epi.Mp = s.mp;
     epi.Np = s.np;
     epi.g = g;
-    return launch(reinterpret_cast<const int8_t *>(cb.mag_a), reinterpret_cast<const int8_t *>(cb.mag_b),
-                  reinterpret_cast<int8_t *>(cb.nreq), s.mp, s.np, s.kp, 1, epi, sm_count, st);
+    epi.result = cb.result;
+    return launch(reinterpret_cast<const int8_t *>(cb.mag_a), reinterpret_cast<const int8_t *>(cb.mag_b), nullptr,
+                  s.mp, s.np, s.kp, 1, epi, sm_count, st);
 }
 
 }  // namespace ozaki

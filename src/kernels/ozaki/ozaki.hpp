@@ -6,9 +6,9 @@
 // integers back in between:
 //   1. launch_certificate: K-balancing maxima and exponents, the rows' and
 //      columns' sums of squares (stats.cu); the certificate (cert.cu):
-//      magnitudes, their u8 GEMM (igemm.cu) whose epilogue finds per
-//      element the smallest candidate N certified at element.hpp's
-//      cert_target, and the largest of them over the call (the call's N),
+//      magnitudes, their u8 GEMM (igemm.cu) whose epilogue finds the
+//      largest over the elements of their smallest candidate N certified
+//      at element.hpp's cert_target (the call's N),
 //      with a flag for Inf or NaN in op(A) or op(B), in CertBuffers::result.
 //   2. launch_products, at the N the certificate gave: the scaling
 //      exponents (stats.cu), the residue planes (convert.cu), N INT8 GEMMs
@@ -76,7 +76,6 @@ struct CertBuffers {
     double *pw_a = nullptr, *pw_b = nullptr;        // kCandidates x mp, x np
     unsigned long long *ones_a = nullptr, *ones_b = nullptr;
     uint8_t *mag_a = nullptr, *mag_b = nullptr;     // mp x kp, np x kp
-    uint8_t *nreq = nullptr;                        // mp x np, column-major
     int *result = nullptr;                          // [0] the call's N, [1] Inf or NaN seen
 };
 size_t cert_bytes(const Sizes &s);

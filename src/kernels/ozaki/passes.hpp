@@ -18,8 +18,9 @@ cudaError_t launch_convert(const Operands &op, const Sizes &s, const int *ebal, 
 // igemm.cu: rc[l] = sym_{p_l}(ra[l] rb[l]^T), l < n.
 cudaError_t launch_residue_gemm(const int8_t *ra, const int8_t *rb, int8_t *rc, const Sizes &s, int n,
                                 int sm_count, cudaStream_t st);
-// igemm.cu: nreq = per element the smallest N certified at g (cert_nreq)
-// from the u8 magnitudes' products.
+// igemm.cu: result[0] = max(result[0], the largest over the elements of
+// their smallest N certified at g (cert_raise) from the u8 magnitudes'
+// products).
 cudaError_t launch_magnitude_gemm(const CertBuffers &cb, const Sizes &s, double g, int sm_count, cudaStream_t st);
 // crt.cu: C from rc's n planes.
 cudaError_t launch_crt(const Operands &op, const Sizes &s, const ProductBuffers &pb, int n, float alpha, float beta,

@@ -55,7 +55,6 @@ CertBuffers carve_cert(Carver &c, const Sizes &s, int64_t m, int64_t n, int64_t 
     b.ones_b = c.take<unsigned long long>(s.np);
     b.mag_a = c.take<uint8_t>(s.mp * s.kp);
     b.mag_b = c.take<uint8_t>(s.np * s.kp);
-    b.nreq = c.take<uint8_t>(s.mp * s.np);
     b.result = c.take<int>(2);
     return b;
 }
