@@ -121,7 +121,7 @@ for phase in "${phases[@]}"; do
         # in their template argument, so names are matched demangled.
         shape=${PROFILE_SHAPE:-8192x8192x8192:0.5}
         for k in 'gemm_kernel<.*CertEpi' 'gemm_kernel<.*ResidueEpi' crt_kernel convert_kernel mag_kernel \
-            rowmax_kernel norm_part_kernel; do
+            norm_part_kernel kmax_kernel; do
             name=$(printf '%s' "$k" | sed 's/[^A-Za-z_]//g')
             ncu --kernel-name-base demangled --kernel-name "regex:$k" --launch-skip 2 --launch-count 1 \
                 --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \

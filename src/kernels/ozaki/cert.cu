@@ -5,11 +5,11 @@
 // 2 sqrt(K) u |A||B|), and the largest of them over the call: the N the
 // call runs.
 //
-// Passes, on the K-balanced operands (x = ldexp_f(op(X)_rk, sign e_k)):
-//   rowmax_kernel    max_k |x| per row, as float bits (atomicMax: exact,
-//                    order-free); also flags Inf or NaN in op(X), and a
-//                    balanced value that is not exact (element.hpp's
-//                    balance_flags)
+// Passes, on the K-balanced operands (x = ldexp_f(op(X)_rk, sign e_k)),
+// after launch_stats (stats.cu), which also leaves max_k |x| per row as
+// float bits in rmax_a/rmax_b and the flags for Inf or NaN in op(X) or a
+// balanced value that is not exact (element.hpp's balance_flags) in
+// result[1]:
 //   cert_rows_kernel s_r = 7 - ilogb(max) (0 for a zero row) and, per
 //                    candidate N, pw[N][r] = 2^(s_r - mu_r(N) - 16)
 //   mag_kernel       Xu[r][kk] = floor(2^s_r |x|) (u8, K-contiguous, zero
@@ -18,8 +18,7 @@
 //   the magnitude GEMM (igemm.cu, CertEpi): result[0] = the largest over
 //                    the elements of their smallest certified N (padding
 //                    rows and columns have I = 0: kMinN, never the largest
-//                    of a real element's); result[1] = the flags of
-//                    rowmax_kernel
+//                    of a real element's)
 //
 // Contract: reads op(A), op(B) inside m x k, k x n; k <= kCertMaxK. Every
 // value is a function of the inputs alone, the CPU model's bit for bit.
@@ -46,33 +45,6 @@ __device__ __forceinline__ void load32(float (*t)[33], const float *__restrict__
             kk = threadIdx.x;
         }
         t[kk][r] = (r0 + r < R && k0 + kk < K) ? X[(r0 + r) * rs + (k0 + kk) * ks] : 0.0f;
-    }
-}
-
-__global__ void rowmax_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R, int64_t K,
-                              const int *__restrict__ ebal, int sign, unsigned *__restrict__ rmax,
-                              int *__restrict__ special)
-{
-    __shared__ float s[32][33];
-    // Row blocks along x: the blocks running at once add into different rows'
-    // maxima (same-address atomics from one row block's k blocks would queue).
-    const int64_t r0 = int64_t(blockIdx.x) * 32, k0 = int64_t(blockIdx.y) * 32;
-    load32(s, X, rs, ks, R, K, r0, k0);
-    __syncthreads();
-    if (threadIdx.y == 0 && r0 + threadIdx.x < R) {
-        float mx = 0.0f;
-        int flags = 0;
-        const int kn = K - k0 < 32 ? int(K - k0) : 32;
-        for (int kk = 0; kk < kn; ++kk) {
-            const float x = s[kk][threadIdx.x];
-            const int e = sign * ebal[k0 + kk];
-            const float xb = ldexp_f(x, e);
-            flags |= balance_flags(x, xb, e);
-            mx = fmaxf(mx, fabsf(xb));
-        }
-        atomicMax(rmax + r0 + threadIdx.x, f2u(mx));
-        if (flags)
-            atomicOr(special, flags);
     }
 }
 
@@ -138,17 +110,12 @@ cudaError_t launch_certificate(const Operands &op, const Sizes &s, const CertBuf
     const struct {
         void *p;
         size_t bytes;
-    } zero[] = {{cb.rmax_a, size_t(s.mp) * 4}, {cb.rmax_b, size_t(s.np) * 4}, {cb.ones_a, size_t(s.mp) * 8},
-                {cb.ones_b, size_t(s.np) * 8}, {cb.result, 2 * sizeof(int)}};
+    } zero[] = {{cb.ones_a, size_t(s.mp) * 8}, {cb.ones_b, size_t(s.np) * 8}, {cb.result, sizeof(int)}};
     for (const auto &z : zero)
         if ((e = cudaMemsetAsync(z.p, 0, z.bytes, st)) != cudaSuccess)
             return e;
     const int64_t m = op.m, n = op.n, k = op.k;
-    const unsigned kt32 = unsigned((k + 31) / 32), kp32 = unsigned(s.kp / 32);
-    rowmax_kernel<<<dim3(unsigned((m + 31) / 32), kt32), dim3(32, 8), 0, st>>>(op.a, op.ars, op.aks, m, k, cb.ebal,
-                                                                               +1, cb.rmax_a, cb.result + 1);
-    rowmax_kernel<<<dim3(unsigned((n + 31) / 32), kt32), dim3(32, 8), 0, st>>>(op.b, op.brs, op.bks, n, k, cb.ebal,
-                                                                               -1, cb.rmax_b, cb.result + 1);
+    const unsigned kp32 = unsigned(s.kp / 32);
     cert_rows_kernel<<<unsigned((s.mp + 255) / 256), 256, 0, st>>>(m, s.mp, cb.rmax_a, cb.part_a, s.chunks,
                                                                    cb.shift_a, cb.pw_a);
     cert_rows_kernel<<<unsigned((s.np + 255) / 256), 256, 0, st>>>(n, s.np, cb.rmax_b, cb.part_b, s.chunks,

@@ -7,7 +7,8 @@
 namespace tgemm {
 namespace ozaki {
 
-// stats.cu: amax/bmax (zeroed here), ebal, part_a/part_b.
+// stats.cu: amax/bmax, ebal, part_a/part_b; rmax_a/rmax_b and result[1] (the
+// certificate's row maxima and flags; all zeroed here first).
 cudaError_t launch_stats(const Operands &op, const Sizes &s, const CertBuffers &cb, cudaStream_t st);
 // stats.cu: mu (m) and nu (n) for n moduli from the chunk sums.
 cudaError_t launch_exponents(const Operands &op, const Sizes &s, const CertBuffers &cb, int *mu, int *nu,

@@ -1,12 +1,14 @@
 // The fp32-tc math's statistics over the FP32 operands (ozaki.hpp, phase 1
 // and the start of phase 2): K balancing's maxima and exponents, the rows'
-// and columns' sums of squares in the CPU model's order, and the scaling
-// exponents from them.
+// and columns' sums of squares in the CPU model's order with, on the same
+// reads, the certificate's row maxima of the balanced operands and its
+// flags, and the scaling exponents from the sums.
 //
 // Contract: op(X) is R rows of K (X[r rs + k ks], one stride 1, any ld);
-// reads X only inside R x K. kmax_kernel writes amax/bmax (zeroed by
-// launch_stats first), ebal_kernel ebal[k] for k < K, norm_part_kernel the
-// chunk sums part[c R + r] for r < R, norm_finish_kernel mu[r] for r < R.
+// reads X only inside R x K. kmax_kernel writes amax/bmax, norm_part_kernel
+// rmax_a/rmax_b and result[1] (all zeroed by launch_stats first),
+// ebal_kernel ebal[k] for k < K, norm_part_kernel the chunk sums part[c R +
+// r] for r < R, norm_finish_kernel mu[r] for r < R.
 // Every value is a function of the inputs alone (atomicMax on float bits,
 // sums in a fixed order), the model's bit for bit.
 #include "kernels/ozaki/passes.hpp"
@@ -82,13 +84,18 @@ __global__ void ebal_kernel(const unsigned *__restrict__ ca, const unsigned *__r
 // chunk order (x^2 is exact in double; only the additions round, each
 // __dadd_rn, no contraction).
 //
-// norm_part_kernel: part[c*R + r] = sum over chunk c of row r, for r < R.
-// Grid (ceil(R/256), ceil(K/kNormChunk)), 256 threads, thread t = row
-// r0 + t. The chunk is read as tiles of 256 rows x 32 k (coalesced for either
-// orientation, see tile_load), and thread t sums row t of each tile in
-// increasing k with float4 shared reads (8 consecutive rows per quarter-warp:
-// conflict-free), carrying its sum across the tiles of the chunk; zeros past
-// K add nothing.
+// norm_part_kernel: part[c*R + r] = sum over chunk c of row r, for r < R;
+// and, on the same reads, the certificate's row maxima of the balanced
+// values (rmax[r] = max(rmax[r], max |x|) as float bits, zeroed by the
+// caller: atomicMax on non-negative floats as unsigned is exact and order
+// free) and its flags (*special |= balance_flags: Inf or NaN in op(X), or
+// a balanced value that is not exact). Grid (ceil(R/256),
+// ceil(K/kNormChunk)), 256 threads, thread t = row r0 + t. The chunk is
+// read as tiles of 256 rows x 32 k (coalesced for either orientation, see
+// tile_load), and thread t sums row t of each tile in increasing k with
+// float4 shared reads (8 consecutive rows per quarter-warp: conflict-free),
+// carrying its sum across the tiles of the chunk; zeros past K add nothing
+// (and are no larger than any maximum, and exact).
 constexpr int NM_TR = kTileThreads, NM_TK = 32;
 constexpr int kChunk = kNormChunk;
 static_assert(kChunk % NM_TK == 0, "a chunk is a whole number of tiles");
@@ -98,7 +105,7 @@ __device__ __forceinline__ void norm_origin(int64_t bx, int64_t by, int64_t &r0,
     r0 = bx * NM_TR; kc0 = by * kChunk;
 }
 
-__device__ __forceinline__ double norm_tile(const float *s, const int *se, int t, double acc)
+__device__ __forceinline__ double norm_tile(const float *s, const int *se, int t, double acc, float &mx, int &flags)
 {
 #pragma unroll
     for (int c = 0; c < NM_TK / 4; ++c) {
@@ -106,7 +113,11 @@ __device__ __forceinline__ double norm_tile(const float *s, const int *se, int t
         const float x4[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-            const double d = double(ldexp_f(x4[q], se[4 * c + q]));
+            const int e = se[4 * c + q];
+            const float xb = ldexp_f(x4[q], e);
+            flags |= balance_flags(x4[q], xb, e);
+            mx = fmaxf(mx, fabsf(xb));
+            const double d = double(xb);
             acc = dadd(acc, dmul(d, d));
         }
     }
@@ -116,7 +127,8 @@ __device__ __forceinline__ double norm_tile(const float *s, const int *se, int t
 template <int MODE>
 __global__ void __launch_bounds__(kTileThreads)
 norm_part_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R, int64_t K,
-                 const int *__restrict__ ebal, int sign, double *__restrict__ part)
+                 const int *__restrict__ ebal, int sign, double *__restrict__ part, unsigned *__restrict__ rmax,
+                 int *__restrict__ special)
 {
     __shared__ __align__(16) float s[NM_TR * NM_TK];
     __shared__ int se[kChunk];
@@ -125,14 +137,21 @@ norm_part_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R,
     norm_origin(blockIdx.x, blockIdx.y, r0, kc0);
     load_escale(se, kChunk, ebal, sign, K, kc0, t);
     double acc = 0.0;
+    float mx = 0.0f;
+    int flags = 0;
 #pragma unroll 1
     for (int sub = 0; sub < kChunk / NM_TK && kc0 + sub * NM_TK < K; ++sub) {
         __syncthreads();
         tile_load<NM_TR, NM_TK>(s, X, rs, ks, R, K, r0, kc0 + sub * NM_TK, MODE, t);
         __syncthreads();
-        acc = norm_tile(s, se + sub * NM_TK, t, acc);
+        acc = norm_tile(s, se + sub * NM_TK, t, acc, mx, flags);
     }
-    if (r0 + t < R) part[int64_t(blockIdx.y) * R + r0 + t] = acc;
+    if (r0 + t < R) {
+        part[int64_t(blockIdx.y) * R + r0 + t] = acc;
+        atomicMax(rmax + r0 + t, f2u(mx));
+        if (flags)
+            atomicOr(special, flags);
+    }
 }
 
 // norm_finish_kernel: mu[i] for i < m from pa (nch x m), nu[j] for j < n from
@@ -172,10 +191,10 @@ struct KmaxLaunch {
 template <int MODE>
 struct NormLaunch {
     static void run(const float *x, int64_t rs, int64_t ks, int64_t r, int64_t k, const int *e, int sign,
-                    double *part, int64_t chunks, cudaStream_t st)
+                    double *part, int64_t chunks, unsigned *rmax, int *special, cudaStream_t st)
     {
         const dim3 grid(unsigned((r + NM_TR - 1) / NM_TR), unsigned(chunks));
-        norm_part_kernel<MODE><<<grid, kTileThreads, 0, st>>>(x, rs, ks, r, k, e, sign, part);
+        norm_part_kernel<MODE><<<grid, kTileThreads, 0, st>>>(x, rs, ks, r, k, e, sign, part, rmax, special);
     }
 };
 
@@ -186,16 +205,19 @@ cudaError_t launch_stats(const Operands &op, const Sizes &s, const CertBuffers &
     const int64_t k = op.k;
     cudaError_t e;
     if ((e = cudaMemsetAsync(cb.amax, 0, k * sizeof(unsigned), st)) != cudaSuccess ||
-        (e = cudaMemsetAsync(cb.bmax, 0, k * sizeof(unsigned), st)) != cudaSuccess)
+        (e = cudaMemsetAsync(cb.bmax, 0, k * sizeof(unsigned), st)) != cudaSuccess ||
+        (e = cudaMemsetAsync(cb.rmax_a, 0, size_t(s.mp) * sizeof(unsigned), st)) != cudaSuccess ||
+        (e = cudaMemsetAsync(cb.rmax_b, 0, size_t(s.np) * sizeof(unsigned), st)) != cudaSuccess ||
+        (e = cudaMemsetAsync(cb.result + 1, 0, sizeof(int), st)) != cudaSuccess)
         return e;
     const int amode = tile_mode(op.a, op.ars, op.aks), bmode = tile_mode(op.b, op.brs, op.bks);
     by_mode<KmaxLaunch>(amode, op.a, op.ars, op.aks, op.m, k, cb.amax, st);
     by_mode<KmaxLaunch>(bmode, op.b, op.brs, op.bks, op.n, k, cb.bmax, st);
     ebal_kernel<<<unsigned((k + 255) / 256), 256, 0, st>>>(cb.amax, cb.bmax, k, cb.ebal);
     by_mode<NormLaunch>(amode, op.a, op.ars, op.aks, op.m, k, static_cast<const int *>(cb.ebal), +1, cb.part_a,
-                        s.chunks, st);
+                        s.chunks, cb.rmax_a, cb.result + 1, st);
     by_mode<NormLaunch>(bmode, op.b, op.brs, op.bks, op.n, k, static_cast<const int *>(cb.ebal), -1, cb.part_b,
-                        s.chunks, st);
+                        s.chunks, cb.rmax_b, cb.result + 1, st);
     return cudaGetLastError();
 }
 
