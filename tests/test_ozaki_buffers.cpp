@@ -168,12 +168,13 @@ void test_declines(void **)
         StrictWhy early, plan;
     } cases[] = {
         {nn(64, 64, 64, 1.0f), true, StrictWhy::Small, StrictWhy::Small},
-        {nn(8192, 8192, 4095, 1.0f), true, StrictWhy::Small, StrictWhy::Small},
-        {nn(4095, 8192, 8192, 1.0f), true, StrictWhy::Small, StrictWhy::Small},
+        {nn(8192, 8192, tgemm::kTcMinDim - 1, 1.0f), true, StrictWhy::Small, StrictWhy::Small},
+        {nn(tgemm::kTcMinDim - 1, 8192, 8192, 1.0f), true, StrictWhy::Small, StrictWhy::Small},
+        {nn(8192, tgemm::kTcMinDim - 1, 8192, 1.0f), true, StrictWhy::Small, StrictWhy::Small},
         {nn(64, 64, 64, 0.0f), true, StrictWhy::Small, StrictWhy::Small},
         {nn(8192, 8192, 8192, 1.0f), false, StrictWhy::Device, StrictWhy::Device},
-        {nn(4096, 4096, 4096, 0.0f), true, StrictWhy::None, StrictWhy::Shape},
-        {nn(4096, 4096, kCertMaxK + 1, 1.0f), true, StrictWhy::None, StrictWhy::Shape},
+        {nn(tgemm::kTcMinDim, tgemm::kTcMinDim, tgemm::kTcMinDim, 0.0f), true, StrictWhy::None, StrictWhy::Shape},
+        {nn(tgemm::kTcMinDim, tgemm::kTcMinDim, kCertMaxK + 1, 1.0f), true, StrictWhy::None, StrictWhy::Shape},
     };
     for (const auto &t : cases) {
         model.desc.fp32_tc = t.device;

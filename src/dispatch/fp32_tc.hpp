@@ -34,9 +34,11 @@ namespace tgemm {
 // The smallest m, n and k the mode takes under TGEMM_FP32_TC=auto: below
 // them its fixed passes (the certificate's GEMM, the conversion, the CRT,
 // each close to a full pass over C or the operands) and the wait for the
-// certificate cost more than the tensor cores save. Conservative: the
-// crossover measured for cubes lies below it (research/ozaki/gpu/README.md).
-constexpr int64_t kTcMinDim = 4096;
+// certificate cost more than the tensor cores save. Measured with the mode
+// forced: 1.16 to 1.5 times strict's speed on products with every
+// dimension from 3072 (odd sizes and transposes included), even at 3000^3
+// (docs/performance.md, "Speed against cuBLAS SGEMM").
+constexpr int64_t kTcMinDim = 3072;
 
 struct TcPlan {
     StrictWhy why = StrictWhy::None;  // None: the mode runs if the certificate allows
