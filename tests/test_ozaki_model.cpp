@@ -19,6 +19,7 @@
 //    summed in order with fmaf (contract (b));
 //  - Inf or NaN, or an inexact K balancing: the mode declines, C untouched.
 // Seeds: TGEMM_TEST_SEED, else fresh; printed.
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -29,6 +30,7 @@
 #include <ctime>
 #include <random>
 #include <setjmp.h>
+#include <vector>
 
 extern "C" {
 #include <cmocka.h>
@@ -412,6 +414,82 @@ void test_cert_search(void **)
     assert_true(cert_target(2) == 0.0);
 }
 
+// The magnitude GEMM's epilogue (igemm.cu's CertEpi) replayed on the host:
+// a running value, raised item by item (each element tested at the item's
+// starting value, a failing one searched upwards from value + 1), ends at
+// the largest of the elements' smallest N whatever the order and the
+// items, on factors made as the certificate makes them (cert_power from
+// row maxima and sums of squares), zero rows and columns included.
+void test_cert_fold(void **)
+{
+    std::mt19937_64 rng(base_seed() ^ 0x666f6c64ULL);
+    constexpr int nc = kMaxN - kMinN + 1;
+    struct Line {
+        uint64_t ones = 0;
+        double pw[nc] = {};
+    };
+    int found[kMaxN + 2] = {};
+    for (int trial = 0; trial < 3000; ++trial) {
+        const int64_t k = 3 + static_cast<int64_t>(rng() % 32000);
+        const double g = cert_target(k);
+        const auto line = [&]() {
+            Line l;
+            if (rng() % 8 == 0)
+                return l;  // a zero row: I = 0, factors 0
+            const float mx = std::ldexp(1.0f + static_cast<float>(rng() % 1024) / 1024.0f,
+                                        static_cast<int>(rng() % 80) - 40);
+            const double ss = double(mx) * mx * (1.0 + double(rng() % 4096) / 4096.0 * double(k - 1));
+            const int sh = cert_shift(mx);
+            for (int t = 0; t < nc; ++t)
+                l.pw[t] = cert_power(mx, sh, ss, kMinN + t);
+            l.ones = 1 + rng() % (static_cast<uint64_t>(k) << 24);
+            return l;
+        };
+        std::vector<Line> rows(1 + rng() % 6), cols(1 + rng() % 6);
+        for (Line &l : rows)
+            l = line();
+        for (Line &l : cols)
+            l = line();
+        struct Elem {
+            size_t i, j;
+            int lp;
+        };
+        std::vector<Elem> el;
+        int want = kMinN;
+        for (size_t i = 0; i < rows.size(); ++i)
+            for (size_t j = 0; j < cols.size(); ++j) {
+                const int lp = static_cast<int>(rng() % (uint64_t(255 * 255) * uint64_t(k)));
+                el.push_back({i, j, lp});
+                want = std::max(want, cert_raise(rows[i].ones, cols[j].ones, rows[i].pw, cols[j].pw, 1, 1, g, lp,
+                                                 kMinN));
+            }
+        ++found[want];
+        std::shuffle(el.begin(), el.end(), rng);
+        int nrun = kMinN;
+        for (size_t first = 0; first < el.size();) {
+            const size_t last = std::min(el.size(), first + 1 + rng() % 5);  // one item
+            int need = nrun;
+            for (size_t e = first; e < last && nrun <= kMaxN; ++e) {
+                const Line &r = rows[el[e].i], &c = cols[el[e].j];
+                const int t = nrun - kMinN;
+                if (!cert_holds(r.ones, c.ones, r.pw[t], c.pw[t], g, el[e].lp))
+                    need = std::max(need, cert_raise(r.ones, c.ones, r.pw, c.pw, 1, 1, g, el[e].lp, nrun + 1));
+            }
+            nrun = need;
+            first = last;
+        }
+        if (nrun != want)
+            fail_msg("trial %d (k %lld, %zu x %zu): the fold gives %d, the scan %d", trial,
+                     static_cast<long long>(k), rows.size(), cols.size(), nrun, want);
+    }
+    // The draws reach several answers.
+    int answers = 0;
+    for (int n = kMinN; n <= kMaxN + 1; ++n)
+        answers += found[n] > 30;
+    if (answers < 3)
+        fail_msg("too few distinct answers (%d)", answers);
+}
+
 struct Errs {
     double max_rel = 0, norm = 0;
 };
@@ -533,6 +611,7 @@ int main()
         cmocka_unit_test(test_contract_small), cmocka_unit_test(test_contract_chunks),
         cmocka_unit_test(test_contract_thin),  cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_inexact_balance), cmocka_unit_test(test_cert_search),
+        cmocka_unit_test(test_cert_fold),
         cmocka_unit_test(test_contract_long_k),
     };
     return cmocka_run_group_tests_name("tgemm_ozaki_model", tests, nullptr, nullptr);

@@ -17,8 +17,8 @@
 //                    atomics: integers, so order-free)
 //   the magnitude GEMM (igemm.cu, CertEpi): result[0] = the largest over
 //                    the elements of their smallest certified N (padding
-//                    rows and columns have I = 0: kMinN, never the largest
-//                    of a real element's)
+//                    rows and columns have I = 0: kMinN, never above any
+//                    real element's)
 //
 // Contract: reads op(A), op(B) inside m x k, k x n; k <= kCertMaxK. Every
 // value is a function of the inputs alone, the CPU model's bit for bit.

@@ -193,8 +193,8 @@ struct ResidueEpi {
 // (kMinN for a zero row or column, kMaxN + 1 where none), and puts it into
 // result with one atomicMax per warp at the end: the call's N, whatever
 // order the elements come in. Each element is tested at the running value
-// (element.hpp's cert_holds; the 128 tests of an item are independent of
-// each other and usually all pass); an element that fails is queued, and
+// (element.hpp's cert_pass, a zero row or column passing; the 128 tests of
+// an item are independent of each other and usually all pass); an element that fails is queued, and
 // the queue is searched upwards after the item (cert_raise: the test only
 // gets easier as n grows), the largest it needs becoming the value. The
 // test is short straight-line code so that the epilogue stays small: the
