@@ -23,30 +23,11 @@
 // Contract: reads op(A), op(B) inside m x k, k x n; k <= kCertMaxK. Every
 // value is a function of the inputs alone, the CPU model's bit for bit.
 #include "kernels/ozaki/passes.hpp"
+#include "kernels/ozaki/tiles.cuh"
 
 namespace tgemm {
 namespace ozaki {
 namespace {
-
-// 32 x 32 tile of op(X) at (r0, k0), element (r, kk) at X[r rs + kk ks],
-// zeros outside R x K, stored as t[kk][r]; block (32, 8). Coalesced in
-// either orientation.
-__device__ __forceinline__ void load32(float (*t)[33], const float *__restrict__ X, int64_t rs, int64_t ks,
-                                       int64_t R, int64_t K, int64_t r0, int64_t k0)
-{
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        int r, kk;
-        if (rs == 1) {
-            r = threadIdx.x;
-            kk = threadIdx.y + 8 * j;
-        } else {
-            r = threadIdx.y + 8 * j;
-            kk = threadIdx.x;
-        }
-        t[kk][r] = (r0 + r < R && k0 + kk < K) ? X[(r0 + r) * rs + (k0 + kk) * ks] : 0.0f;
-    }
-}
 
 // s[r] and pw[(N - kMinN) * Rp + r] for rows r < Rp (padding rows: s = 0,
 // pw = 0; their I stays 0, which marks a zero row). part: the chunk sums of
@@ -66,35 +47,47 @@ __global__ void cert_rows_kernel(int64_t R, int64_t Rp, const unsigned *__restri
         pw[t * Rp + r] = cert_power(mx, sr, norm2, kMinN + t);
 }
 
-// Xu and I (I zeroed by the caller).
-__global__ void mag_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R, int64_t K, int64_t Rp,
-                           int64_t Kp, const int *__restrict__ ebal, int sign, const int *__restrict__ srow,
-                           uint8_t *__restrict__ out, unsigned long long *__restrict__ I)
+// Xu and I (I zeroed by the caller) for rows r < Rp of the balanced op(X):
+// Xu[r][k] = floor(2^s_r |x|) for k < Kp (0 outside R x K), I_r += sum_k
+// ceil(2^(s_r + 16) |x|) for r < R. Grid (Rp/32, Kp/128), 256 threads, one
+// 32 x 128 tile per block walked as tiles.cuh's walk_row and walk_group say:
+// thread t takes 16 consecutive k of one row, stores their magnitudes with
+// one 16-byte store, and adds their ceilings (each < 2^24, so the 32 of a
+// row's two lanes < 2^29); the even lane of the pair adds them into I_r
+// (int64 atomics: integers, so order-free).
+__global__ void __launch_bounds__(kTileThreads)
+mag_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R, int64_t K, int mode, int64_t Kp,
+           const int *__restrict__ ebal, int sign, const int *__restrict__ srow, uint8_t *__restrict__ out,
+           unsigned long long *__restrict__ I)
 {
-    __shared__ float s[32][33];
-    const int64_t r0 = int64_t(blockIdx.x) * 32, k0 = int64_t(blockIdx.y) * 32;
-    load32(s, X, rs, ks, R, K, r0, k0);
+    __shared__ __align__(16) float s[kWalkTR * kWalkTK];
+    __shared__ int se[kWalkTK];
+    const int t = threadIdx.x;
+    const int64_t r0 = int64_t(blockIdx.x) * kWalkTR, k0 = int64_t(blockIdx.y) * kWalkTK;
+    load_escale(se, kWalkTK, ebal, sign, K, k0, t);
+    tile_load<kWalkTR, kWalkTK>(s, X, rs, ks, R, K, r0, k0, mode, t);
     __syncthreads();
-    const int kk = threadIdx.x;
-    const int e = (k0 + kk < K) ? sign * ebal[k0 + kk] : 0;
+    const int r = walk_row(t), g = walk_group(t);
+    const int64_t gr = r0 + r;
+    const int sr = srow[gr];
+    unsigned pk[4] = {}, sum = 0;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        const int r = threadIdx.y + 8 * j;
-        const int64_t gr = r0 + r;
-        unsigned c = 0;
-        if (gr < Rp) {
-            const float x = ldexp_f(s[kk][r], e);  // 0 outside the matrix
-            unsigned fl;
-            mag_pair(x, srow[gr], fl, c);
-            out[size_t(gr) * size_t(Kp) + size_t(k0 + kk)] = uint8_t(fl);
+    for (int c = 0; c < 4; ++c) {
+        const int k = 16 * g + 4 * c;
+        const float4 v = ld4(s + r * kWalkTK + tcol(r, k));
+        const float x4[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            unsigned fl, ce;
+            mag_pair(ldexp_f(x4[q], se[k + q]), sr, fl, ce);  // x = 0 outside R x K
+            pk[c] |= fl << (8 * q);
+            sum += ce;
         }
-        // Sum over the 32 k of this row in the warp (each term < 2^24: the
-        // sum fits 32 bits; integers, so exact in any order).
-        for (int o = 16; o > 0; o >>= 1)
-            c += __shfl_xor_sync(0xffffffffu, c, o);
-        if (kk == 0 && gr < R && c)
-            atomicAdd(I + gr, (unsigned long long)c);
     }
+    st_u32x4(out + size_t(gr) * size_t(Kp) + size_t(k0 + 16 * g), pk[0], pk[1], pk[2], pk[3]);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    if ((t & 1) == 0 && gr < R && sum)
+        atomicAdd(I + gr, (unsigned long long)sum);
 }
 
 }  // namespace
@@ -115,15 +108,18 @@ cudaError_t launch_certificate(const Operands &op, const Sizes &s, const CertBuf
         if ((e = cudaMemsetAsync(z.p, 0, z.bytes, st)) != cudaSuccess)
             return e;
     const int64_t m = op.m, n = op.n, k = op.k;
-    const unsigned kp32 = unsigned(s.kp / 32);
     cert_rows_kernel<<<unsigned((s.mp + 255) / 256), 256, 0, st>>>(m, s.mp, cb.rmax_a, cb.part_a, s.chunks,
                                                                    cb.shift_a, cb.pw_a);
     cert_rows_kernel<<<unsigned((s.np + 255) / 256), 256, 0, st>>>(n, s.np, cb.rmax_b, cb.part_b, s.chunks,
                                                                    cb.shift_b, cb.pw_b);
-    mag_kernel<<<dim3(unsigned(s.mp / 32), kp32), dim3(32, 8), 0, st>>>(op.a, op.ars, op.aks, m, k, s.mp, s.kp,
-                                                                        cb.ebal, +1, cb.shift_a, cb.mag_a, cb.ones_a);
-    mag_kernel<<<dim3(unsigned(s.np / 32), kp32), dim3(32, 8), 0, st>>>(op.b, op.brs, op.bks, n, k, s.np, s.kp,
-                                                                        cb.ebal, -1, cb.shift_b, cb.mag_b, cb.ones_b);
+    static_assert(kGemmBM % kWalkTR == 0 && kGemmBN % kWalkTR == 0 && kGemmBK % kWalkTK == 0, "tiles");
+    const unsigned kt = unsigned(s.kp / kWalkTK);
+    mag_kernel<<<dim3(unsigned(s.mp / kWalkTR), kt), kTileThreads, 0, st>>>(
+        op.a, op.ars, op.aks, m, k, tile_mode(op.a, op.ars, op.aks), s.kp, cb.ebal, +1, cb.shift_a, cb.mag_a,
+        cb.ones_a);
+    mag_kernel<<<dim3(unsigned(s.np / kWalkTR), kt), kTileThreads, 0, st>>>(
+        op.b, op.brs, op.bks, n, k, tile_mode(op.b, op.brs, op.bks), s.kp, cb.ebal, -1, cb.shift_b, cb.mag_b,
+        cb.ones_b);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     return launch_magnitude_gemm(cb, s, cert_target(k), sm_count, st);

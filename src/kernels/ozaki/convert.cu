@@ -12,44 +12,27 @@ namespace tgemm {
 namespace ozaki {
 namespace {
 
-__device__ __forceinline__ void st_u32x4(int8_t *p, unsigned a, unsigned b, unsigned c, unsigned d)
-{
-    *reinterpret_cast<uint4 *>(p) = make_uint4(a, b, c, d);
-}
-
 // convert_kernel<N>: residue planes of op(X) after balancing, R rows of K
 // padded to Rp x Kp (Rp a multiple of 32, Kp of 128):
 //   out[l*Rp*Kp + r*Kp + k] = residue(ldexpf(x_rk, sign e_k), mu_r, p_l)
 // for r < Rp, k < Kp, 0 outside R x K (every byte of the planes is written).
 // Grid (Rp/32, Kp/128), 256 threads, one 32 x 128 tile per block (coalesced
-// loads, see tile_load). Thread t converts 16 consecutive k of one row and
-// writes one 16-byte store per plane: lanes 2x and 2x+1 of a warp take the
-// two 16-k halves of the same row, so a warp's store covers 16 whole
-// 32-byte sectors; the 4 rows of a quarter-warp have distinct swizzles
-// mod 4, so its float4 shared reads are conflict-free.
-constexpr int CV_TR = 32, CV_TK = 128;
-
-__device__ __forceinline__ void convert_origin(int64_t bx, int64_t by, int64_t &r0, int64_t &k0)
-{
-    r0 = bx * CV_TR; k0 = by * CV_TK;
-}
-
-// Thread t's tile row and 16-k group.
-__device__ __forceinline__ int cv_row(int t) { return 16 * ((t >> 5) & 1) + ((t & 31) >> 1); }
-__device__ __forceinline__ int cv_group(int t) { return 2 * (t >> 6) + (t & 1); }
+// loads, see tile_load), walked as tiles.cuh's walk_row and walk_group say:
+// thread t converts 16 consecutive k of one row and writes one 16-byte
+// store per plane.
 
 template <int N>
 __device__ __forceinline__ void convert_tile(const float *s, const int *se, const int *__restrict__ mu, int64_t R, int64_t Rp,
                         int64_t Kp, int64_t r0, int64_t k0, int8_t *__restrict__ out, int t)
 {
-    const int r = cv_row(t), g = cv_group(t);
+    const int r = walk_row(t), g = walk_group(t);
     const int64_t gr = r0 + r;
     const int m = gr < R ? mu[gr] : 0;
     unsigned pk[N][4];
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
         const int k = 16 * g + 4 * c;
-        const float4 v = ld4(s + r * CV_TK + tcol(r, k));
+        const float4 v = ld4(s + r * kWalkTK + tcol(r, k));
         const float x4[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
@@ -74,13 +57,12 @@ convert_kernel(const float *__restrict__ X, int64_t rs, int64_t ks, int64_t R, i
                int64_t Rp, int64_t Kp, const int *__restrict__ ebal, int sign, const int *__restrict__ mu,
                int8_t *__restrict__ out)
 {
-    __shared__ __align__(16) float s[CV_TR * CV_TK];
-    __shared__ int se[CV_TK];
+    __shared__ __align__(16) float s[kWalkTR * kWalkTK];
+    __shared__ int se[kWalkTK];
     const int t = threadIdx.x;
-    int64_t r0, k0;
-    convert_origin(blockIdx.x, blockIdx.y, r0, k0);
-    load_escale(se, CV_TK, ebal, sign, K, k0, t);
-    tile_load<CV_TR, CV_TK>(s, X, rs, ks, R, K, r0, k0, mode, t);
+    const int64_t r0 = int64_t(blockIdx.x) * kWalkTR, k0 = int64_t(blockIdx.y) * kWalkTK;
+    load_escale(se, kWalkTK, ebal, sign, K, k0, t);
+    tile_load<kWalkTR, kWalkTK>(s, X, rs, ks, R, K, r0, k0, mode, t);
     __syncthreads();
     convert_tile<N>(s, se, mu, R, Rp, Kp, r0, k0, out, t);
 }
@@ -89,7 +71,7 @@ template <int N>
 void launch_n(const float *x, int64_t rs, int64_t ks, int64_t r, int64_t k, int64_t rp, int64_t kp,
               const int *e, int sign, const int *mu, int8_t *out, cudaStream_t st)
 {
-    const dim3 grid(unsigned(rp / CV_TR), unsigned(kp / CV_TK));
+    const dim3 grid(unsigned(rp / kWalkTR), unsigned(kp / kWalkTK));
     convert_kernel<N><<<grid, kTileThreads, 0, st>>>(x, rs, ks, r, k, tile_mode(x, rs, ks), rp, kp, e, sign, mu,
                                                      out);
 }
@@ -114,7 +96,7 @@ void launch_one(int n, const float *x, int64_t rs, int64_t ks, int64_t r, int64_
 cudaError_t launch_convert(const Operands &op, const Sizes &s, const int *ebal, const int *mu, const int *nu,
                            int8_t *ra, int8_t *rb, int n, cudaStream_t st)
 {
-    static_assert(kGemmBM % CV_TR == 0 && kGemmBN % CV_TR == 0 && kGemmBK % CV_TK == 0, "tiles");
+    static_assert(kGemmBM % kWalkTR == 0 && kGemmBN % kWalkTR == 0 && kGemmBK % kWalkTK == 0, "tiles");
     if (n < kMinN || n > kMaxN)
         return cudaErrorInvalidValue;
     launch_one(n, op.a, op.ars, op.aks, op.m, op.k, s.mp, s.kp, ebal, +1, mu, ra, st);

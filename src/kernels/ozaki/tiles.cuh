@@ -1,5 +1,5 @@
 // Tiles of op(X) in shared memory for the fp32-tc math's passes over the
-// FP32 operands (stats.cu, convert.cu): coalesced global loads whatever the
+// FP32 operands (stats.cu, convert.cu, cert.cu): coalesced global loads whatever the
 // operand's orientation, bank-conflict-free shared accesses. Device code;
 // included by those kernel files only.
 #pragma once
@@ -18,6 +18,11 @@ __device__ __forceinline__ float4 ld4(const float *p)
 __device__ __forceinline__ void st4(float *p, float4 v)
 {
     *reinterpret_cast<float4 *>(p) = v;
+}
+// 16 bytes (4 words of 4 packed bytes) at a 16-byte aligned p.
+__device__ __forceinline__ void st_u32x4(void *p, unsigned a, unsigned b, unsigned c, unsigned d)
+{
+    *reinterpret_cast<uint4 *>(p) = make_uint4(a, b, c, d);
 }
 
 // --- Tiles of op(X) in shared memory --------------------------------------
@@ -164,6 +169,17 @@ __device__ __forceinline__ void tile_load(float *__restrict__ s, const float *__
         }
     }
 }
+
+// The per-element walk over a 32 x 128 tile (convert.cu, cert.cu's
+// magnitudes): block (bx, by) takes rows 32 bx.. and k 128 by..; thread t
+// takes 16 consecutive k, 16 walk_group(t).., of row walk_row(t). Lanes 2x
+// and 2x+1 of a warp take the two 16-k halves of the same row, so a warp's
+// 16-byte stores of bytes cover 16 whole 32-byte sectors; the 4 rows of a
+// quarter-warp have distinct swizzles mod 4, so its float4 shared reads are
+// conflict-free.
+constexpr int kWalkTR = 32, kWalkTK = 128;
+__device__ __forceinline__ int walk_row(int t) { return 16 * ((t >> 5) & 1) + ((t & 31) >> 1); }
+__device__ __forceinline__ int walk_group(int t) { return 2 * (t >> 6) + (t & 1); }
 
 // sign * e_k for k in [k0, k0 + n), 0 past K: the scaling the tile kernels
 // apply to each column (thread t's share).
