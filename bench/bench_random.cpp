@@ -2,7 +2,7 @@
 // seed (issue 27): the shapes users bring, not the suite's.
 //
 //   bench_random [--seed N] [--count N] [--csv PATH] [--reps N] [--time-budget SECONDS] [--plans]
-//                [--math-compare] [--large]
+//                [--math-compare] [--large] [--shapes FILE]
 //
 // The problems: `count` (default 100) from bench/random_shapes.hpp for the
 // seed: m, n, k log-uniform over 1 to 20,000 with tile edges oversampled,
@@ -70,6 +70,11 @@
 // --large: the problems of bench/random_shapes.hpp's large_limits() (every
 // dimension 2,048 to 20,000, up to 2.2e12 flops), around and above the
 // sizes from which the fp32-tc math runs.
+//
+// --shapes FILE: the problems of FILE, one a line ("m n k ta tb lda ldb ldc
+// alpha beta", '#' to the end of a line ignored), instead of drawn ones:
+// the worst of a run replayed, or one product in several layouts. The
+// seed still draws the inputs; --count and --large do not apply.
 //
 // --plans: for each problem, set 0 allocated as above (zeros, padding
 // included), a line "== shape INDEX m=.. n=.. k=.. TATB lda=.. ldb=..
@@ -747,7 +752,7 @@ void usage(FILE *f)
 {
     std::fprintf(f,
         "usage: bench_random [--seed N] [--count N] [--csv PATH] [--reps N] [--time-budget SECONDS] [--plans]\n"
-        "                    [--math-compare] [--large]\n"
+        "                    [--math-compare] [--large] [--shapes FILE]\n"
         "  --seed N           the problems' and inputs' seed (default: a fresh one; always printed first)\n"
         "  --count N          problems drawn (default 100)\n"
         "  --csv PATH         one row per problem (parent directory is created)\n"
@@ -758,7 +763,27 @@ void usage(FILE *f)
         "                     each problem's plan lines follow a line '== shape INDEX ...' on stderr\n"
         "  --math-compare     tgemm in the fp32-tc math too, timed beside strict (speedup = strict / fp32-tc),\n"
         "                     and strict a second time in each round (the timing's own spread)\n"
-        "  --large            problems with every dimension 2048 to 20000 (the fp32-tc math's range)\n");
+        "  --large            problems with every dimension 2048 to 20000 (the fp32-tc math's range)\n"
+        "  --shapes FILE      the problems of FILE instead of drawn ones, one a line: m n k ta tb lda ldb ldc\n"
+        "                     alpha beta ('#' starts a comment); the seed still draws the inputs\n");
+}
+
+// The problems of --shapes FILE (parse_shapes); exits on a bad file.
+std::vector<RandomShape> read_shapes(const char *path)
+{
+    FILE *f = std::fopen(path, "r");
+    if (f == nullptr)
+        die("cannot open %s", path);
+    std::string text;
+    char buf[4096];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        text.append(buf, got);
+    std::fclose(f);
+    std::vector<RandomShape> out;
+    std::string error;
+    if (!parse_shapes(text.c_str(), &out, &error))
+        die("%s: %s", path, error.c_str());
+    return out;
 }
 
 uint64_t fresh_seed()
@@ -780,6 +805,7 @@ int main(int argc, char **argv)
     program_name = "bench_random";
     Run run;
     bool have_seed = false, plans = false, large = false;
+    const char *shapes_path = nullptr;
     long long count = 100;
     double budget_s = -1;
     for (int i = 1; i < argc; ++i) {
@@ -792,7 +818,8 @@ int main(int argc, char **argv)
             (a == "--plans" ? plans : a == "--large" ? large : run.compare) = true;
             continue;
         }
-        if (a != "--seed" && a != "--count" && a != "--csv" && a != "--reps" && a != "--time-budget") {
+        if (a != "--seed" && a != "--count" && a != "--csv" && a != "--reps" && a != "--time-budget" &&
+            a != "--shapes") {
             std::fprintf(stderr, "bench_random: unknown argument '%s'\n", a.c_str());
             usage(stderr);
             return 2;
@@ -810,6 +837,8 @@ int main(int argc, char **argv)
             count = parse_int(v, "--count", 1, 100000, usage);
         } else if (a == "--csv") {
             run.csv_path = v;
+        } else if (a == "--shapes") {
+            shapes_path = v;
         } else if (a == "--reps") {
             run.reps = static_cast<int>(parse_int(v, "--reps", 1, 10000, usage));
         } else {
@@ -820,13 +849,15 @@ int main(int argc, char **argv)
         run.seed = fresh_seed();
     std::printf("seed %" PRIu64 "\n", run.seed);
     std::fflush(stdout);
+    const std::vector<RandomShape> shapes =
+        shapes_path != nullptr ? read_shapes(shapes_path)
+                               : draw_random_shapes(run.seed, static_cast<int>(count), large ? large_limits() : RandomLimits{});
+    count = static_cast<long long>(shapes.size());
     if (plans)
         std::fprintf(stderr, "== seed %" PRIu64 " count %lld\n", run.seed, count);
     if (!run.csv_path.empty() && !plans)
         run.csv = open_csv(run.csv_path, kCsvHeader);
 
-    const std::vector<RandomShape> shapes =
-        draw_random_shapes(run.seed, static_cast<int>(count), large ? large_limits() : RandomLimits{});
     Ctx &ctx = run.ctx;
     open_device(ctx);
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
@@ -860,8 +891,9 @@ int main(int argc, char **argv)
     if (run.compare)
         std::printf("fp32-tc math compared (TGEMM_FP32_TC=%s): tgemm_set_math before each tgemm call\n",
                     std::getenv("TGEMM_FP32_TC") ? std::getenv("TGEMM_FP32_TC") : "auto");
-    std::printf("%lld problems (bench/random_shapes.hpp%s); inputs uniform in (-1, 1), mt19937 seeded with {seed, "
-                "index}; padding NaN; column-major, device pointers\n", count, large ? ", large_limits" : "");
+    std::printf("%lld problems (%s%s); inputs uniform in (-1, 1), mt19937 seeded with {seed, "
+                "index}; padding NaN; column-major, device pointers\n", count,
+                shapes_path != nullptr ? shapes_path : "bench/random_shapes.hpp", large ? ", large_limits" : "");
     std::printf("check before timing: tgemm%s against FP64, |C - R| <= gamma_{K+2} (|alpha||A||B| + |beta||C0|), "
                 "reference from %s\n",
                 run.cublas ? " and cuBLAS (default, pedantic)" : "",

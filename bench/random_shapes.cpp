@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 
 #include "splitmix.hpp"
 
@@ -141,6 +143,42 @@ double geomean(const std::vector<double> &v)
     for (double x : v)
         sum += std::log(x);
     return std::exp(sum / static_cast<double>(v.size()));
+}
+
+bool parse_shapes(const char *text, std::vector<RandomShape> *out, std::string *error)
+{
+    out->clear();
+    int no = 0;
+    for (const char *line = text; *line != '\0';) {
+        const char *eol = std::strchr(line, '\n');
+        std::string buf(line, eol != nullptr ? static_cast<size_t>(eol - line) : std::strlen(line));
+        line = eol != nullptr ? eol + 1 : line + buf.size();
+        ++no;
+        if (const size_t hash = buf.find('#'); hash != std::string::npos)
+            buf.resize(hash);
+        RandomShape s;
+        long long m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+        char ta = 0, tb = 0, extra = 0;
+        const int got = std::sscanf(buf.c_str(), " %lld %lld %lld %c %c %lld %lld %lld %f %f %c", &m, &n, &k, &ta, &tb,
+                                    &lda, &ldb, &ldc, &s.alpha, &s.beta, &extra);
+        if (buf.find_first_not_of(" \t\r") == std::string::npos)
+            continue;  // blank, or a comment only
+        const bool ops = (ta == 'N' || ta == 'T') && (tb == 'N' || tb == 'T');
+        if (got != 10 || !ops || m < 1 || n < 1 || k < 1 || lda < (ta == 'N' ? m : k) ||
+            ldb < (tb == 'N' ? k : n) || ldc < m) {
+            *error = "line " + std::to_string(no) +
+                     ": not a problem 'm n k ta tb lda ldb ldc alpha beta' (N or T, each ld at least its rows)";
+            return false;
+        }
+        s.m = m, s.n = n, s.k = k, s.ta = ta, s.tb = tb, s.lda = lda, s.ldb = ldb, s.ldc = ldc;
+        s.ab_class = s.alpha == 1.0f && s.beta == 0.0f ? 0 : s.alpha == -1.0f && s.beta == 1.0f ? 1 : 2;
+        out->push_back(s);
+    }
+    if (out->empty()) {
+        *error = "no problem in it";
+        return false;
+    }
+    return true;
 }
 
 }  // namespace bench

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace bench {
@@ -39,6 +40,13 @@ RandomLimits large_limits();
 
 // `count` problems from `seed`.
 std::vector<RandomShape> draw_random_shapes(uint64_t seed, int count, const RandomLimits &limits = {});
+
+// Problems given as text, one a line: "m n k ta tb lda ldb ldc alpha beta"
+// (ta, tb N or T; column-major, so lda >= m for N, >= k for T, and so on),
+// blank lines and anything from '#' on ignored; ab_class from alpha and
+// beta. False, with *error "line L: what", at the first line that is not
+// such a problem, or when there is none.
+bool parse_shapes(const char *text, std::vector<RandomShape> *out, std::string *error);
 
 // Bytes of A, B and C as stored (column-major, with their leading dimensions).
 double stored_bytes(const RandomShape &s);

@@ -198,6 +198,48 @@ void test_statistics(void **)
     assert_true(bench::geomean({}) == 0.0);
 }
 
+// bench_random --shapes: problems read back as written, comments and
+// blank lines skipped, the alpha/beta class derived; each malformed line
+// refused with its number.
+void test_parse_shapes(void **)
+{
+    std::vector<RandomShape> v;
+    std::string error;
+    assert_true(bench::parse_shapes("# a comment\n\n100 200 300 T N 300 300 101 1 0\n"
+                                    "  7 8 9 N T 7 8 9 -1 1 # trailing\n5 6 7 N N 5 7 5 0.5 2",
+                                    &v, &error));
+    assert_int_equal(v.size(), 3);
+    assert_int_equal(v[0].m, 100);
+    assert_int_equal(v[0].n, 200);
+    assert_int_equal(v[0].k, 300);
+    assert_int_equal(v[0].ta, 'T');
+    assert_int_equal(v[0].tb, 'N');
+    assert_int_equal(v[0].lda, 300);
+    assert_int_equal(v[0].ldc, 101);
+    assert_int_equal(v[0].ab_class, 0);
+    assert_int_equal(v[1].ab_class, 1);
+    assert_int_equal(v[1].ldb, 8);
+    assert_int_equal(v[2].ab_class, 2);
+    assert_true(v[2].alpha == 0.5f && v[2].beta == 2.0f);
+    const char *const bad[] = {
+        "100 200 300 T N 299 300 101 1 0\n",  // lda < k for T
+        "100 200 300 N N 100 299 100 1 0\n",  // ldb < k
+        "100 200 300 N N 100 300 99 1 0\n",   // ldc < m
+        "100 200 300 X N 100 300 100 1 0\n",  // not N or T
+        "0 200 300 N N 100 300 100 1 0\n",    // m < 1
+        "100 200 300 N N 100 300 100 1\n",    // beta missing
+        "100 200 300 N N 100 300 100 1 0 9\n",  // a field too many
+    };
+    for (const char *text : bad) {
+        assert_false(bench::parse_shapes(text, &v, &error));
+        assert_true(error.rfind("line 1:", 0) == 0);
+    }
+    assert_false(bench::parse_shapes("1 1 1 N N 1 1 1 1 0\nnonsense\n", &v, &error));
+    assert_true(error.rfind("line 2:", 0) == 0);
+    assert_false(bench::parse_shapes("# nothing\n\n", &v, &error));
+    assert_string_equal(error.c_str(), "no problem in it");
+}
+
 }  // namespace
 
 int main()
@@ -210,6 +252,7 @@ int main()
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_floor_and_classes),
         cmocka_unit_test(test_statistics),
+        cmocka_unit_test(test_parse_shapes),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
