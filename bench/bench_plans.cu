@@ -138,8 +138,10 @@ int main(int argc, char **argv)
                     sk.cluster = cluster;
                     sk.work = cluster ? nullptr : work;
                     sk.ring_k = ring_fits_k(k, splits, splits > 1 ? chunk : k, fa.bk);
+                    const int variant =
+                        tiled_variant(false, false, aligned ? TiledAlignment::All : TiledAlignment::None);
                     const auto call = [&] {
-                        cudaError_t e = fa.launch[aligned ? 1 : 0](p, sk, nullptr);
+                        cudaError_t e = fa.launch[variant](p, sk, nullptr);
                         if (e == cudaSuccess && splits > 1 && !cluster)
                             e = launch_splitk_reduce(p, sk, nullptr);
                         return e;

@@ -75,23 +75,36 @@ plan_dump::Piece dump_piece(const PiecePlan &x)
     return d;
 }
 
-// The workspace of one plan: the packed op(A) at offset 0, each piece's
-// share at a kWorkspaceAlign offset past it, none overlapping, all inside
-// workspace_bytes; after drop_workspace no step uses any. Returns the
-// first broken rule, or nullptr.
+// The workspace of one plan: the packed A at offset 0, the packed B past
+// it, each piece's share at a kWorkspaceAlign offset past them, none
+// overlapping, all inside workspace_bytes; after drop_workspace no step
+// uses any. Returns the first broken rule, or nullptr.
 const char *workspace_fault(CallPlan plan)
 {
     const CallSteps &s = plan.steps;
+    const GemmParams &p = plan.problem;
     if (workspace_bytes(plan) % kWorkspaceAlign != 0)
         return "workspace size not a multiple of the alignment";
-    if ((s.pack_ld > 0) != (s.pack_bytes > 0))
+    size_t end = 0;  // the highest byte used so far
+    const OperandPack &pa = s.pack_a, &pb = s.pack_b;
+    if ((pa.ld > 0) != (pa.bytes > 0) || (pb.ld > 0) != (pb.bytes > 0))
         return "pack size without a packed operand, or the reverse";
-    if (s.pack_ld > 0 && s.pack_bytes != static_cast<size_t>(s.pack_ld) * plan.problem.k * sizeof(float))
-        return "pack size is not ld x k floats";
-    size_t end = s.pack_bytes;  // the highest byte used so far
+    if (pa.ld > 0) {
+        if (pa.offset != 0 || pa.transposed != p.trans_a || pa.ld < p.m || pa.ld % 4 != 0 ||
+            pa.bytes != static_cast<size_t>(pa.ld) * p.k * sizeof(float))
+            return "the packed A is not ld x k floats at offset 0, ld >= m a multiple of 4";
+        end = pa.bytes;
+    }
+    if (pb.ld > 0) {
+        const int64_t rows = p.trans_b ? p.n : p.k, cols = p.trans_b ? p.k : p.n;
+        if (pb.offset % kWorkspaceAlign != 0 || pb.offset < end || pb.ld < rows || pb.ld % 4 != 0 ||
+            pb.bytes != static_cast<size_t>(pb.ld) * cols * sizeof(float))
+            return "the packed B is not ld x its columns past the packed A, ld >= its rows a multiple of 4";
+        end = pb.offset + pb.bytes;
+    }
     for (int i = 0; i < s.pieces; ++i) {
         const PiecePlan &x = s.piece[i];
-        if (x.packed_a != (s.pack_ld > 0))
+        if (x.packed_a != (pa.ld > 0) || x.packed_b != (pb.ld > 0))
             return "a piece of a packed plan not marked as reading the packed operand, or the reverse";
         const bool needs = x.kind == KernelKind::StreamK || (x.splits > 1 && !x.cluster);
         if (needs != (x.work_bytes > 0))
@@ -109,11 +122,12 @@ const char *workspace_fault(CallPlan plan)
         return "a share ends past the workspace";
     if (drop_workspace(&plan) != TGEMM_SUCCESS)
         return "drop_workspace failed";
-    if (workspace_bytes(plan) != 0 || plan.steps.pack_ld != 0)
+    if (workspace_bytes(plan) != 0 || plan.steps.pack_a.ld != 0 || plan.steps.pack_b.ld != 0)
         return "the plan without workspace still uses some";
     for (int i = 0; i < plan.steps.pieces; ++i) {
         const PiecePlan &x = plan.steps.piece[i];
-        if (x.kind == KernelKind::StreamK || (x.splits > 1 && !x.cluster) || x.packed_a || x.work_bytes != 0)
+        if (x.kind == KernelKind::StreamK || (x.splits > 1 && !x.cluster) || x.packed_a || x.packed_b ||
+            x.work_bytes != 0)
             return "a piece of the plan without workspace still needs some";
     }
     return nullptr;
@@ -241,7 +255,7 @@ int main(int argc, char **argv)
             }
             ++checked;
             with_workspace += workspace_bytes(plan) > 0;
-            packed += plan.steps.pack_ld > 0;
+            packed += plan.steps.pack_a.ld > 0 || plan.steps.pack_b.ld > 0;
             continue;
         }
         if (st == TGEMM_SUCCESS && no_workspace)
@@ -249,7 +263,9 @@ int main(int argc, char **argv)
         if (st != TGEMM_SUCCESS) {
             call.error = tgemm_last_error_detail();
         } else {
-            call.pack_ld = plan.steps.pack_ld;
+            call.pack_a_ld = plan.steps.pack_a.ld;
+            call.pack_a_transposed = plan.steps.pack_a.transposed;
+            call.pack_b_ld = plan.steps.pack_b.ld;
             call.peel_m = plan.steps.peel_m;
             call.peel_n = plan.steps.peel_n;
             call.pieces = plan.steps.pieces;

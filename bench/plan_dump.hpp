@@ -120,7 +120,8 @@ struct Piece {
 
 struct Call {
     std::string error;  // the planner's failure, if any
-    int64_t pack_ld = 0;
+    int64_t pack_a_ld = 0, pack_b_ld = 0;  // 0: not packed
+    bool pack_a_transposed = false;
     int64_t peel_m = 0, peel_n = 0;
     int pieces = 0;
     Piece piece[3];
@@ -137,8 +138,10 @@ inline std::string format_line(const Problem &p, const Call &c)
     std::string line = buf;
     if (!c.error.empty())
         return line + " error " + c.error;
-    if (c.pack_ld > 0)
-        line += " pack ld=" + std::to_string(c.pack_ld) + " |";
+    if (c.pack_a_ld > 0)
+        line += std::string(c.pack_a_transposed ? " pack ld=" : " pack A ld=") + std::to_string(c.pack_a_ld) + " |";
+    if (c.pack_b_ld > 0)
+        line += " pack B ld=" + std::to_string(c.pack_b_ld) + " |";
     if (c.peel_m > 0 || c.peel_n > 0)
         line += " peel " + std::to_string(c.peel_m) + "," + std::to_string(c.peel_n) + " |";
     for (int i = 0; i < c.pieces; ++i) {

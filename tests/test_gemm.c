@@ -413,6 +413,15 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
          * (make test-gpu). */
         {4096, 4096, 4096, true, false, 0, 0, 0, 0, false}, /* the suite's sq4096_tn */
         {3001, 2999, 2049, true, false, 3, 4, 2, 0, false}, /* m not a multiple of the packed ld's 32; lda odd */
+        /* Operands copied as stored with an aligned ld (src/dispatch/pack.cpp)
+         * where the H100's plan copies them, and the cluster kernels of
+         * aligned operands beside an unaligned C; TGEMM_PACK=always copies
+         * every small row's unaligned operands (make test-gpu). */
+        {490, 8844, 334, false, true, 0, 0, 20, 0, false},  /* A copied (lda 490), C aligned: 64x64x8 in clusters */
+        {624, 426, 783, false, true, 0, 0, 42, 0, false},   /* B copied (ldb 426) beside ldc 666 */
+        {543, 4033, 137, true, false, 3, 17, 0, 0, false},  /* B copied (ldb 154), ldc 543 */
+        {5278, 397, 124, false, true, 41, 0, 26, 0, false}, /* both copied (lda 5319, ldb 397), ldc 5304 */
+        {512, 512, 512, false, false, 0, 0, 1, 0, false},   /* aligned operands, ldc 513: the cluster form */
     };
     for (size_t i = 0; i < sizeof kExplicit / sizeof kExplicit[0]; ++i) {
         const int64_t longest = kExplicit[i].m > kExplicit[i].n ? kExplicit[i].m : kExplicit[i].n;
@@ -804,7 +813,7 @@ typedef enum {
     PATH_SPLIT_CLUSTER,    /* tiled, K split, the slices added in a thread-block cluster */
     PATH_SPLIT_WORKSPACE,  /* tiled, K split, the slices added by the reduction kernel */
     PATH_STREAMK,          /* tiled, the last wave's tiles shared out by K steps */
-    PATH_PACKED,           /* op(A) packed by columns, then tiled */
+    PATH_PACKED,           /* an operand packed (op(A) by columns, or A or B aligned), then tiled */
     PATH_PEELED,           /* a tiled main block beside streaming strips */
     PATH_TMA,              /* the streaming kernel fed by the tensor copy engine */
     PATH_ROWS,             /* skinny_rows, K split */
@@ -886,7 +895,8 @@ static plans_t read_plans(const char *log)
         int split = 1;
         char form[16] = "none", family[32] = "";
         const char *t;
-        if (strstr(buf, ": op(A) packed by columns") != NULL) {
+        if (strstr(buf, ": op(A) packed by columns") != NULL || strstr(buf, ": A packed as stored") != NULL ||
+            strstr(buf, ": B packed as stored") != NULL) {
             s.packed++;
             continue;
         }

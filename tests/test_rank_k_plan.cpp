@@ -88,7 +88,7 @@ bool is_rank_k(const CallPlan &plan)
     assert_int_equal(x.p.n, plan.problem.n);
     assert_int_equal(x.p.k, plan.problem.k);
     assert_int_equal(x.splits, 1);
-    assert_int_equal(s.pack_ld, 0);
+    assert_int_equal(s.pack_a.ld + s.pack_b.ld, 0);
     assert_int_equal(s.peel_m + s.peel_n, 0);
     assert_int_equal(workspace_bytes(plan), 0);
     assert_int_equal(plan.bare.pieces, 1);

@@ -63,10 +63,11 @@ void log_piece(const PiecePlan &piece)
     }
 }
 
-void log_pack(const GemmParams &p, int64_t ld)
+void log_pack(const GemmParams &p, char operand, const OperandPack &pack)
 {
-    std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld: op(A) packed by columns, ld=%lld\n", ll(p.m),
-                 ll(p.n), ll(p.k), ll(ld));
+    std::fprintf(stderr, "tgemm: device plan m=%lld n=%lld k=%lld: %s packed %s, ld=%lld\n", ll(p.m), ll(p.n),
+                 ll(p.k), pack.transposed ? "op(A)" : operand == 'A' ? "A" : "B",
+                 pack.transposed ? "by columns" : "as stored", ll(pack.ld));
 }
 
 void log_peel(const GemmParams &p, int64_t pm, int64_t pn)

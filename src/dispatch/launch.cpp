@@ -10,8 +10,8 @@
 namespace tgemm {
 namespace {
 
-// A pointer into the packed copy of op(A) as planned (at kPackStandIn),
-// moved to the same place in the copy at the start of the workspace.
+// A pointer into a packed copy as planned (from kPackStandIn), moved to
+// the same place in the workspace.
 const float *place(const float *q, float *work)
 {
     return work + (q - kPackStandIn);
@@ -19,13 +19,18 @@ const float *place(const float *q, float *work)
 
 tgemm_status launch_piece(PiecePlan piece, float *work, cudaStream_t s)
 {
-    if (piece.packed_a) {  // marked by the planner: never inferred from an address
-        const bool streaming = piece.kind == KernelKind::Streaming || piece.kind == KernelKind::StreamingTma;
-        if (streaming && streaming_x_is_a(piece.p))
-            piece.skinny.x = place(piece.skinny.x, work);
-        else if (streaming)
-            piece.skinny.y = place(piece.skinny.y, work);
+    // Marked by the planner: never inferred from an address.
+    const bool streaming = piece.kind == KernelKind::Streaming || piece.kind == KernelKind::StreamingTma;
+    const bool x_is_a = streaming && streaming_x_is_a(piece.p);
+    if (piece.packed_a) {
+        if (streaming)
+            (x_is_a ? piece.skinny.x : piece.skinny.y) = place(x_is_a ? piece.skinny.x : piece.skinny.y, work);
         piece.p.a = place(piece.p.a, work);
+    }
+    if (piece.packed_b) {
+        if (streaming)
+            (x_is_a ? piece.skinny.y : piece.skinny.x) = place(x_is_a ? piece.skinny.y : piece.skinny.x, work);
+        piece.p.b = place(piece.p.b, work);
     }
     const GemmParams &p = piece.p;
     SplitK sk;
@@ -39,8 +44,13 @@ tgemm_status launch_piece(PiecePlan piece, float *work, cudaStream_t s)
     case KernelKind::StreamK: {
         sk.ring_k = ring_fits_k(p.k, piece.splits, piece.k_chunk, piece.family->bk);
         // The kernel's stores: C's, or in workspace form the slices' (ld = m).
+        // Aligned operands beside an unaligned C: the cluster kernel of
+        // that alignment, or the plain kernel of none (kernels/tiled/family.cuh).
         const bool out_aligned = piece.splits > 1 && !piece.cluster ? p.m % 4 == 0 : c_aligned(p);
-        const int idx = (p.trans_a ? 4 : 0) | (p.trans_b ? 2 : 0) | (operands_aligned(p) && out_aligned ? 1 : 0);
+        const TiledAlignment alignment = !operands_aligned(p) ? TiledAlignment::None
+                                         : out_aligned        ? TiledAlignment::All
+                                                              : TiledAlignment::Operands;
+        const int idx = tiled_variant(p.trans_a, p.trans_b, alignment);
         if (piece.kind == KernelKind::Tiled) {
             e = piece.family->launch[idx](p, sk, s);
             break;
@@ -82,12 +92,22 @@ tgemm_status launch(const CallPlan &plan, float *work, cudaStream_t s)
     const CallSteps &steps = plan.steps;
     const GemmParams &p = plan.problem;
     const bool verbose = settings().verbose >= 2;
-    if (steps.pack_ld > 0) {
-        const cudaError_t e = kernels::launch_pack_transposed(p.a, p.lda, p.m, p.k, work, steps.pack_ld, s);
+    if (const OperandPack &pk = steps.pack_a; pk.ld > 0) {
+        float *const w = work + pk.offset / sizeof(float);
+        const cudaError_t e = pk.transposed ? kernels::launch_pack_transposed(p.a, p.lda, p.m, p.k, w, pk.ld, s)
+                                            : kernels::launch_pack_copy(p.a, p.lda, p.m, p.k, w, pk.ld, s);
         if (e != cudaSuccess)
             return fail_cuda(e, "pack launch");
         if (verbose)
-            log_pack(p, steps.pack_ld);
+            log_pack(p, 'A', pk);
+    }
+    if (const OperandPack &pk = steps.pack_b; pk.ld > 0) {
+        const cudaError_t e = kernels::launch_pack_copy(p.b, p.ldb, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n,
+                                                        work + pk.offset / sizeof(float), pk.ld, s);
+        if (e != cudaSuccess)
+            return fail_cuda(e, "pack launch");
+        if (verbose)
+            log_pack(p, 'B', pk);
     }
     if (verbose && (steps.peel_m > 0 || steps.peel_n > 0))
         log_peel(p, steps.peel_m, steps.peel_n);

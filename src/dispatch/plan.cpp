@@ -9,7 +9,8 @@
 //   4. the rank-k kernel instead, where the model finds it faster than that
 //      plan with C's traffic added (dispatch/rank_k.cpp): K small against
 //      m x n, where moving C is the cost. Then steps 5 and 6 do not apply.
-//   5. where A is stored transposed, op(A) packed by columns first when the
+//   5. where A is stored transposed, or an operand's columns do not start
+//      on 16 bytes, the operand packed into the workspace first when the
 //      model finds it cheaper (dispatch/pack.cpp).
 //   6. where m or n is a few rows or columns past a multiple of 128, those
 //      peeled off as streaming products when the model finds it cheaper
@@ -20,8 +21,9 @@
 // the plan and sends its cluster-form slices through the workspace: the
 // same sums in the same order.
 //
-// The workspace of a call is one allocation: the packed op(A), then each
-// piece's split-K slices or stream-K parts, each at a 256-byte offset.
+// The workspace of a call is one allocation: the packed A, the packed B,
+// then each piece's split-K slices or stream-K parts, each at a 256-byte
+// offset.
 #include <cstring>
 #include <string>
 
@@ -75,7 +77,10 @@ size_t align_up(size_t bytes)
 
 void lay_out(CallSteps *steps)
 {
-    size_t offset = align_up(steps->pack_bytes);
+    size_t offset = 0;
+    for (const OperandPack *pk : {&steps->pack_a, &steps->pack_b})
+        if (pk->ld > 0)
+            offset = align_up(pk->offset + pk->bytes);
     for (int i = 0; i < steps->pieces; ++i) {
         PiecePlan &piece = steps->piece[i];
         piece.work_bytes = piece_work_bytes(piece);
@@ -88,8 +93,8 @@ void lay_out(CallSteps *steps)
 // The same steps without workspace.
 CallSteps without_workspace(CallSteps steps)
 {
-    steps.pack_ld = 0;
-    steps.pack_bytes = 0;
+    steps.pack_a = OperandPack{};
+    steps.pack_b = OperandPack{};
     for (int i = 0; i < steps.pieces; ++i) {
         PiecePlan &piece = steps.piece[i];
         if (piece.kind == KernelKind::StreamK)
@@ -203,10 +208,12 @@ tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan
             packed = pk.use;
             steps = packed ? tiled_steps(pk.p, m, only, pk.plan) : tiled_steps(p, m, only, plain);
             if (packed) {
-                steps.pack_ld = pk.p.lda;
-                steps.pack_bytes = pk.bytes;
-                for (int i = 0; i < steps.pieces; ++i)  // every piece reads rows of the packed op(A)
-                    steps.piece[i].packed_a = true;
+                steps.pack_a = pk.a;
+                steps.pack_b = pk.b;
+                for (int i = 0; i < steps.pieces; ++i) {  // every piece reads rows or columns of the copies
+                    steps.piece[i].packed_a = pk.a.ld > 0;
+                    steps.piece[i].packed_b = pk.b.ld > 0;
+                }
             }
         }
     }

@@ -24,6 +24,10 @@ enum class KernelKind {
 const char *kernel_kind_name(KernelKind kind);
 
 // One launch (with its split-K reduction, if any) over one piece of C.
+// Every share of a call's workspace starts at a multiple of this (the
+// kernels' vector accesses and the pool's own alignment).
+constexpr size_t kWorkspaceAlign = 256;
+
 struct PiecePlan {
     KernelKind kind = KernelKind::Tiled;
     GemmParams p = {};                     // the piece
@@ -36,27 +40,32 @@ struct PiecePlan {
     double seconds = 0.0;  // Tiled, StreamK: the modelled time
     // Its share of the call's workspace: split-K slices or stream-K parts.
     size_t work_offset = 0, work_bytes = 0;
-    // Its op(A) is the packed copy (planned at kPackStandIn): launch moves
-    // p.a, and the streaming operand that is op(A), into the workspace.
-    bool packed_a = false;
+    // Its A (B) is the packed copy (planned at kPackStandIn): launch moves
+    // p.a (p.b), and the streaming operand that is op(A) (op(B)), into the
+    // workspace.
+    bool packed_a = false, packed_b = false;
 };
 
-// What runs, in order: op(A) packed by columns into the workspace (where
-// pack_ld > 0), then each piece. A packed piece's op(A) and streaming
-// operands point into the packed copy at kPackStandIn until launch
-// places them in the workspace.
+// One operand copied into the workspace before the pieces run
+// (dispatch/pack.cpp, kernels/pack.cu).
+struct OperandPack {
+    int64_t ld = 0;          // the copy's leading dimension; 0: the operand is read where it is
+    bool transposed = false; // A only: op(A) of an A stored transposed, copied by columns
+    size_t offset = 0;       // in the workspace, a multiple of kWorkspaceAlign
+    size_t bytes = 0;
+};
+
+// What runs, in order: the operands' packs (where their ld > 0), then each
+// piece. A packed piece's operands, and its streaming ones, point into the
+// copies at kPackStandIn (plus each copy's offset) until launch places
+// them in the workspace.
 struct CallSteps {
-    int64_t pack_ld = 0;     // 0: op(A) is read where it is
-    size_t pack_bytes = 0;   // at offset 0 of the workspace
+    OperandPack pack_a, pack_b;
     int64_t peel_m = 0, peel_n = 0;  // rows and columns of C peeled off as streaming products
     int pieces = 0;
     PiecePlan piece[3];      // the main block, then the right strip, then the bottom one
     size_t workspace_bytes = 0;
 };
-
-// Every share of a call's workspace starts at a multiple of this (the
-// kernels' vector accesses and the pool's own alignment).
-constexpr size_t kWorkspaceAlign = 256;
 
 struct CallPlan {
     GemmParams problem = {};
@@ -65,8 +74,8 @@ struct CallPlan {
     CallSteps bare;   // the plan for when its workspace cannot be had (drop_workspace)
 };
 
-// The address the packed copy of op(A) is planned at: aligned as the
-// workspace is (256 bytes), never dereferenced.
+// The address the workspace's start is planned at, where the packed copies
+// are: aligned as the workspace is (256 bytes), never dereferenced.
 extern const float *const kPackStandIn;
 
 }  // namespace tgemm

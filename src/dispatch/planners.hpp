@@ -32,6 +32,9 @@ double tiled_memory_floor(const GemmParams &p, const DeviceModel &m);
 // Whether the tiled kernels can move A and B, or C, as 16-byte vectors.
 bool operands_aligned(const GemmParams &p);
 bool c_aligned(const GemmParams &p);
+// The family's measured share of the FFMA peak for p's transposes and
+// alignment (its aligned rate where A, B and C all are).
+double family_efficiency(const TiledModel &e, const GemmParams &p);
 // Whether `splits` slices of C fit in kMaxWorkspaceBytes.
 bool split_fits(const GemmParams &p, int splits);
 
@@ -52,13 +55,14 @@ int64_t rank_k_tiles(const GemmParams &p);
 PiecePlan plan_rank_k(const GemmParams &p, const DeviceModel &m);
 bool rank_k_pays(const PiecePlan &rank_k, const PiecePlan &tiled, const DeviceModel &m);
 
-// The product restated on op(A) packed by columns (dispatch/pack.cpp):
-// p with trans_a false, lda the packed columns', a = kPackStandIn.
+// The product restated on packed operands (dispatch/pack.cpp): p with A
+// (trans_a false) and/or B at their copies' ld and place in the workspace
+// (from kPackStandIn).
 struct PackPlan {
     bool use = false;
     GemmParams p = {};
     PiecePlan plan;  // its tiled plan
-    size_t bytes = 0;
+    OperandPack a, b;
 };
 PackPlan plan_pack(const GemmParams &p, const DeviceModel &m, const KernelFamily *only, double plain_seconds);
 
@@ -73,7 +77,7 @@ PeelPlan plan_peel(const GemmParams &p, const DeviceModel &m, double whole_secon
 
 // TGEMM_VERBOSE=2's lines (dispatch/describe.cpp).
 void log_piece(const PiecePlan &piece);
-void log_pack(const GemmParams &p, int64_t ld);
+void log_pack(const GemmParams &p, char operand, const OperandPack &pack);
 void log_peel(const GemmParams &p, int64_t pm, int64_t pn);
 void log_device_model(const DeviceModel &m);
 

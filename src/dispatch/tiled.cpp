@@ -48,13 +48,6 @@ double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily 
     return 2.0 * slices / rate + c / m.memory_bandwidth + a.launch_seconds;
 }
 
-// The family's measured share of the FFMA peak for these transposes and
-// operand alignment.
-double family_efficiency(const TiledModel &e, const GemmParams &p)
-{
-    return e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] * (operands_aligned(p) ? 1.0 : e.unaligned);
-}
-
 // Modelled seconds for a tiled family with a split-K factor: whole waves of
 // blocks (in cluster form, of the blocks that fit in clusters of `splits`);
 // each block walks its K steps (plus the prologue's) at the slower of the
@@ -133,6 +126,12 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
 
 }  // namespace
 
+double family_efficiency(const TiledModel &e, const GemmParams &p)
+{
+    const bool vectors = operands_aligned(p) && c_aligned(p);  // which kernels run (dispatch/launch.cpp)
+    return e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] * (vectors ? 1.0 : e.unaligned);
+}
+
 double tiled_memory_floor(const GemmParams &p, const DeviceModel &m)
 {
     const double bytes = 4.0 * (static_cast<double>(p.m) * p.k + static_cast<double>(p.k) * p.n +
@@ -182,11 +181,11 @@ PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFami
     PiecePlan shared;  // the cheapest stream-K plan
     shared.p = p;
     shared.seconds = INFINITY;
-    // The cluster kernels exist for aligned operands and C only. Plans are
+    // The cluster kernels exist for aligned operands only. Plans are
     // made as if clusters were allowed whatever TGEMM_CLUSTERS says (plan_call
     // applies it afterwards), so that the setting never changes the plan,
     // and with it the bits of the result.
-    const bool cluster_ok = operands_aligned(p) && c_aligned(p);
+    const bool cluster_ok = operands_aligned(p);
     // Families whose grid would exceed the device's limit are left out
     // while any family fits (else check_grid refuses the plan).
     bool any_fits = false;

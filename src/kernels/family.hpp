@@ -13,18 +13,29 @@
 
 namespace tgemm {
 
+// A tiled family's kernels: one per transpose pair and alignment, where
+// the alignment is what may move as 16-byte vectors: nothing, A and B, or
+// A, B and C (C alone never: the main loop is what vectors speed up).
+enum class TiledAlignment { None = 0, Operands = 1, All = 2 };
+constexpr int kTiledVariants = 12;
+constexpr int tiled_variant(bool trans_a, bool trans_b, TiledAlignment alignment)
+{
+    return ((trans_a ? 2 : 0) + (trans_b ? 1 : 0)) * 3 + static_cast<int>(alignment);
+}
+
 struct KernelFamily {
     using Launch = cudaError_t (*)(const GemmParams &, const SplitK &, cudaStream_t);
     using LaunchStreamK = cudaError_t (*)(const GemmParams &, const StreamK &, cudaStream_t);
     const char *name;
     int bm, bn, bk, threads;
     size_t smem_bytes;
-    Launch launch[8];  // index: trans_a * 4 + trans_b * 2 + aligned
+    // index: tiled_variant(trans_a, trans_b, alignment).
+    Launch launch[kTiledVariants];
     // Stream-K: its shared-out tiles, then (plain kernel) the whole ones; same
     // index. Only the families of one block per SM have it (has_streamk): at
     // 128 registers its kernels spill.
     bool has_streamk;
-    LaunchStreamK launch_streamk[8];
+    LaunchStreamK launch_streamk[kTiledVariants];
     // Per device, before the first launch: sets cluster_blocks[n], n = 0 to
     // kTiledMaxCluster, to the blocks that run at once in clusters of n along
     // y (0: the cluster form is not available).
@@ -51,6 +62,10 @@ cudaError_t launch_scale(float *c, int64_t m, int64_t n, int64_t ldc, float beta
 // (ldw >= m): op(A) = A^T packed by columns (pack.cu).
 cudaError_t launch_pack_transposed(const float *a, int64_t lda, int64_t m, int64_t k, float *w, int64_t ldw,
                                    cudaStream_t s);
+// w[i + j * ldw] := a[i + j * lda] for i < rows, j < cols (ldw >= rows): an
+// operand as stored, its columns moved to ldw (pack.cu).
+cudaError_t launch_pack_copy(const float *a, int64_t lda, int64_t rows, int64_t cols, float *w, int64_t ldw,
+                             cudaStream_t s);
 
 // A product whose C has at most 16 rows or columns, restated for the
 // streaming kernels (skinny*.cu) as C(r, j) = alpha * sum_k X(r, k) Y(j, k)

@@ -1,11 +1,17 @@
-// op(A) packed by columns for the dispatcher's packed plans (TGEMM_PACK,
-// src/dispatch/pack.cpp): where A is stored transposed (op(A) = A^T),
-// op(A) is copied into an m x k matrix stored by columns, so that the
-// product runs on the tiled kernels' untransposed form, their fastest.
+// The operand copies of the dispatcher's packed plans (TGEMM_PACK,
+// src/dispatch/pack.cpp), into the call's workspace:
+//   - pack_transposed: where A is stored transposed (op(A) = A^T), op(A)
+//     copied into an m x k matrix stored by columns, so that the product
+//     runs on the tiled kernels' untransposed form, their fastest;
+//   - pack_copy: an operand as it is stored, with a leading dimension that
+//     starts every column on 16 bytes, so that the product runs on the
+//     kernels that move it in vectors.
 //
-// Contract: w(i, l) = a[l + i * lda] for i < m, l < k, stored at
-// w[i + l * ldw] (ldw >= m); w's rows m .. ldw - 1 are not written. An
-// exact copy: the product's sums are those of the untransposed kernel.
+// Contracts: pack_transposed: w(i, l) = a[l + i * lda] for i < m, l < k,
+// stored at w[i + l * ldw] (ldw >= m). pack_copy: w[i + j * ldw] =
+// a[i + j * lda] for i < rows, j < cols (ldw >= rows). Rows past m (rows)
+// of w are not written. Exact copies: the product's sums are those of the
+// kernels on the operand where it is.
 #include "family.hpp"
 
 namespace tgemm {
@@ -50,7 +56,41 @@ __global__ void __launch_bounds__(kPackTile * kPackRows) pack_transposed(const f
     }
 }
 
+// Block (x, y) copies rows 128 x .. 128 x + 127 of columns 8 y, 8 (y +
+// gridDim.y), ...: each warp a column, each lane 4 rows 32 apart, so that
+// a warp's loads and stores are each one run of 128 bytes at most.
+constexpr int kCopyRows = 128, kCopyCols = 8;
+
+__global__ void __launch_bounds__(32 * kCopyCols) pack_copy(const float *__restrict__ a, int64_t lda, int64_t rows,
+                                                           int64_t cols, float *__restrict__ w, int64_t ldw)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kCopyRows + lane;
+    for (int64_t j = static_cast<int64_t>(blockIdx.y) * kCopyCols + warp; j < cols;
+         j += static_cast<int64_t>(gridDim.y) * kCopyCols) {
+        float v[kCopyRows / 32];
+#pragma unroll
+        for (int r = 0; r < kCopyRows / 32; ++r)
+            if (i0 + 32 * r < rows)
+                v[r] = a[i0 + 32 * r + j * lda];
+#pragma unroll
+        for (int r = 0; r < kCopyRows / 32; ++r)
+            if (i0 + 32 * r < rows)
+                w[i0 + 32 * r + j * ldw] = v[r];
+    }
+}
+
 }  // namespace
+
+cudaError_t launch_pack_copy(const float *a, int64_t lda, int64_t rows, int64_t cols, float *w, int64_t ldw,
+                             cudaStream_t s)
+{
+    constexpr int64_t kMaxGridY = 65535;
+    const int64_t bx = (rows + kCopyRows - 1) / kCopyRows, by = (cols + kCopyCols - 1) / kCopyCols;
+    const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(by < kMaxGridY ? by : kMaxGridY));
+    pack_copy<<<grid, 32 * kCopyCols, 0, s>>>(a, lda, rows, cols, w, ldw);
+    return cudaGetLastError();
+}
 
 cudaError_t launch_pack_transposed(const float *a, int64_t lda, int64_t m, int64_t k, float *w, int64_t ldw,
                                    cudaStream_t s)

@@ -17,13 +17,19 @@
 namespace tgemm {
 namespace kernels {
 
-template <class T, bool kTA, bool kTB, bool kAligned>
+// A family's kernels for one transpose pair and one alignment (the
+// launch index's, kernels/family.hpp): kAligned for A and B, kVecC for C.
+// Aligned operands beside an unaligned C take the cluster kernel of that
+// alignment (there is no unaligned cluster kernel), but the plain kernel
+// of unaligned operands: its main loop was as fast or faster than the
+// aligned one's beside a scalar epilogue, and it spills nowhere.
+template <class T, bool kTA, bool kTB, bool kAligned, bool kVecC>
 cudaError_t launch_tiled(const GemmParams &p, const SplitK &sk, cudaStream_t s)
 {
     const int64_t tiles = ((p.m + T::BM - 1) / T::BM) * ((p.n + T::BN - 1) / T::BN);
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(sk.splits));
     if (!sk.cluster) {
-        sgemm_tiled<T, kTA, kTB, kAligned><<<grid, T::kThreads, T::kSmemBytes, s>>>(p, sk);
+        sgemm_tiled<T, kTA, kTB, kAligned && kVecC><<<grid, T::kThreads, T::kSmemBytes, s>>>(p, sk);
         return cudaGetLastError();
     }
     if constexpr (!kAligned || !T::kClusterForm) {
@@ -32,7 +38,7 @@ cudaError_t launch_tiled(const GemmParams &p, const SplitK &sk, cudaStream_t s)
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg =
             cluster_launch_config(grid, T::kThreads, T::kClusterSmemBytes, s, sk.splits, &attr);
-        return cudaLaunchKernelEx(&cfg, sgemm_tiled<T, kTA, kTB, true, true>, p, sk);
+        return cudaLaunchKernelEx(&cfg, sgemm_tiled<T, kTA, kTB, true, true, kVecC>, p, sk);
     }
 }
 
@@ -41,6 +47,8 @@ cudaError_t launch_tiled(const GemmParams &p, const SplitK &sk, cudaStream_t s)
 template <class T>
 constexpr bool kHasStreamK = T::kStreamK;
 
+// As launch_tiled's plain kernel: aligned operands beside an unaligned C
+// take the unaligned kernels.
 template <class T, bool kTA, bool kTB, bool kAligned>
 cudaError_t launch_streamk(const GemmParams &p, const StreamK &sk, cudaStream_t s)
 {
@@ -66,8 +74,8 @@ cudaError_t allow_smem(Kernel kernel, size_t bytes)
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
 }
 
-// f(ta, tb, aligned) for each of a family's 8 kernels (std::bool_constant
-// arguments); the first failure, or cudaSuccess.
+// f(ta, tb, aligned) for each of a family's 8 plain kernels
+// (std::bool_constant arguments); the first failure, or cudaSuccess.
 template <class F>
 cudaError_t each_variant(F &&f)
 {
@@ -87,11 +95,18 @@ cudaError_t each_variant(F &&f)
 template <class T>
 cudaError_t prepare_tiled(int cc_major, int *cluster_blocks)
 {
-    const cudaError_t e = each_variant([](auto ta, auto tb, auto al) {
+    const cudaError_t e = each_variant([cc_major](auto ta, auto tb, auto al) {
         constexpr bool kTA = decltype(ta)::value, kTB = decltype(tb)::value, kAl = decltype(al)::value;
-        const cudaError_t x = allow_smem(sgemm_tiled<T, kTA, kTB, kAl>, T::kSmemBytes);
+        cudaError_t x = allow_smem(sgemm_tiled<T, kTA, kTB, kAl>, T::kSmemBytes);
         if constexpr (kHasStreamK<T>)
-            return x != cudaSuccess ? x : allow_smem(sgemm_streamk<T, kTA, kTB, kAl>, kStreamKSmemBytes<T>);
+            x = x != cudaSuccess ? x : allow_smem(sgemm_streamk<T, kTA, kTB, kAl>, kStreamKSmemBytes<T>);
+        // The cluster kernels of aligned operands, with C aligned and not.
+        if constexpr (kAl && T::kClusterForm) {
+            if (x == cudaSuccess && has_cluster_code(sgemm_tiled<T, kTA, kTB, true, true>, cc_major)) {
+                x = allow_smem(sgemm_tiled<T, kTA, kTB, true, true, true>, T::kClusterSmemBytes);
+                x = x != cudaSuccess ? x : allow_smem(sgemm_tiled<T, kTA, kTB, true, true, false>, T::kClusterSmemBytes);
+            }
+        }
         return x;
     });
     if (e != cudaSuccess)
@@ -101,18 +116,8 @@ cudaError_t prepare_tiled(int cc_major, int *cluster_blocks)
     if constexpr (T::kClusterForm) {
         if (!has_cluster_code(sgemm_tiled<T, false, false, true, true>, cc_major))
             return cudaSuccess;
-        const size_t cbytes = T::kClusterSmemBytes;
-        const cudaError_t c[] = {
-            allow_smem(sgemm_tiled<T, false, false, true, true>, cbytes),
-            allow_smem(sgemm_tiled<T, false, true, true, true>, cbytes),
-            allow_smem(sgemm_tiled<T, true, false, true, true>, cbytes),
-            allow_smem(sgemm_tiled<T, true, true, true, true>, cbytes),
-        };
-        for (cudaError_t x : c)
-            if (x != cudaSuccess)
-                return x;
-        count_cluster_blocks(sgemm_tiled<T, false, false, true, true>, T::kThreads, cbytes, kTiledMaxCluster,
-                             cluster_blocks);
+        count_cluster_blocks(sgemm_tiled<T, false, false, true, true>, T::kThreads, T::kClusterSmemBytes,
+                             kTiledMaxCluster, cluster_blocks);
     }
     return cudaSuccess;
 }
@@ -123,16 +128,20 @@ constexpr KernelFamily make_tiled_family(const char *name)
     return KernelFamily{
         name, T::BM, T::BN, T::BK, T::kThreads, T::kSmemBytes,
         {
-            launch_tiled<T, false, false, false>, launch_tiled<T, false, false, true>,
-            launch_tiled<T, false, true, false>,  launch_tiled<T, false, true, true>,
-            launch_tiled<T, true, false, false>,  launch_tiled<T, true, false, true>,
-            launch_tiled<T, true, true, false>,   launch_tiled<T, true, true, true>,
+            launch_tiled<T, false, false, false, false>, launch_tiled<T, false, false, true, false>,
+            launch_tiled<T, false, false, true, true>,   launch_tiled<T, false, true, false, false>,
+            launch_tiled<T, false, true, true, false>,   launch_tiled<T, false, true, true, true>,
+            launch_tiled<T, true, false, false, false>,  launch_tiled<T, true, false, true, false>,
+            launch_tiled<T, true, false, true, true>,    launch_tiled<T, true, true, false, false>,
+            launch_tiled<T, true, true, true, false>,    launch_tiled<T, true, true, true, true>,
         },
         kHasStreamK<T>,
         {
-            launch_streamk<T, false, false, false>, launch_streamk<T, false, false, true>,
+            launch_streamk<T, false, false, false>, launch_streamk<T, false, false, false>,
+            launch_streamk<T, false, false, true>,  launch_streamk<T, false, true, false>,
             launch_streamk<T, false, true, false>,  launch_streamk<T, false, true, true>,
-            launch_streamk<T, true, false, false>,  launch_streamk<T, true, false, true>,
+            launch_streamk<T, true, false, false>,  launch_streamk<T, true, false, false>,
+            launch_streamk<T, true, false, true>,   launch_streamk<T, true, true, false>,
             launch_streamk<T, true, true, false>,   launch_streamk<T, true, true, true>,
         },
         prepare_tiled<T>,

@@ -5,12 +5,15 @@
 //   - GemmParams is column-major, m >= 1, n >= 1, k >= 1, alpha != 0
 //     (alpha == 0 and k == 0 go to the scaling kernel instead);
 //   - a, b, c are device-accessible and c does not overlap a or b;
-//   - kAligned: a, b, c are 16-byte aligned and lda, ldb, ldc are multiples
-//     of 4, so every 4-element group that starts at a multiple of 4 can be
-//     moved as one 128-bit access. Without it every access is scalar.
+//   - kAligned: a and b are 16-byte aligned and lda, ldb are multiples of
+//     4, so every 4-element group of A and B that starts at a multiple of 4
+//     can be moved as one 128-bit access; kVecC (only with kAligned): the
+//     same of c and ldc. Without them those accesses are scalar. kVecC
+//     differs from kAligned only in the cluster form (the one form of
+//     split-K for aligned operands beside an unaligned C).
 //   - the grid is ceil(m/BM) * ceil(n/BN) blocks of T::kThreads along x, and
 //     one slice of K per y (SplitK); with more than one slice in workspace
-//     form, kAligned promises m % 4 == 0 for C's part (the workspace has
+//     form, kVecC promises m % 4 == 0 for C's part (the workspace has
 //     ld = m); in cluster form the slices of a tile are one cluster along y,
 //     with kClusterSmemBytes of shared memory.
 //
@@ -86,7 +89,7 @@ __device__ __forceinline__ GemmParams slice_of(GemmParams p, const SplitK &sk)
 // that its epilogue does not change the register allocation of the others
 // (with one kernel for both forms, the plain kernels took the cluster
 // form's allocation and ran slower).
-template <class T, bool kTransA, bool kTransB, bool kAligned, bool kCluster = false>
+template <class T, bool kTransA, bool kTransB, bool kAligned, bool kCluster = false, bool kVecC = kAligned>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmParams p, SplitK sk)
 {
     extern __shared__ float4 smem_raw[];
@@ -119,11 +122,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmPa
     multiply_tile<T, kTransA, kTransB, kAligned, kBranchFreeStep<T, kTransA, kTransB> && !kCluster>(
         p, m0, n0, rem_m, rem_n, ring_k, sa, sb, [&](int lm0, int ln0, const float (&acc)[T::TM][T::TN]) {
             if constexpr (kCluster) {  // the main loop's last barrier has freed the stages for the sums
-                cluster_store_tile<T, kAligned>(p, sk, sa, lm0, ln0, acc);
+                cluster_store_tile<T, kVecC>(p, sk, sa, lm0, ln0, acc);
                 return;
             }
             float *c = p.c + (n0 + ln0) * p.ldc + m0 + lm0;
-            store_tile<T, kAligned>(c, p.ldc, lm0, ln0, rem_m, rem_n, p.alpha, p.beta, acc);
+            store_tile<T, kVecC>(c, p.ldc, lm0, ln0, rem_m, rem_n, p.alpha, p.beta, acc);
         });
 }
 
