@@ -102,13 +102,14 @@ $(BUILD)/obj/%.o: src/%.cpp
 	$(CXX) $(CPPFLAGS_LIB) $(CXXFLAGS_LIB) -MMD -MP -c $< -o $@
 
 # ptxas's register/spill report for each kernel lands next to the object;
-# a kernel that spills fails the build.
+# a kernel that spills fails the build, and its object is removed so that
+# the next make does not take it as built.
 define nvcc_object
 	@mkdir -p $(@D)
 	$(NVCC) $(CPPFLAGS_LIB) $(NVCCFLAGS) -MMD -MP -c $< -o $@ 2> $(@:.o=.ptxas.log) \
 	    || { cat $(@:.o=.ptxas.log); exit 1; }
 	@! grep -i 'bytes spill' $(@:.o=.ptxas.log) | grep -v ' 0 bytes spill stores, 0 bytes spill loads' \
-	    || { echo "register spills in $<"; exit 1; }
+	    || { echo "register spills in $<"; rm -f $@; exit 1; }
 endef
 
 $(BUILD)/obj/%.o: src/%.cu

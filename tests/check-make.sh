@@ -7,7 +7,10 @@
 #  - make test's run phase is a sub-make with TEST_RUNS_SERIAL=1, under
 #    which the Makefile declares .NOTPARALLEL (and only then);
 #  - make test's build phase builds every program of TEST_PROGRAMS (a rule's
-#    prerequisites are expanded where it stands, before later variables).
+#    prerequisites are expanded where it stands, before later variables);
+#  - a kernel whose ptxas report shows spills fails its build every time:
+#    its object is removed, not left for the next make to take as built
+#    (an nvcc stand-in that writes the object and reports a spill).
 # Each make here is asked with -n, starting afresh (no MAKEFLAGS of the
 # make test that runs this).
 # usage: check-make.sh MAKE
@@ -39,3 +42,20 @@ got=$(echo "$db" | sed -n 's/^test-programs: //p' | tr ' ' '\n' | sort)
 [ -n "$want" ] && [ "$got" = "$want" ] \
     || fail "test-programs builds: $(echo $got); TEST_PROGRAMS names: $(echo $want)"
 echo "[       OK ] make test's build phase builds all of TEST_PROGRAMS"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat > "$tmp/nvcc" <<'STANDIN'
+#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = "-o" ] && out=$2; shift; done
+echo object > "$out"
+echo "ptxas info    : 8 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads" >&2
+STANDIN
+chmod +x "$tmp/nvcc"
+obj=$tmp/build/obj/kernels/scale.o
+for try in 1 2; do
+    ! fresh BUILD="$tmp/build" NVCC="$tmp/nvcc" "$obj" > "$tmp/out" 2>&1 || fail "make $try: a spilling kernel built"
+    grep -q "register spills in src/kernels/scale.cu" "$tmp/out" || fail "make $try: no spill message: $(cat "$tmp/out")"
+    [ ! -e "$obj" ] || fail "make $try: the spilling kernel's object was left behind"
+done
+echo "[       OK ] a kernel that spills fails every make, its object removed"
