@@ -45,14 +45,16 @@ size_t align_up(size_t bytes)
 
 // The largest share of a plan's time that restating p as q can save in
 // any family's model (their efficiencies at q's pairs and alignment over
-// p's), where the copies make the cluster form of split-K possible (aligned
-// operands) credited with halving it at most. A pack that costs more than
-// this share of the plain plan is not planned, which saves planning it.
+// p's), times a halving at most where the copies make the cluster form of
+// split-K possible (aligned operands). A pack that costs more than this
+// share of the plain plan is not planned, which saves planning it.
 double pack_gain_bound(const GemmParams &p, const GemmParams &q, const DeviceModel &m)
 {
-    double most = operands_aligned(q) && !operands_aligned(p) ? 2.0 : 1.0;
+    double most = 1.0;
     for (const TiledModel &e : m.tiled)
-        most = std::max(most, family_efficiency(e, q) / family_efficiency(e, p));
+        most = std::max(most, family_efficiency(e, q, c_aligned(q)) / family_efficiency(e, p, c_aligned(p)));
+    if (operands_aligned(q) && !operands_aligned(p))
+        most *= 2.0;
     return 1.0 - 1.0 / most;
 }
 
@@ -106,12 +108,12 @@ PackPlan plan_pack(const GemmParams &p, const DeviceModel &m, const KernelFamily
     const bool can_a = p.trans_a || !aligned16(p.a) || p.lda % 4 != 0;
     const bool can_b = !aligned16(p.b) || p.ldb % 4 != 0;
     double best_seconds = plain_seconds;
-    // A, B, then both; under always only the last that applies.
+    // A, B, then both; under always the most operands that fit in the
+    // workspace (both, else A, else B).
+    int packed = 0;
     for (int which = 1; which <= 3; ++which) {
         const bool a = (which & 1) != 0, b = (which & 2) != 0;
         if ((a && !can_a) || (b && !can_b))
-            continue;
-        if (mode == PackMode::Always && ((can_a && !a) || (can_b && !b)))
             continue;
         PackPlan pk;
         pk.p = p;
@@ -127,9 +129,12 @@ PackPlan plan_pack(const GemmParams &p, const DeviceModel &m, const KernelFamily
             continue;
         pk.plan = plan_tiled(pk.p, m, only);
         const double margin = b || (a && !p.trans_a) ? kRealignMargin : kPackMargin;
-        if (mode == PackMode::Always || (pk.plan.seconds + seconds < best_seconds &&
-                                         pk.plan.seconds + seconds < (1.0 - margin) * plain_seconds)) {
+        const int count = (a ? 1 : 0) + (b ? 1 : 0);
+        if (mode == PackMode::Always ? count > packed
+                                     : pk.plan.seconds + seconds < best_seconds &&
+                                           pk.plan.seconds + seconds < (1.0 - margin) * plain_seconds) {
             best_seconds = pk.plan.seconds + seconds;
+            packed = count;
             best = pk;
             best.use = true;
         }

@@ -33,8 +33,9 @@ double tiled_memory_floor(const GemmParams &p, const DeviceModel &m);
 bool operands_aligned(const GemmParams &p);
 bool c_aligned(const GemmParams &p);
 // The family's measured share of the FFMA peak for p's transposes and
-// alignment (its aligned rate where A, B and C all are).
-double family_efficiency(const TiledModel &e, const GemmParams &p);
+// alignment: its aligned rate where A and B are and the kernel's output
+// (C, or the workspace slices of split-K through it) is, out_aligned.
+double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_aligned);
 // Whether `splits` slices of C fit in kMaxWorkspaceBytes.
 bool split_fits(const GemmParams &p, int splits);
 

@@ -68,7 +68,9 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
     const int64_t busiest = ceil_div(blocks, sm_count);  // blocks on the busiest SM
     const int64_t resident = std::min<int64_t>(e.blocks_per_sm, busiest);
     const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
-    const double efficiency = family_efficiency(e, p) * (alone ? e.alone : 1.0);
+    // The kernel's stores: the workspace slices' (ld = m) or C's, as launch picks the kernel.
+    const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
+    const double efficiency = family_efficiency(e, p, out_aligned) * (alone ? e.alone : 1.0);
     const double rate =
         std::min(efficiency * m.sm_flops / static_cast<double>(resident), f.threads / 32 * m.warp_flops);
     const double step_seconds = std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
@@ -105,7 +107,7 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
 {
     const ArchFactors &a = *m.factors;
     const KernelFamily &f = *e.family;
-    const double efficiency = family_efficiency(e, p);
+    const double efficiency = family_efficiency(e, p, c_aligned(p));
     const double step_seconds =
         std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / (efficiency * m.sm_flops / e.blocks_per_sm));
     const double wave = static_cast<double>(m.desc.sm_count) * e.blocks_per_sm;
@@ -126,9 +128,9 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
 
 }  // namespace
 
-double family_efficiency(const TiledModel &e, const GemmParams &p)
+double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_aligned)
 {
-    const bool vectors = operands_aligned(p) && c_aligned(p);  // which kernels run (dispatch/launch.cpp)
+    const bool vectors = operands_aligned(p) && out_aligned;  // which kernels run (dispatch/launch.cpp)
     return e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] * (vectors ? 1.0 : e.unaligned);
 }
 
