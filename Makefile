@@ -986,8 +986,10 @@ bench-host-trace: $(BUILD)/bench/bench_gemm
 # and with TGEMM_OFFLOAD=gpu, in BENCH_BLAS_ROUNDS interleaved rounds
 # (bench/bench_blas.py): medians, where auto sent each shape, auto against
 # the faster side, the forced GPU path's spread. BENCH_BLAS_MAX caps the
-# sizes (default 8192).
+# sizes (default 8192); BENCH_BLAS_ARGS adds options of bench_blas.py
+# (--direct: OpenBLAS timed directly beside every call, in every mode).
 BENCH_BLAS_MAX ?= 8192
+BENCH_BLAS_ARGS ?=
 BENCH_BLAS_ROUNDS ?= 5
 # Set in all three modes: OpenBLAS's idle threads sleep at once instead of
 # spinning beside the GPU path's copy threads (README, "mixing small and
@@ -1000,7 +1002,8 @@ $(BUILD)/bench/bench_cpu_blas: bench/bench_cpu_blas.c
 bench-blas: $(BUILD)/bench/bench_cpu_blas $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(BENCH_OUT)
 	$(BLAS_ENV) python3 bench/bench_blas.py --bin $(BUILD)/bench/bench_cpu_blas --lib $(abspath $(LIB)) \
-	    --out $(BENCH_OUT) --rounds $(BENCH_BLAS_ROUNDS) --max $(BENCH_BLAS_MAX) $(BENCH_BLAS_ENV:%=--env %)
+	    --out $(BENCH_OUT) --rounds $(BENCH_BLAS_ROUNDS) --max $(BENCH_BLAS_MAX) $(BENCH_BLAS_ENV:%=--env %) \
+	    $(BENCH_BLAS_ARGS)
 
 # Several GPUs (issue 30): tgemm on host operands spread over the GPUs of
 # TGEMM_DEVICES against cuBLAS-XT on the same GPUs, and the links between

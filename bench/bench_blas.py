@@ -4,7 +4,8 @@ and tgemm with the GPU forced, interleaved, side by side (`make bench-blas`).
 
     python3 bench/bench_blas.py --bin BENCH_CPU_BLAS --lib LIBTGEMM --out DIR
                                 [--rounds 5] [--reps 3] [--warmup 3] [--warmup-ms 30] [--max N]
-                                [--random COUNT --seed SEED] [--env KEY=VALUE]...
+                                [--random COUNT --seed SEED] [--env KEY=VALUE]... [--direct]
+                                [--lead-in SECONDS]
     python3 bench/bench_blas.py --report DIR     (tables and plot of an earlier run)
 
 Each round runs bench_cpu_blas three times over the same shapes (each
@@ -25,6 +26,23 @@ repetition from the median of the repetitions; the largest distance of a
 single call is shown beside it. Goals checked: `auto` within 1.15x of the
 faster side on every shape, and every forced-GPU repetition within 10% of
 their median.
+
+Each process first runs 2048^3 products for --lead-in seconds (default 1;
+0 for none), as a program's earlier work: under `auto` tgemm starts the
+GPU in a process only once that has paid (the start costs a large
+fraction of a second), and the shapes here are measured as in a program
+whose GPU side is running, the start-up of the other modes being paid in
+their first warm-up calls. With --lead-in 0, `auto`'s first mid-size
+shapes stay on the CPU BLAS until their savings have paid the start.
+
+--direct follows every timed call, in all three modes, with the same
+product on OpenBLAS's own cblas_sgemm (bench_cpu_blas --direct), timed
+apart; a second table then gives the median of those per mode: the CPU
+BLAS in the plain program, beside tgemm's `auto` calls and beside the
+forced GPU calls, in the same processes and minutes. Where `auto` runs on
+the CPU and is slower than the plain program, it says whether the CPU
+BLAS itself ran slower in that process (its direct calls too) or the
+forwarding cost it (only `auto`'s calls).
 
 Writes DIR/blas_offload.csv (one row per shape) and DIR/blas_offload.png
 (median time per square size for the three, log-log; needs matplotlib).
@@ -59,6 +77,10 @@ def run_one(args, mode, csv_name, trace=None):
     cmd = [args.bin, "--max", str(args.max), "--reps", str(args.reps), "--warmup", str(args.warmup),
            "--warmup-ms", str(args.warmup_ms),
            "--csv", os.path.join(args.out, csv_name)]
+    if args.direct:
+        cmd.append("--direct")
+    if args.lead_in > 0:
+        cmd += ["--lead-in", str(args.lead_in)]
     if args.random:
         cmd += ["--random", str(args.random), "--seed", str(args.seed)]
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -76,8 +98,10 @@ def key(row):
 
 
 def load(out):
-    """shape -> mode -> round -> the round's timed seconds, and the shapes in order."""
+    """shape -> mode -> round -> the round's timed seconds, the same for the
+    direct calls (--direct; empty without), and the shapes in order."""
     times = {}
+    direct = {}
     order = []
     for mode in MODES:
         for path in sorted(glob.glob(os.path.join(out, f"blas_{mode}_*.csv"))):
@@ -89,7 +113,10 @@ def load(out):
                         times[k] = {m: {} for m in MODES}
                         order.append(k)
                     times[k][mode].setdefault(rnd, []).append(float(row["seconds"]))
-    return times, order
+                    if row.get("direct_seconds"):
+                        direct.setdefault(k, {m: {} for m in MODES})[mode].setdefault(rnd, []).append(
+                            float(row["direct_seconds"]))
+    return times, direct, order
 
 
 def spreads(rounds):
@@ -118,7 +145,7 @@ def auto_choices(out):
 
 
 def report(out):
-    times, order = load(out)
+    times, direct, order = load(out)
     if not order:
         sys.exit(f"bench_blas.py: no results in {out}")
     chosen = auto_choices(out)
@@ -155,6 +182,8 @@ def report(out):
         for r in rows:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
     print(f"bench_blas.py: wrote {path}")
+    if direct:
+        direct_table(rows, direct)
 
     worst_auto = max(rows, key=lambda r: r["auto_over_best"])
     worst_spread = max(rows, key=lambda r: r["gpu_spread"])
@@ -172,6 +201,27 @@ def report(out):
         print(f"crossover: the GPU is faster than the CPU BLAS from square size {gpu_wins[0]}")
     plot(squares, os.path.join(out, "blas_offload.png"))
     return ok_auto and ok_spread
+
+
+def median_of(rounds):
+    return statistics.median([x for v in rounds.values() for x in v]) if rounds else float("nan")
+
+
+def direct_table(rows, direct):
+    """The CPU BLAS called directly beside each mode's calls (--direct)."""
+    print("CPU BLAS called directly after each timed call, in the process of each mode (median ms); "
+          "auto/direct: auto's calls over the direct calls of its own process")
+    print(f"{'shape':<14} {'layout':>6} {'op':>3} {'m':>6} {'n':>6} {'k':>6} {'plain':>10} {'in auto':>10} "
+          f"{'in gpu':>10} {'auto':>5} {'auto/direct':>11}")
+    for r in rows:
+        k = (r["shape"], r["layout"], r["transa"], r["transb"], r["m"], r["n"], r["k"])
+        d = direct.get(k)
+        if not d:
+            continue
+        med = {m: median_of(d[m]) for m in MODES}
+        print(f"{r['shape']:<14} {r['layout']:>6} {r['transa'] + r['transb']:>3} {r['m']:>6} {r['n']:>6} "
+              f"{r['k']:>6} {med['cpu'] * 1e3:10.3f} {med['auto'] * 1e3:10.3f} {med['gpu'] * 1e3:10.3f} "
+              f"{r['auto_path']:>5} {r['auto_s'] / med['auto']:11.3f}")
 
 
 def plot(squares, path):
@@ -214,6 +264,10 @@ def main():
     ap.add_argument("--max", type=int, default=8192)
     ap.add_argument("--random", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--direct", action="store_true",
+                    help="time OpenBLAS called directly after every call, in every mode")
+    ap.add_argument("--lead-in", type=float, default=1.0, metavar="SECONDS",
+                    help="2048^3 products before the shapes, untimed (0: none)")
     ap.add_argument("--report", metavar="DIR")
     args = ap.parse_args()
     if args.report:

@@ -6,7 +6,7 @@
  *
  *   bench_cpu_blas [--max N] [--reps R] [--warmup W] [--warmup-ms MS] [--budget S]
  *                  [--random COUNT --seed SEED] [--shape LAYOUT TA TB M N K]...
- *                  [--mix] [--fortran] [--csv FILE]
+ *                  [--mix] [--fortran] [--direct] [--lead-in SECONDS] [--csv FILE]
  *
  * The shapes: square sizes from 64 up to N (default 8192), then rectangular
  * and transposed shapes (low K, rank-k updates, skinny, tall, wide) no
@@ -23,8 +23,20 @@
  * on other operands, as a program that mixes small and large products
  * does (under `auto` the small one runs on the CPU BLAS). --fortran calls
  * sgemm_ (the Fortran BLAS entry, column-major shapes only) instead of
- * cblas_sgemm. Linked against OpenBLAS only: it does not know tgemm, it only
- * notices whether libtgemm is loaded.
+ * cblas_sgemm. --lead-in runs 2048^3 products, untimed, for SECONDS before
+ * the shapes (default 0), as a program's earlier work: under `auto`, tgemm
+ * starts the GPU in a process only once doing so has paid (its start costs
+ * a large fraction of a second), so without such work a fresh process runs
+ * its first mid-size shapes on the CPU BLAS whatever their steady state;
+ * the other modes pay their start-up (CUDA context, BLAS threads) in the
+ * first shape's warm-up calls anyway. --direct follows every timed call with the same product on
+ * the CPU BLAS's own cblas_sgemm (looked up in the OpenBLAS the program is
+ * linked with, past any interposer), timed apart: under LD_PRELOAD, the CPU
+ * BLAS's time in the same process and at the same moment as tgemm's call,
+ * which tells a cost of the process (what tgemm's GPU calls left behind)
+ * from one of the machine (a slow run of the plain program too). Linked
+ * against OpenBLAS only: it does not know tgemm, it only notices whether
+ * libtgemm is loaded.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -86,6 +98,26 @@ static int compare_double(const void *a, const void *b)
 /* --fortran: sgemm_ instead of cblas_sgemm. */
 static int g_fortran = 0;
 
+/* --direct: the CPU BLAS's own cblas_sgemm, and the seconds of its last call. */
+typedef void (*cblas_sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                               float *, int);
+static cblas_sgemm_fn g_direct = NULL;
+static double g_direct_seconds = 0.0;
+
+/* OpenBLAS's cblas_sgemm, not the interposer's: dlsym on the library's own
+ * handle looks in that library first. */
+static cblas_sgemm_fn find_direct(void)
+{
+    void *h = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        h = dlopen("libopenblas.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return NULL;
+    cblas_sgemm_fn f;
+    *(void **)&f = dlsym(h, "cblas_sgemm");
+    return f;
+}
+
 /* One call of shape s on A, B, C, preceded with `mix_ops` by an untimed
  * kMix^3 product on them; returns the call's seconds. */
 enum { kMix = 128 };
@@ -102,15 +134,34 @@ static double timed_call(const shape_t *s, const float *A, int lda, const float 
         sgemm_(&ta, &tb, &s->m, &s->n, &s->k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
     else
         cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, C, ldc);
-    return now() - t0;
+    const double seconds = now() - t0;
+    if (g_direct) {
+        const double t1 = now();
+        g_direct(s->layout, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, C, ldc);
+        g_direct_seconds = now() - t1;
+    }
+    return seconds;
+}
+
+/* --lead-in: 2048^3 products on their own operands for `seconds`. */
+static void lead_in(double seconds)
+{
+    enum { kLead = 2048 };
+    float *ops = random_matrix(3 * (size_t)kLead * kLead);
+    const double t0 = now();
+    while (now() - t0 < seconds)
+        cblas_sgemm(COL, NT, NT, kLead, kLead, kLead, 1.0f, ops, kLead, ops + (size_t)kLead * kLead, kLead, 0.0f,
+                    ops + 2 * (size_t)kLead * kLead, kLead);
+    free(ops);
 }
 
 /* Warm-up calls by time stop here at the latest (tiny shapes). */
 enum { kMaxWarmup = 2000 };
 
-/* Times one shape: the timed calls' seconds go to t (at most reps of them);
- * returns how many there are. */
-static int time_shape(const shape_t *s, int warmup, double warmup_s, int reps, double budget, int mix, double *t)
+/* Times one shape: the timed calls' seconds go to t (at most reps of them),
+ * with --direct the direct calls' to d; returns how many there are. */
+static int time_shape(const shape_t *s, int warmup, double warmup_s, int reps, double budget, int mix, double *t,
+                      double *d)
 {
     float *mix_ops = mix ? random_matrix(3 * kMix * kMix) : NULL;
     const int col = s->layout == COL;
@@ -135,8 +186,10 @@ static int time_shape(const shape_t *s, int warmup, double warmup_s, int reps, d
         n = 3;
     if (n > reps)
         n = reps;
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
         t[i] = timed_call(s, A, lda, B, ldb, C, ldc, mix_ops);
+        d[i] = g_direct_seconds;
+    }
     free(A);
     free(B);
     free(C);
@@ -147,7 +200,8 @@ static int time_shape(const shape_t *s, int warmup, double warmup_s, int reps, d
 static int usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [--max N] [--reps R] [--warmup W] [--warmup-ms MS] [--budget SECONDS] [--random COUNT --seed SEED] "
-                    "[--shape LAYOUT TA TB M N K]... [--mix] [--fortran] [--csv FILE]\n", prog);
+                    "[--shape LAYOUT TA TB M N K]... [--mix] [--fortran] [--direct] [--lead-in SECONDS] "
+                    "[--csv FILE]\n", prog);
     return 2;
 }
 
@@ -174,11 +228,11 @@ static int log_uniform(int max)
 
 int main(int argc, char **argv)
 {
-    int max = 8192, reps = 7, warmup = 1, random_count = 0, mix = 0;
+    int max = 8192, reps = 7, warmup = 1, random_count = 0, mix = 0, direct = 0;
     shape_t given[64];
     size_t given_count = 0;
     unsigned long long seed = 1;
-    double budget = 10.0, warmup_ms = 0.0;
+    double budget = 10.0, warmup_ms = 0.0, lead_seconds = 0.0;
     const char *csv_path = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
@@ -201,6 +255,10 @@ int main(int argc, char **argv)
             mix = 1;
         else if (strcmp(argv[i], "--fortran") == 0)
             g_fortran = 1;
+        else if (strcmp(argv[i], "--direct") == 0)
+            direct = 1;
+        else if (strcmp(argv[i], "--lead-in") == 0 && i + 1 < argc)
+            lead_seconds = atof(argv[++i]);
         else if (strcmp(argv[i], "--shape") == 0 && i + 6 < argc && given_count < 64) {
             const char *layout = argv[i + 1], *ta = argv[i + 2], *tb = argv[i + 3];
             given[given_count] = make_shape("given", strcmp(layout, "row") == 0 ? ROW : COL,
@@ -213,8 +271,12 @@ int main(int argc, char **argv)
         } else
             return usage(argv[0]);
     }
-    if (max < 1 || reps < 1 || warmup < 0 || !(warmup_ms >= 0.0) || random_count < 0)
+    if (max < 1 || reps < 1 || warmup < 0 || !(warmup_ms >= 0.0) || random_count < 0 || !(lead_seconds >= 0.0))
         return usage(argv[0]);
+    if (direct && !(g_direct = find_direct())) {
+        fprintf(stderr, "bench_cpu_blas: --direct: no OpenBLAS cblas_sgemm in this process\n");
+        return 1;
+    }
 
     static const int kSquares[] = {64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192};
     const shape_t others[] = {
@@ -290,22 +352,28 @@ int main(int argc, char **argv)
             perror(csv_path);
             return 1;
         }
-        fprintf(csv, "shape,layout,transa,transb,m,n,k,rep,seconds,library\n");
+        fprintf(csv, "shape,layout,transa,transb,m,n,k,rep,seconds,library,direct_seconds\n");
     }
-    double *t = malloc((size_t)reps * sizeof *t);
-    if (!t)
+    double *t = malloc((size_t)reps * sizeof *t), *d = malloc((size_t)reps * sizeof *d);
+    if (!t || !d)
         return 1;
+    if (lead_seconds > 0.0)
+        lead_in(lead_seconds);
     for (size_t i = 0; i < count; ++i) {
         const shape_t *s = &shapes[i];
         if (g_fortran && s->layout != COL)
             continue;  /* sgemm_ is column-major only */
-        const int used = time_shape(s, warmup, warmup_ms * 1e-3, reps, budget, mix, t);
+        const int used = time_shape(s, warmup, warmup_ms * 1e-3, reps, budget, mix, t, d);
         const char *layout = s->layout == COL ? "col" : "row";
         const char ta = s->ta == TR ? 'T' : 'N', tb = s->tb == TR ? 'T' : 'N';
         if (csv)
-            for (int r = 0; r < used; ++r)
-                fprintf(csv, "%s,%s,%c,%c,%d,%d,%d,%d,%.9g,%s\n", s->name, layout, ta, tb, s->m, s->n, s->k, r, t[r],
+            for (int r = 0; r < used; ++r) {
+                fprintf(csv, "%s,%s,%c,%c,%d,%d,%d,%d,%.9g,%s,", s->name, layout, ta, tb, s->m, s->n, s->k, r, t[r],
                         library);
+                if (direct)
+                    fprintf(csv, "%.9g", d[r]);
+                fputc('\n', csv);
+            }
         qsort(t, (size_t)used, sizeof *t, compare_double);
         const double median = used % 2 ? t[used / 2] : 0.5 * (t[used / 2 - 1] + t[used / 2]);
         const double gflops = 2.0 * s->m * (double)s->n * s->k / median * 1e-9;
@@ -314,6 +382,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     free(t);
+    free(d);
     free(shapes);
     if (csv)
         fclose(csv);

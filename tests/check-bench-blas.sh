@@ -74,5 +74,23 @@ status=$?
 check "goals met: exit status 0" [ "$status" -eq 0 ]
 check "auto goal met" grep -q "goal <= 1.15: met" "$tmp/met.txt"
 check "spread goal met" grep -q "goal <= 10%: met" "$tmp/met.txt"
-[ "$failed" -eq 0 ] || { echo "--- report:"; cat "$tmp/out.txt"; }
+
+# --direct: each row also has the time of OpenBLAS called directly after
+# the call. 64^3 as above; the direct calls take 1 ms in the plain process,
+# 1.2 beside auto (the CPU BLAS itself slower there: auto/direct 1.000) and
+# 1.1 beside the forced GPU calls. Without the column (the first run) no
+# such table is printed.
+mkdir -p "$tmp/direct"
+for f in "$tmp"/run/blas_*_*.csv; do
+    mode=$(basename "$f" | cut -d_ -f2)
+    case $mode in cpu) d=0.001 ;; auto) d=0.0012 ;; *) d=0.0011 ;; esac
+    awk -v d="$d" 'NR == 1 { print $0 ",direct_seconds"; next } /,64,64,64,/ { print $0 "," d }' "$f" \
+        > "$tmp/direct/$(basename "$f")"
+done
+cp "$tmp/run/blas_trace_auto.txt" "$tmp/direct/"
+python3 "$script" --report "$tmp/direct" > "$tmp/direct.txt" 2>&1
+check "direct calls: a table per mode, auto over its own process's direct calls" \
+    sh -c "grep -E '^square +col +NN +64 +64 +64 +1.000 +1.200 +1.100 +cpu +1.000\$' '$tmp/direct.txt' >/dev/null"
+check "without direct calls: no direct table" sh -c "! grep -q 'called directly' '$tmp/out.txt'"
+[ "$failed" -eq 0 ] || { echo "--- report:"; cat "$tmp/out.txt"; cat "$tmp/direct.txt"; }
 exit "$failed"
