@@ -987,7 +987,9 @@ bench-host-trace: $(BUILD)/bench/bench_gemm
 # (bench/bench_blas.py): medians, where auto sent each shape, auto against
 # the faster side, the forced GPU path's spread. BENCH_BLAS_MAX caps the
 # sizes (default 8192); BENCH_BLAS_ARGS adds options of bench_blas.py
-# (--direct: OpenBLAS timed directly beside every call, in every mode).
+# (--direct: OpenBLAS timed directly beside every call, in every mode;
+# --beside: OpenBLAS and tgemm's GPU path beside every `auto` call;
+# --lead-in SECONDS: 2048^3 products before the shapes, default 1).
 BENCH_BLAS_MAX ?= 8192
 BENCH_BLAS_ARGS ?=
 BENCH_BLAS_ROUNDS ?= 5

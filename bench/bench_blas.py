@@ -5,7 +5,7 @@ and tgemm with the GPU forced, interleaved, side by side (`make bench-blas`).
     python3 bench/bench_blas.py --bin BENCH_CPU_BLAS --lib LIBTGEMM --out DIR
                                 [--rounds 5] [--reps 3] [--warmup 3] [--warmup-ms 30] [--max N]
                                 [--random COUNT --seed SEED] [--env KEY=VALUE]... [--direct]
-                                [--lead-in SECONDS]
+                                [--lead-in SECONDS] [--beside]
     python3 bench/bench_blas.py --report DIR     (tables and plot of an earlier run)
 
 Each round runs bench_cpu_blas three times over the same shapes (each
@@ -44,6 +44,16 @@ the CPU and is slower than the plain program, it says whether the CPU
 BLAS itself ran slower in that process (its direct calls too) or the
 forwarding cost it (only `auto`'s calls).
 
+--beside follows every timed call of the `auto` process with the same
+product on OpenBLAS's own cblas_sgemm and on tgemm's GPU path
+(tgemm_sgemm_ex on the host operands, what the forced GPU mode runs), the
+two in turn first (bench_cpu_blas --direct --direct-gpu). `auto` is then
+compared with both sides measured in its own process within
+milliseconds: the ratio of its median to the faster side's, and the
+number of shapes within the goal by that measure, beside the one across
+processes (whose rounds run seconds apart on a machine whose speed can
+drift in between).
+
 Writes DIR/blas_offload.csv (one row per shape) and DIR/blas_offload.png
 (median time per square size for the three, log-log; needs matplotlib).
 Exits 1 when a goal is missed.
@@ -77,7 +87,9 @@ def run_one(args, mode, csv_name, trace=None):
     cmd = [args.bin, "--max", str(args.max), "--reps", str(args.reps), "--warmup", str(args.warmup),
            "--warmup-ms", str(args.warmup_ms),
            "--csv", os.path.join(args.out, csv_name)]
-    if args.direct:
+    if args.beside and mode == "auto":
+        cmd += ["--direct", "--direct-gpu"]
+    elif args.direct:
         cmd.append("--direct")
     if args.lead_in > 0:
         cmd += ["--lead-in", str(args.lead_in)]
@@ -99,9 +111,11 @@ def key(row):
 
 def load(out):
     """shape -> mode -> round -> the round's timed seconds, the same for the
-    direct calls (--direct; empty without), and the shapes in order."""
+    direct calls (--direct; empty without) and for the GPU calls beside
+    (--beside; empty without), and the shapes in order."""
     times = {}
     direct = {}
+    direct_gpu = {}
     order = []
     for mode in MODES:
         for path in sorted(glob.glob(os.path.join(out, f"blas_{mode}_*.csv"))):
@@ -113,10 +127,11 @@ def load(out):
                         times[k] = {m: {} for m in MODES}
                         order.append(k)
                     times[k][mode].setdefault(rnd, []).append(float(row["seconds"]))
-                    if row.get("direct_seconds"):
-                        direct.setdefault(k, {m: {} for m in MODES})[mode].setdefault(rnd, []).append(
-                            float(row["direct_seconds"]))
-    return times, direct, order
+                    for col, into in (("direct_seconds", direct), ("direct_gpu_seconds", direct_gpu)):
+                        if row.get(col):
+                            into.setdefault(k, {m: {} for m in MODES})[mode].setdefault(rnd, []).append(
+                                float(row[col]))
+    return times, direct, direct_gpu, order
 
 
 def spreads(rounds):
@@ -145,7 +160,7 @@ def auto_choices(out):
 
 
 def report(out):
-    times, direct, order = load(out)
+    times, direct, direct_gpu, order = load(out)
     if not order:
         sys.exit(f"bench_blas.py: no results in {out}")
     chosen = auto_choices(out)
@@ -182,7 +197,9 @@ def report(out):
         for r in rows:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
     print(f"bench_blas.py: wrote {path}")
-    if direct:
+    if direct_gpu:
+        beside_table(rows, direct, direct_gpu, out)
+    elif direct:
         direct_table(rows, direct)
 
     worst_auto = max(rows, key=lambda r: r["auto_over_best"])
@@ -222,6 +239,45 @@ def direct_table(rows, direct):
         print(f"{r['shape']:<14} {r['layout']:>6} {r['transa'] + r['transb']:>3} {r['m']:>6} {r['n']:>6} "
               f"{r['k']:>6} {med['cpu'] * 1e3:10.3f} {med['auto'] * 1e3:10.3f} {med['gpu'] * 1e3:10.3f} "
               f"{r['auto_path']:>5} {r['auto_s'] / med['auto']:11.3f}")
+
+
+def beside_table(rows, direct, direct_gpu, out):
+    """`auto` against both sides timed beside its calls in its own process
+    (--beside); writes out/blas_beside.csv."""
+    print("both sides timed beside each auto call, in auto's process (median ms); auto/best: auto's median "
+          "over the faster side's there")
+    print(f"{'shape':<14} {'layout':>6} {'op':>3} {'m':>6} {'n':>6} {'k':>6} {'auto':>10} {'CPU':>10} "
+          f"{'GPU':>10} {'side':>5} {'auto/best':>9}")
+    worst, within, count = None, 0, 0
+    table = []
+    for r in rows:
+        k = (r["shape"], r["layout"], r["transa"], r["transb"], r["m"], r["n"], r["k"])
+        if k not in direct or k not in direct_gpu or not direct[k]["auto"] or not direct_gpu[k]["auto"]:
+            continue
+        cpu, gpu = median_of(direct[k]["auto"]), median_of(direct_gpu[k]["auto"])
+        ratio = r["auto_s"] / min(cpu, gpu)
+        count += 1
+        within += ratio <= AUTO_GOAL
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, r)
+        flag = " <" if ratio > AUTO_GOAL else ""
+        print(f"{r['shape']:<14} {r['layout']:>6} {r['transa'] + r['transb']:>3} {r['m']:>6} {r['n']:>6} "
+              f"{r['k']:>6} {r['auto_s'] * 1e3:10.3f} {cpu * 1e3:10.3f} {gpu * 1e3:10.3f} {r['auto_path']:>5} "
+              f"{ratio:9.3f}{flag}")
+        table.append({f: r[f] for f in ("shape", "layout", "transa", "transb", "m", "n", "k", "auto_s")} |
+                     dict(cpu_beside_s=cpu, gpu_beside_s=gpu, auto_path=r["auto_path"], auto_over_best=ratio))
+    if table:
+        path = os.path.join(out, "blas_beside.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(table[0].keys()))
+            w.writeheader()
+            for t in table:
+                w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in t.items()})
+        print(f"bench_blas.py: wrote {path}")
+    if worst:
+        w = worst[1]
+        print(f"auto against the faster side beside it: within {AUTO_GOAL} on {within} of {count} shapes, worst "
+              f"{worst[0]:.3f} ({w['shape']} {w['m']}x{w['n']}x{w['k']})")
 
 
 def plot(squares, path):
@@ -266,6 +322,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--direct", action="store_true",
                     help="time OpenBLAS called directly after every call, in every mode")
+    ap.add_argument("--beside", action="store_true",
+                    help="time OpenBLAS and tgemm's GPU path beside every auto call, in auto's process")
     ap.add_argument("--lead-in", type=float, default=1.0, metavar="SECONDS",
                     help="2048^3 products before the shapes, untimed (0: none)")
     ap.add_argument("--report", metavar="DIR")

@@ -6,7 +6,7 @@
  *
  *   bench_cpu_blas [--max N] [--reps R] [--warmup W] [--warmup-ms MS] [--budget S]
  *                  [--random COUNT --seed SEED] [--shape LAYOUT TA TB M N K]...
- *                  [--mix] [--fortran] [--direct] [--lead-in SECONDS] [--csv FILE]
+ *                  [--mix] [--fortran] [--direct [--direct-gpu]] [--lead-in SECONDS] [--csv FILE]
  *
  * The shapes: square sizes from 64 up to N (default 8192), then rectangular
  * and transposed shapes (low K, rank-k updates, skinny, tall, wide) no
@@ -34,7 +34,13 @@
  * linked with, past any interposer), timed apart: under LD_PRELOAD, the CPU
  * BLAS's time in the same process and at the same moment as tgemm's call,
  * which tells a cost of the process (what tgemm's GPU calls left behind)
- * from one of the machine (a slow run of the plain program too). Linked
+ * from one of the machine (a slow run of the plain program too).
+ * --direct-gpu (with --direct, under LD_PRELOAD) adds the same product on
+ * tgemm's GPU path (tgemm_sgemm_ex on the host operands, which the forced
+ * GPU mode runs), the two in turn first: with `auto` interposed, each
+ * timed call then has both sides beside it, measured in the same process
+ * within milliseconds, which takes the machine's drift between processes
+ * out of the comparison of `auto` with the faster side. Linked
  * against OpenBLAS only: it does not know tgemm, it only notices whether
  * libtgemm is loaded.
  */
@@ -104,6 +110,14 @@ typedef void (*cblas_sgemm_fn)(int, int, int, int, int, int, float, const float 
 static cblas_sgemm_fn g_direct = NULL;
 static double g_direct_seconds = 0.0;
 
+/* --direct-gpu: tgemm_sgemm_ex (tgemm.h; its enumerators have CBLAS's
+ * values), and the seconds of its last call. */
+typedef int (*tgemm_sgemm_ex_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
+                                 const float *, int64_t, float, float *, int64_t, void *);
+static tgemm_sgemm_ex_fn g_direct_gpu = NULL;
+static double g_direct_gpu_seconds = 0.0;
+static unsigned g_direct_turn = 0;
+
 /* OpenBLAS's cblas_sgemm, not the interposer's: dlsym on the library's own
  * handle looks in that library first. */
 static cblas_sgemm_fn find_direct(void)
@@ -135,10 +149,23 @@ static double timed_call(const shape_t *s, const float *A, int lda, const float 
     else
         cblas_sgemm(s->layout, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, C, ldc);
     const double seconds = now() - t0;
-    if (g_direct) {
-        const double t1 = now();
-        g_direct(s->layout, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, C, ldc);
-        g_direct_seconds = now() - t1;
+    /* With both, they take turns to go first: a call right after one of
+     * the other side runs on caches and cores that side has just used. */
+    const int gpu_first = g_direct_gpu && (g_direct_turn++ & 1);
+    for (int i = 0; i < 2; ++i) {
+        if (i == gpu_first && g_direct) {
+            const double t1 = now();
+            g_direct(s->layout, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, C, ldc);
+            g_direct_seconds = now() - t1;
+        } else if (i != gpu_first && g_direct_gpu) {
+            const double t1 = now();
+            if (g_direct_gpu(s->layout, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, C, ldc, NULL)) {
+                fprintf(stderr, "bench_cpu_blas: --direct-gpu: tgemm_sgemm_ex failed on %s %dx%dx%d\n", s->name, s->m,
+                        s->n, s->k);
+                exit(1);
+            }
+            g_direct_gpu_seconds = now() - t1;
+        }
     }
     return seconds;
 }
@@ -159,9 +186,10 @@ static void lead_in(double seconds)
 enum { kMaxWarmup = 2000 };
 
 /* Times one shape: the timed calls' seconds go to t (at most reps of them),
- * with --direct the direct calls' to d; returns how many there are. */
+ * with --direct the direct calls' to d, with --direct-gpu tgemm's to g;
+ * returns how many there are. */
 static int time_shape(const shape_t *s, int warmup, double warmup_s, int reps, double budget, int mix, double *t,
-                      double *d)
+                      double *d, double *g)
 {
     float *mix_ops = mix ? random_matrix(3 * kMix * kMix) : NULL;
     const int col = s->layout == COL;
@@ -189,6 +217,7 @@ static int time_shape(const shape_t *s, int warmup, double warmup_s, int reps, d
     for (int i = 0; i < n; ++i) {
         t[i] = timed_call(s, A, lda, B, ldb, C, ldc, mix_ops);
         d[i] = g_direct_seconds;
+        g[i] = g_direct_gpu_seconds;
     }
     free(A);
     free(B);
@@ -200,7 +229,7 @@ static int time_shape(const shape_t *s, int warmup, double warmup_s, int reps, d
 static int usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [--max N] [--reps R] [--warmup W] [--warmup-ms MS] [--budget SECONDS] [--random COUNT --seed SEED] "
-                    "[--shape LAYOUT TA TB M N K]... [--mix] [--fortran] [--direct] [--lead-in SECONDS] "
+                    "[--shape LAYOUT TA TB M N K]... [--mix] [--fortran] [--direct [--direct-gpu]] [--lead-in SECONDS] "
                     "[--csv FILE]\n", prog);
     return 2;
 }
@@ -228,7 +257,7 @@ static int log_uniform(int max)
 
 int main(int argc, char **argv)
 {
-    int max = 8192, reps = 7, warmup = 1, random_count = 0, mix = 0, direct = 0;
+    int max = 8192, reps = 7, warmup = 1, random_count = 0, mix = 0, direct = 0, direct_gpu = 0;
     shape_t given[64];
     size_t given_count = 0;
     unsigned long long seed = 1;
@@ -257,6 +286,8 @@ int main(int argc, char **argv)
             g_fortran = 1;
         else if (strcmp(argv[i], "--direct") == 0)
             direct = 1;
+        else if (strcmp(argv[i], "--direct-gpu") == 0)
+            direct_gpu = 1;
         else if (strcmp(argv[i], "--lead-in") == 0 && i + 1 < argc)
             lead_seconds = atof(argv[++i]);
         else if (strcmp(argv[i], "--shape") == 0 && i + 6 < argc && given_count < 64) {
@@ -273,8 +304,14 @@ int main(int argc, char **argv)
     }
     if (max < 1 || reps < 1 || warmup < 0 || !(warmup_ms >= 0.0) || random_count < 0 || !(lead_seconds >= 0.0))
         return usage(argv[0]);
+    if (direct_gpu && !direct)
+        return usage(argv[0]);
     if (direct && !(g_direct = find_direct())) {
         fprintf(stderr, "bench_cpu_blas: --direct: no OpenBLAS cblas_sgemm in this process\n");
+        return 1;
+    }
+    if (direct_gpu && !(*(void **)&g_direct_gpu = dlsym(RTLD_DEFAULT, "tgemm_sgemm_ex"))) {
+        fprintf(stderr, "bench_cpu_blas: --direct-gpu: libtgemm is not loaded (LD_PRELOAD=libtgemm.so)\n");
         return 1;
     }
 
@@ -352,10 +389,11 @@ int main(int argc, char **argv)
             perror(csv_path);
             return 1;
         }
-        fprintf(csv, "shape,layout,transa,transb,m,n,k,rep,seconds,library,direct_seconds\n");
+        fprintf(csv, "shape,layout,transa,transb,m,n,k,rep,seconds,library,direct_seconds,direct_gpu_seconds\n");
     }
     double *t = malloc((size_t)reps * sizeof *t), *d = malloc((size_t)reps * sizeof *d);
-    if (!t || !d)
+    double *g = malloc((size_t)reps * sizeof *g);
+    if (!t || !d || !g)
         return 1;
     if (lead_seconds > 0.0)
         lead_in(lead_seconds);
@@ -363,7 +401,7 @@ int main(int argc, char **argv)
         const shape_t *s = &shapes[i];
         if (g_fortran && s->layout != COL)
             continue;  /* sgemm_ is column-major only */
-        const int used = time_shape(s, warmup, warmup_ms * 1e-3, reps, budget, mix, t, d);
+        const int used = time_shape(s, warmup, warmup_ms * 1e-3, reps, budget, mix, t, d, g);
         const char *layout = s->layout == COL ? "col" : "row";
         const char ta = s->ta == TR ? 'T' : 'N', tb = s->tb == TR ? 'T' : 'N';
         if (csv)
@@ -372,6 +410,9 @@ int main(int argc, char **argv)
                         library);
                 if (direct)
                     fprintf(csv, "%.9g", d[r]);
+                fputc(',', csv);
+                if (direct_gpu)
+                    fprintf(csv, "%.9g", g[r]);
                 fputc('\n', csv);
             }
         qsort(t, (size_t)used, sizeof *t, compare_double);
@@ -383,6 +424,7 @@ int main(int argc, char **argv)
     }
     free(t);
     free(d);
+    free(g);
     free(shapes);
     if (csv)
         fclose(csv);

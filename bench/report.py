@@ -126,7 +126,9 @@ def squares_section(path):
     return out
 
 
-def blas_section(path, date=None):
+def blas_section(path, date=None, beside=None):
+    """The BLAS section from blas_offload.csv at path; with `beside`, a
+    run's blas_beside.csv (bench_blas.py --beside) as a second table."""
     data = rows(path)
     worst_auto = max(num(r["auto_over_best"]) for r in data)
     worst_spread = max(num(r["gpu_spread"]) for r in data)
@@ -137,7 +139,9 @@ def blas_section(path, date=None):
            "`cblas_sgemm` on pageable host operands from a program linked only against OpenBLAS "
            "(`make bench-blas`, bench/bench_blas.py, `OPENBLAS_THREAD_TIMEOUT=4` in all modes): plain, under "
            "`LD_PRELOAD=libtgemm.so` with `TGEMM_OFFLOAD=auto` and with `TGEMM_OFFLOAD=gpu`, in 5 interleaved "
-           "rounds (each process warms each shape with 3 calls and at least 30 ms of calls, then times 3); "
+           "rounds (each process first runs 2048^3 products for a second, as a program's earlier work: `auto` starts "
+           "the GPU in a process only once that has paid, docs/notes/history-host.md has a run without; then it "
+           "warms each shape with 3 calls and at least 30 ms of calls, and times 3); "
            "medians of every timed call of every round. `auto` is the side of the shape's last call (`*`: its "
            "first calls tried the other side); auto/best is `auto`'s median over the faster side's. GPU spread: "
            "each round is a repetition (the median of its timed calls), and the spread is the largest distance "
@@ -158,6 +162,30 @@ def blas_section(path, date=None):
         if per_call:
             line += f" {100 * num(r['gpu_call_spread']):.1f}% |"
         out.append(line)
+    out.append("")
+    if beside:
+        out += beside_lines(beside)
+    return out
+
+
+def beside_lines(path):
+    data = rows(path)
+    within = sum(num(r["auto_over_best"]) <= 1.15 for r in data)
+    worst = max(data, key=lambda r: num(r["auto_over_best"]))
+    out = ["`auto` against both sides measured beside it (`make bench-blas BENCH_BLAS_ARGS=--beside`, another run "
+           "of the same session): each timed call of the `auto` process is followed by the same product on OpenBLAS's "
+           "own cblas_sgemm and on tgemm's GPU path (tgemm_sgemm_ex on the host operands), the two in turn first, so "
+           "that the three are timed in one process within milliseconds; auto/best is `auto`'s median over the "
+           "faster side's median there. The goal is the same (<= 1.15): "
+           f"{within} of {len(data)} shapes, worst {num(worst['auto_over_best']):.3f} ({worst['shape']} "
+           f"{worst['m']}x{worst['n']}x{worst['k']}). In such a run `auto`'s own calls run beside the other "
+           "side's, so its table above comes from a run without.", "",
+           "| shape | layout | op | M | N | K | auto ms | CPU BLAS beside ms | GPU beside ms | auto | auto/best |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for r in data:
+        out.append(f"| {r['shape']} | {r['layout']} | {r['transa']}{r['transb']} | {r['m']} | {r['n']} | {r['k']}"
+                   f" | {1e3 * num(r['auto_s']):.3f} | {1e3 * num(r['cpu_beside_s']):.3f}"
+                   f" | {1e3 * num(r['gpu_beside_s']):.3f} | {r['auto_path']} | {num(r['auto_over_best']):.3f} |")
     out.append("")
     return out
 
@@ -249,11 +277,14 @@ def main():
     ap.add_argument("run")
     ap.add_argument("--date", required=True)
     ap.add_argument("--section", choices=["blas", "random", "suite", "multi"])
+    ap.add_argument("--beside", metavar="RUN2",
+                    help="with --section blas: RUN2's blas_beside.csv (bench_blas.py --beside) as a second table")
     ap.add_argument("--device", default="NVIDIA H100 80GB HBM3 (132 SMs), driver 580.159, CUDA 13.0")
     args = ap.parse_args()
     run = args.run
     if args.section == "blas":
-        replace_section(BLAS_HEADING, blas_section(os.path.join(run, "blas_offload.csv"), args.date))
+        beside = os.path.join(args.beside, "blas_beside.csv") if args.beside else None
+        replace_section(BLAS_HEADING, blas_section(os.path.join(run, "blas_offload.csv"), args.date, beside))
         png = os.path.join(run, "blas_offload.png")
         if os.path.exists(png):
             shutil.copy(png, os.path.join(PLOTS, "blas_offload.png"))

@@ -92,5 +92,28 @@ python3 "$script" --report "$tmp/direct" > "$tmp/direct.txt" 2>&1
 check "direct calls: a table per mode, auto over its own process's direct calls" \
     sh -c "grep -E '^square +col +NN +64 +64 +64 +1.000 +1.200 +1.100 +cpu +1.000\$' '$tmp/direct.txt' >/dev/null"
 check "without direct calls: no direct table" sh -c "! grep -q 'called directly' '$tmp/out.txt'"
-[ "$failed" -eq 0 ] || { echo "--- report:"; cat "$tmp/out.txt"; cat "$tmp/direct.txt"; }
+
+# --beside: the auto process's rows also have both sides timed beside
+# each call: 64^3 CPU 1 ms and GPU 2 beside auto's 1.2 (1.200 of the
+# faster side there), 128^3 CPU 4 and GPU 2 beside auto's 2.1 (1.050).
+mkdir -p "$tmp/beside"
+for f in "$tmp"/run/blas_*_*.csv; do
+    case $(basename "$f") in
+    blas_auto_*)
+        awk 'NR == 1 { print $0 ",direct_seconds,direct_gpu_seconds"; next }
+             /,64,64,64,/ { print $0 ",0.001,0.002"; next } { print $0 ",0.004,0.002" }' "$f" ;;
+    *) cat "$f" ;;
+    esac > "$tmp/beside/$(basename "$f")"
+done
+cp "$tmp/run/blas_trace_auto.txt" "$tmp/beside/"
+python3 "$script" --report "$tmp/beside" > "$tmp/beside.txt" 2>&1
+check "beside: 64^3 auto over the faster side in its process, flagged" \
+    sh -c "grep -E '^square +col +NN +64 +64 +64 +1.200 +1.000 +2.000 +cpu +1.200 <\$' '$tmp/beside.txt' >/dev/null"
+check "beside: 128^3 within the goal" \
+    sh -c "grep -E '^square +col +NN +128 +128 +128 +2.100 +4.000 +2.000 +gpu\\* +1.050\$' '$tmp/beside.txt' >/dev/null"
+check "beside: the count and the worst" \
+    grep -q "auto against the faster side beside it: within 1.15 on 1 of 2 shapes, worst 1.200 (square 64x64x64)" "$tmp/beside.txt"
+check "beside: blas_beside.csv, a row per shape" \
+    grep -qF "square,col,N,N,128,128,128,0.0021,0.004,0.002,gpu*,1.05" "$tmp/beside/blas_beside.csv"
+[ "$failed" -eq 0 ] || { echo "--- report:"; cat "$tmp/out.txt" "$tmp/direct.txt" "$tmp/beside.txt"; }
 exit "$failed"
