@@ -159,6 +159,16 @@ def auto_choices(out):
     return chosen
 
 
+def write_csv(path, rows):
+    """rows (dicts with the same keys) to path, floats to 6 significant digits."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    print(f"bench_blas.py: wrote {path}")
+
+
 def report(out):
     times, direct, direct_gpu, order = load(out)
     if not order:
@@ -190,13 +200,7 @@ def report(out):
               f"{r['k']:>6} {r['cpu_s'] * 1e3:10.3f} {r['auto_s'] * 1e3:10.3f} {r['gpu_s'] * 1e3:10.3f} "
               f"{r['auto_path']:>5} {r['auto_over_best']:9.3f} {r['gpu_spread'] * 100:9.1f}% "
               f"{r['gpu_call_spread'] * 100:8.1f}%{flag}")
-    path = os.path.join(out, "blas_offload.csv")
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    print(f"bench_blas.py: wrote {path}")
+    write_csv(os.path.join(out, "blas_offload.csv"), rows)
     if direct_gpu:
         beside_table(rows, direct, direct_gpu, out)
     elif direct:
@@ -267,13 +271,7 @@ def beside_table(rows, direct, direct_gpu, out):
         table.append({f: r[f] for f in ("shape", "layout", "transa", "transb", "m", "n", "k", "auto_s")} |
                      dict(cpu_beside_s=cpu, gpu_beside_s=gpu, auto_path=r["auto_path"], auto_over_best=ratio))
     if table:
-        path = os.path.join(out, "blas_beside.csv")
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(table[0].keys()))
-            w.writeheader()
-            for t in table:
-                w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in t.items()})
-        print(f"bench_blas.py: wrote {path}")
+        write_csv(os.path.join(out, "blas_beside.csv"), table)
     if worst:
         w = worst[1]
         print(f"auto against the faster side beside it: within {AUTO_GOAL} on {within} of {count} shapes, worst "
