@@ -115,6 +115,9 @@ static double g_direct_seconds = 0.0;
 typedef int (*tgemm_sgemm_ex_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
                                  const float *, int64_t, float, float *, int64_t, void *);
 static tgemm_sgemm_ex_fn g_direct_gpu = NULL;
+/* CUDA's cudaStreamPerThread handle, where the BLAS entry points run their
+ * GPU calls (the program does not include CUDA's headers). */
+static void *const kPerThreadStream = (void *)0x2;
 static double g_direct_gpu_seconds = 0.0;
 static unsigned g_direct_turn = 0;
 
@@ -159,7 +162,8 @@ static double timed_call(const shape_t *s, const float *A, int lda, const float 
             g_direct_seconds = now() - t1;
         } else if (i != gpu_first && g_direct_gpu) {
             const double t1 = now();
-            if (g_direct_gpu(s->layout, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, C, ldc, NULL)) {
+            if (g_direct_gpu(s->layout, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, C, ldc,
+                             kPerThreadStream)) {
                 fprintf(stderr, "bench_cpu_blas: --direct-gpu: tgemm_sgemm_ex failed on %s %dx%dx%d\n", s->name, s->m,
                         s->n, s->k);
                 exit(1);
@@ -288,8 +292,12 @@ int main(int argc, char **argv)
             direct = 1;
         else if (strcmp(argv[i], "--direct-gpu") == 0)
             direct_gpu = 1;
-        else if (strcmp(argv[i], "--lead-in") == 0 && i + 1 < argc)
-            lead_seconds = atof(argv[++i]);
+        else if (strcmp(argv[i], "--lead-in") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            lead_seconds = strtod(argv[++i], &end);
+            if (end == argv[i] || *end != '\0' || !(lead_seconds >= 0.0 && lead_seconds <= 3600.0))
+                return usage(argv[0]);
+        }
         else if (strcmp(argv[i], "--shape") == 0 && i + 6 < argc && given_count < 64) {
             const char *layout = argv[i + 1], *ta = argv[i + 2], *tb = argv[i + 3];
             given[given_count] = make_shape("given", strcmp(layout, "row") == 0 ? ROW : COL,

@@ -281,6 +281,8 @@ def main():
                     help="with --section blas: RUN2's blas_beside.csv (bench_blas.py --beside) as a second table")
     ap.add_argument("--device", default="NVIDIA H100 80GB HBM3 (132 SMs), driver 580.159, CUDA 13.0")
     args = ap.parse_args()
+    if args.beside and args.section != "blas":
+        ap.error("--beside goes with --section blas")
     run = args.run
     if args.section == "blas":
         beside = os.path.join(args.beside, "blas_beside.csv") if args.beside else None

@@ -45,6 +45,8 @@ t="tgemm trace: entry=cblas_sgemm layout=col transa=N transb=N"
     echo "$t m=64 n=64 k=64 alpha=1 beta=0.5 path=cpu"
     echo "$t m=128 n=128 k=128 alpha=1 beta=0.5 path=cpu"
     echo "$t m=128 n=128 k=128 alpha=1 beta=0.5 path=gpu"
+    # A call of beta 0 (--lead-in's, --mix's) is not one of the shape's.
+    echo "$t m=64 n=64 k=64 alpha=1 beta=0 path=gpu"
 } > "$tmp/run/blas_trace_auto.txt"
 
 python3 "$script" --report "$tmp/run" > "$tmp/out.txt" 2>&1
@@ -96,13 +98,15 @@ check "without direct calls: no direct table" sh -c "! grep -q 'called directly'
 # --beside: the auto process's rows also have both sides timed beside
 # each call: 64^3 CPU 1 ms and GPU 2 beside auto's 1.2 (1.200 of the
 # faster side there), 128^3 CPU 4 and GPU 2 beside auto's 2.1 (1.050).
+# With --direct too, the other modes' rows have their direct calls (1 ms),
+# and both tables are printed.
 mkdir -p "$tmp/beside"
 for f in "$tmp"/run/blas_*_*.csv; do
     case $(basename "$f") in
     blas_auto_*)
         awk 'NR == 1 { print $0 ",direct_seconds,direct_gpu_seconds"; next }
              /,64,64,64,/ { print $0 ",0.001,0.002"; next } { print $0 ",0.004,0.002" }' "$f" ;;
-    *) cat "$f" ;;
+    *) awk 'NR == 1 { print $0 ",direct_seconds,direct_gpu_seconds"; next } { print $0 ",0.001," }' "$f" ;;
     esac > "$tmp/beside/$(basename "$f")"
 done
 cp "$tmp/run/blas_trace_auto.txt" "$tmp/beside/"
@@ -113,6 +117,7 @@ check "beside: 128^3 within the goal" \
     sh -c "grep -E '^square +col +NN +128 +128 +128 +2.100 +4.000 +2.000 +gpu\\* +1.050\$' '$tmp/beside.txt' >/dev/null"
 check "beside: the count and the worst" \
     grep -q "auto against the faster side beside it: within 1.15 on 1 of 2 shapes, worst 1.200 (square 64x64x64)" "$tmp/beside.txt"
+check "beside and direct: the direct table too" grep -q "CPU BLAS called directly" "$tmp/beside.txt"
 check "beside: blas_beside.csv, a row per shape" \
     grep -qF "square,col,N,N,128,128,128,0.0021,0.004,0.002,gpu*,1.05" "$tmp/beside/blas_beside.csv"
 [ "$failed" -eq 0 ] || { echo "--- report:"; cat "$tmp/out.txt" "$tmp/direct.txt" "$tmp/beside.txt"; }
