@@ -6,10 +6,13 @@
 // dispatcher's cost model (src/dispatch/tiled.cpp, src/dispatch/factors.cpp); bench/plan_regret.py
 // compares the plan the library picks with the fastest one measured.
 //
-//   bench_plans M N K [M N K ...]    CSV on standard output
+//   bench_plans [--op AB] M N K [M N K ...]    CSV on standard output
 //
-// NN, column-major, lda = m, ldb = k, ldc = m, alpha 1, beta 0, the same
-// inputs for every plan of a shape (warm in L2 where they fit). Time per
+// Column-major, op(A) op(B) with AB one of NN (the default), NT, TN, TT, A
+// and B stored as the op says with no padding (lda = m or k, ldb = k or
+// n), ldc = m, alpha 1, beta 0, the same inputs for every plan of a shape
+// (warm in L2 where they fit). The kernels are the pair's, aligned where
+// A, B and C all are (the cluster form only then), else unaligned. Time per
 // call: 40 back-to-back calls between two CUDA events, median of 5 such
 // runs. Links the library's kernel objects directly (build/obj/kernels),
 // not libtgemm.so, whose kernels are internal.
@@ -17,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -50,16 +54,17 @@ __global__ void fill(float *p, size_t n, unsigned seed)
     }
 }
 
-// C = A * B in double, one thread per element, and the sum of |a| |b| for the
-// error bound.
-__global__ void reference(const float *a, const float *b, double *c, double *mag, long m, long n, long k)
+// C = op(A) op(B) in double, one thread per element, and the sum of |a| |b|
+// for the error bound; A and B unpadded (lda = m or k, ldb = k or n).
+__global__ void reference(const float *a, const float *b, double *c, double *mag, long m, long n, long k, bool ta,
+                          bool tb)
 {
     const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x, j = blockIdx.y;
     if (i >= m)
         return;
     double s = 0.0, g = 0.0;
     for (long l = 0; l < k; ++l) {
-        const double x = a[i + l * m], y = b[l + j * k];
+        const double x = ta ? a[l + i * k] : a[i + l * m], y = tb ? b[j + l * n] : b[l + j * k];
         s += x * y;
         g += std::fabs(x * y);
     }
@@ -76,8 +81,20 @@ constexpr size_t kWorkBytes = size_t{256} << 20;
 
 int main(int argc, char **argv)
 {
-    if (argc < 4 || (argc - 1) % 3 != 0) {
-        std::fprintf(stderr, "usage: bench_plans M N K [M N K ...]\n");
+    int first = 1;
+    bool ta = false, tb = false;
+    if (argc > 2 && std::string(argv[1]) == "--op") {
+        const std::string op = argv[2];
+        if (op.size() != 2 || (op[0] != 'N' && op[0] != 'T') || (op[1] != 'N' && op[1] != 'T')) {
+            std::fprintf(stderr, "bench_plans: --op takes NN, NT, TN or TT\n");
+            return 2;
+        }
+        ta = op[0] == 'T';
+        tb = op[1] == 'T';
+        first = 3;
+    }
+    if (argc - first < 3 || (argc - first) % 3 != 0) {
+        std::fprintf(stderr, "usage: bench_plans [--op AB] M N K [M N K ...]\n");
         return 2;
     }
     const KernelFamily *const *fams = kTiledFamilies;  // the registry's, in its order
@@ -93,9 +110,9 @@ int main(int argc, char **argv)
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
-    std::printf("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err\n");
+    std::printf("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err,transa,transb\n");
     int failures = 0;
-    for (int s = 1; s + 2 < argc; s += 3) {
+    for (int s = first; s + 2 < argc; s += 3) {
         const long m = std::atol(argv[s]), n = std::atol(argv[s + 1]), k = std::atol(argv[s + 2]);
         if (m < 1 || n < 1 || k < 1 || n > 65535) {
             std::fprintf(stderr, "bench_plans: bad shape %s %s %s\n", argv[s], argv[s + 1], argv[s + 2]);
@@ -111,14 +128,17 @@ int main(int argc, char **argv)
         fill<<<256, 256>>>(a, static_cast<size_t>(m) * k, 1);
         fill<<<256, 256>>>(b, static_cast<size_t>(k) * n, 2);
         reference<<<dim3(static_cast<unsigned>((m + 127) / 128), static_cast<unsigned>(n)), 128>>>(a, b, ref, mag,
-                                                                                                   m, n, k);
+                                                                                                   m, n, k, ta, tb);
         CHECK(cudaDeviceSynchronize());
         std::vector<double> h_ref(static_cast<size_t>(m) * n), h_mag(h_ref.size());
         std::vector<float> h_c(h_ref.size());
         CHECK(cudaMemcpy(h_ref.data(), ref, sizeof(double) * h_ref.size(), cudaMemcpyDeviceToHost));
         CHECK(cudaMemcpy(h_mag.data(), mag, sizeof(double) * h_mag.size(), cudaMemcpyDeviceToHost));
-        const GemmParams p{a, b, c, m, k, m, m, n, k, 1.0f, 0.0f, false, false};
-        const bool aligned = m % 4 == 0 && k % 4 == 0;  // cudaMalloc'd: 256-byte aligned
+        const long lda = ta ? k : m, ldb = tb ? n : k;
+        const GemmParams p{a, b, c, lda, ldb, m, m, n, k, 1.0f, 0.0f, ta, tb};
+        // cudaMalloc'd, 256-byte aligned: a matrix's columns start on 16
+        // bytes where its leading dimension is a multiple of 4.
+        const bool aligned = lda % 4 == 0 && ldb % 4 == 0 && m % 4 == 0;
         for (int f = 0; f < kFams; ++f) {
             const KernelFamily &fa = *fams[f];
             const long tiles = ((m + fa.bm - 1) / fa.bm) * ((n + fa.bn - 1) / fa.bn);
@@ -138,8 +158,7 @@ int main(int argc, char **argv)
                     sk.cluster = cluster;
                     sk.work = cluster ? nullptr : work;
                     sk.ring_k = ring_fits_k(k, splits, splits > 1 ? chunk : k, fa.bk);
-                    const int variant =
-                        tiled_variant(false, false, aligned ? TiledAlignment::All : TiledAlignment::None);
+                    const int variant = tiled_variant(ta, tb, aligned ? TiledAlignment::All : TiledAlignment::None);
                     const auto call = [&] {
                         cudaError_t e = fa.launch[variant](p, sk, nullptr);
                         if (e == cudaSuccess && splits > 1 && !cluster)
@@ -175,9 +194,10 @@ int main(int argc, char **argv)
                         t.push_back(ms * 1e3f / 40);
                     }
                     std::sort(t.begin(), t.end());
-                    std::printf("%ld,%ld,%ld,%s,%d,%s,%ld,%ld,%d,%.2f,%.3f\n", m, n, k, fa.name, splits,
+                    std::printf("%ld,%ld,%ld,%s,%d,%s,%ld,%ld,%d,%.2f,%.3f,%c,%c\n", m, n, k, fa.name, splits,
                                 splits == 1 ? "none" : cluster ? "cluster" : "workspace", splits > 1 ? chunk : k,
-                                tiles * splits, cluster ? cap[f][splits] : 0, t[t.size() / 2], worst);
+                                tiles * splits, cluster ? cap[f][splits] : 0, t[t.size() / 2], worst,
+                                ta ? 'T' : 'N', tb ? 'T' : 'N');
                     std::fflush(stdout);
                 }
             }
