@@ -188,7 +188,7 @@ TEST_PROGRAMS = $(BUILD)/lib/$(LIBNAME) $(BUILD)/tests/test_api $(BUILD)/tests/t
                 $(BUILD)/tests/test_streamk_plan $(BUILD)/tests/test_host_plan $(BUILD)/tests/test_host_mock \
                 $(BUILD)/tests/test_spread_plan $(PRELOAD_BINS) $(BUILD)/tests/run_fixture $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/examples/demo \
                 $(BUILD)/tests/test_offload_model $(BUILD)/tests/test_ozaki_model $(BUILD)/tests/test_ozaki_buffers $(BUILD)/tests/test_fp32_tc \
-                $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check $(PLAN_DUMP)
+                $(CPU_BLAS_BINS) $(BUILD)/tests/test_bench_check $(PLAN_DUMP) $(BUILD)/bench/bench_cpu_blas
 TEST_RUNS := test-harness test-cpu test-skinny-plan test-streamk-plan test-host-plan test-spread-plan test-host-mock test-gpu test-host \
              test-kernels test-gpu-probe test-env test-headers test-symbols test-install test-docs test-blas test-preload test-fortran \
              test-tools test-offload-model test-ozaki-model test-fp32-tc test-cpu-blas test-numpy test-reference test-bench-check test-plans
@@ -723,12 +723,14 @@ test-install: $(BUILD)/lib/$(LIBNAME)
 	$(MAKE) --no-print-directory install PREFIX=$(TEST_PREFIX) DESTDIR=$(TEST_DESTDIR)
 	$(RUN_TEST) check-install -- sh tests/check-install.sh $(TEST_DESTDIR) $(TEST_PREFIX) $(VERSION) $(VERSION_MAJOR)
 
-# The analysis scripts that need no GPU, on fixed inputs.
-test-tools:
+# The analysis scripts that need no GPU, on fixed inputs; bench_cpu_blas
+# plain, on OpenBLAS alone (its CSV and its refusals).
+test-tools: $(BUILD)/bench/bench_cpu_blas
 	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 	$(RUN_TEST) check-random-report -- sh tests/check-random-report.sh
 	$(RUN_TEST) check-bench-blas -- sh tests/check-bench-blas.sh
+	$(RUN_TEST) check-bench-cpu-blas -- sh tests/check-bench-cpu-blas.sh $(BUILD)/bench/bench_cpu_blas
 	$(RUN_TEST) check-multi-report -- sh tests/check-multi-report.sh
 	$(RUN_TEST) check-scalapack-report -- sh tests/check-scalapack-report.sh
 
