@@ -7,7 +7,9 @@
         (bounded so that every plan of a set is timed and checked within
         minutes)
     python3 bench/fit_plans.py fit FIT.csv VAL.csv [--plan-dump build/bench/plan_dump]
-        FIT.csv, VAL.csv: bench_plans output on two independent sets. Fits,
+        FIT.csv, VAL.csv: bench_plans output on two independent sets (NN,
+        or a transposed pair's with bench_plans --op: the transa and transb
+        columns; without them NN). Fits,
         per family, the seconds a block and a wave cost beside the K steps
         (non-negative least squares on the relative error; the K steps as
         src/dispatch/tiled.cpp models them with the factors below), prints
@@ -31,18 +33,19 @@ SM, CLOCK, BW = 132, 1.98e9, 2.88e12
 SM_FLOPS, WARP_FLOPS = 2 * 128 * CLOCK, 0.5 * 2 * 32 * CLOCK
 STEP, ALONE, OLD_BLOCK = 0.8e-6, 0.75, 0.75e-6
 L2_BYTES, L2_FACTOR = 50e6, 3.0
-# name: bm, bn, bk, threads, NN efficiency, blocks per SM, step floor, lone share
+# name: bm, bn, bk, threads, efficiencies (NN, NT, TN, TT), blocks per SM, step
+# floor, lone share, unaligned factor
 FAMILIES = {
-    "256x128x16": (256, 128, 16, 256, 0.778, 1, STEP, ALONE),
-    "256x128x8": (256, 128, 8, 256, 0.734, 1, STEP, ALONE),
-    "128x256x8": (128, 256, 8, 256, 0.692, 1, STEP, ALONE),
-    "128x128x8": (128, 128, 8, 256, 0.649, 2, STEP, ALONE),
-    "128x128x16": (128, 128, 16, 256, 0.661, 1, STEP, ALONE),
-    "128x64x8": (128, 64, 8, 128, 0.584, 4, STEP, ALONE),
-    "64x128x8": (64, 128, 8, 128, 0.565, 4, STEP, ALONE),
-    "64x64x8": (64, 64, 8, 128, 0.483, 4, STEP, ALONE),
-    "64x64x16": (64, 64, 16, 128, 0.50, 4, 0.59e-6, 1.0),
-    "32x32x8": (32, 32, 8, 32, 0.430, 16, STEP, ALONE),
+    "256x128x16": (256, 128, 16, 256, (0.778, 0.777, 0.710, 0.761), 1, STEP, ALONE, 0.897),
+    "256x128x8": (256, 128, 8, 256, (0.734, 0.786, 0.692, 0.738), 1, STEP, ALONE, 0.939),
+    "128x256x8": (128, 256, 8, 256, (0.692, 0.681, 0.644, 0.711), 1, STEP, ALONE, 0.855),
+    "128x128x8": (128, 128, 8, 256, (0.649, 0.662, 0.589, 0.647), 2, STEP, ALONE, 1.0),
+    "128x128x16": (128, 128, 16, 256, (0.661, 0.739, 0.654, 0.670), 1, STEP, ALONE, 0.916),
+    "128x64x8": (128, 64, 8, 128, (0.584, 0.622, 0.550, 0.556), 4, STEP, ALONE, 1.0),
+    "64x128x8": (64, 128, 8, 128, (0.565, 0.617, 0.549, 0.596), 4, STEP, ALONE, 1.0),
+    "64x64x8": (64, 64, 8, 128, (0.483, 0.546, 0.438, 0.469), 4, STEP, ALONE, 1.0),
+    "64x64x16": (64, 64, 16, 128, (0.50, 0.50, 0.50, 0.50), 4, 0.59e-6, 1.0, 1.0),
+    "32x32x8": (32, 32, 8, 32, (0.430, 0.489, 0.372, 0.429), 16, STEP, ALONE, 1.0),
 }
 CLUSTER_BLOCKS = {"256": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
                   "128x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "64x64x16": [0, 0, 528, 489, 496, 470, 474, 483, 496],
@@ -58,16 +61,19 @@ def cluster_blocks(family, splits):
     return CLUSTER_BLOCKS.get(key, [0] * 9)[splits] if splits < 9 else 0
 
 
-def features(m, n, k, family, splits, chunk, cluster):
-    """(K steps' seconds, blocks on the busiest SM, waves, split's reduction seconds)."""
-    bm, bn, bk, threads, eff, per_sm, floor, alone_share = FAMILIES[family]
+def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False):
+    """(K steps' seconds, blocks on the busiest SM, waves, split's reduction
+    seconds) of op(A) op(B), A and B unpadded as bench_plans stores them."""
+    bm, bn, bk, threads, effs, per_sm, floor, alone_share, unaligned = FAMILIES[family]
+    eff = effs[2 * ta + tb]
     blocks = cdiv(m, bm) * cdiv(n, bn) * splits
     slots = cluster_blocks(family, splits) if cluster else SM * per_sm
     waves, busiest = cdiv(blocks, slots), cdiv(blocks, SM)
     resident = min(per_sm, busiest)
     alone = per_sm > 1 and resident * threads / 32 < 16
-    aligned = m % 4 == 0 and k % 4 == 0
-    rate = min(eff * (1.0 if aligned else 0.93) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
+    lda, ldb = (k if ta else m), (n if tb else k)
+    aligned = lda % 4 == 0 and ldb % 4 == 0 and m % 4 == 0
+    rate = min(eff * (1.0 if aligned else unaligned) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
                threads / 32 * WARP_FLOPS)
     step = max(floor, 2.0 * bm * bn * bk / rate)
     if splits == 1:
@@ -80,20 +86,25 @@ def features(m, n, k, family, splits, chunk, cluster):
     return waves * (cdiv(chunk, bk) + 1) * step, busiest, waves, reduce
 
 
+def ops(r):
+    """(transa, transb) of a bench_plans row as booleans; NN without the columns."""
+    return r.get("transa", "N") == "T", r.get("transb", "N") == "T"
+
+
 def load(path):
     plans = collections.defaultdict(list)
     for r in csv.DictReader(open(path)):
         plans[r["family"]].append((int(r["m"]), int(r["n"]), int(r["k"]), int(r["splits"]), int(r["k_chunk"]),
-                                   r["form"] == "cluster", float(r["us"]) * 1e-6))
+                                   r["form"] == "cluster", float(r["us"]) * 1e-6, *ops(r)))
     return plans
 
 
 def log_rms(rows, family, block, wave):
     e = []
-    for m, n, k, s, chunk, cl, t in rows:
+    for m, n, k, s, chunk, cl, t, ta, tb in rows:
         if s != 1:
             continue
-        steps, busiest, waves, reduce = features(m, n, k, family, s, chunk, cl)
+        steps, busiest, waves, reduce = features(m, n, k, family, s, chunk, cl, ta, tb)
         e.append(math.log((steps + block * busiest + wave * waves + reduce) / t))
     return math.sqrt(sum(x * x for x in e) / len(e)) if e else float("nan")
 
@@ -101,11 +112,13 @@ def log_rms(rows, family, block, wave):
 def regret(path, plan_dump):
     best = collections.defaultdict(dict)
     for r in csv.DictReader(open(path)):
-        best[(int(r["m"]), int(r["n"]), int(r["k"]))][(r["family"], int(r["splits"]), r["form"])] = float(r["us"])
+        ta, tb = ops(r)
+        best[(int(r["m"]), int(r["n"]), int(r["k"]), ta, tb)][(r["family"], int(r["splits"]), r["form"])] = \
+            float(r["us"])
     shapes = list(best)
     args = [plan_dump]
-    for m, n, k in shapes:
-        args += ["--shape", str(m), str(n), str(k), "N", "N"]
+    for m, n, k, ta, tb in shapes:
+        args += ["--shape", str(m), str(n), str(k), "T" if ta else "N", "T" if tb else "N"]
     lines = subprocess.run(args, capture_output=True, text=True, check=True).stdout.splitlines()
     losses, other = [], 0
     for s, line in zip(shapes, lines):
@@ -151,8 +164,8 @@ def main():
     print(f"{'family':12} {'block_us':>9} {'wave_us':>8}  log-rms fit old/new  val old/new")
     for family in FAMILIES:
         x, y = [], []
-        for m, n, k, s, chunk, cl, t in fit[family]:
-            steps, busiest, waves, reduce = features(m, n, k, family, s, chunk, cl)
+        for m, n, k, s, chunk, cl, t, ta, tb in fit[family]:
+            steps, busiest, waves, reduce = features(m, n, k, family, s, chunk, cl, ta, tb)
             x.append([busiest / t, waves / t])
             y.append(1.0 - (steps + reduce) / t)
         (block, wave), _ = nnls(np.array(x), np.array(y))
