@@ -292,15 +292,31 @@ void arm(const Fault &f)
 }
 
 // A fresh context, as a new process would have (the library's own state,
-// pipelines included, stays as it was). Device memory still allocated, tile
-// memory no call will free, goes with the broken one (no call is in flight).
+// pipelines included, stays as it was). No call is in flight, but work a
+// call enqueued after its last synchronization (the free of its arena) may
+// still be queued: what can run finishes first, as the device would have
+// run it, and what cannot goes with the old context. Device memory still
+// allocated, tile memory no call will free, goes with the broken one.
 void revive()
 {
     std::lock_guard<std::mutex> lk(mu);
+    fault = Fault();
+    while (run_one()) {
+    }
+    const auto discard = [](Stream &s) {
+        while (!s.queue.empty()) {
+            s.queue.pop_front();
+            ++s.done;
+            s.done_tick.push_back(ticks);
+        }
+    };
+    for (Stream &s : legacy.of)
+        discard(s);
+    for (Stream *s : streams)
+        discard(*s);
     dead = false;
     for (bool &b : broken)
         b = false;
-    fault = Fault();
     for (const auto &a : device_allocs)
         delete[] static_cast<float *>(a.first);
     device_allocs.clear();

@@ -1751,13 +1751,16 @@ void test_spread_faults(void **)
                         (!sticky && (kind == mock::RunKernel || kind == mock::RunCopy || kind == mock::Destroy)))
                         continue;
                     // Calls are handed out as workers come for them, so a
-                    // device may make fewer calls than in the clean call:
-                    // a failure that did not strike is tried again earlier.
+                    // device may make fewer calls than in the clean call, or
+                    // none of a kind when the others took all the work: a
+                    // failure that did not strike is tried again earlier,
+                    // then at the device's first call of the kind, until it
+                    // strikes (a few tries: each call hands work out anew).
                     mock::Fault f{kind, static_cast<int64_t>(rng() % counts[kind]), sticky};
                     f.device = dev;
                     SpreadOutcome o = spread_with_fault(p, data, want, with_left, f);
-                    for (int again = 0; again < 3 && !o.fired && o.error.empty(); ++again) {
-                        f.at /= 2;
+                    for (int again = 0; again < 9 && !o.fired && o.error.empty(); ++again) {
+                        f.at = again < 3 ? f.at / 2 : 0;
                         o = spread_with_fault(p, data, want, with_left, f);
                     }
                     std::snprintf(what, sizeof what, "%s C, beta %g%s: %s %s failure at call %lld of %lld on device %d",
