@@ -10,14 +10,7 @@
 set -u
 here=$(dirname "$0")
 script="$here/../bench/bench_blas.py"
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-check() {  # WHAT, then a command that must succeed
-    what=$1
-    shift
-    if "$@"; then echo "[       OK ] $what"; else echo "[  FAILED  ] $what"; failed=1; fi
-}
+. "$(dirname "$0")/check_lib.sh"
 # rows MODE ROUND SHAPE_M MS... : one CSV row per timed call
 rows() {
     mode=$1 round=$2 m=$3

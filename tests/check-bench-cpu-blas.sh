@@ -10,14 +10,7 @@
 #   tests/check-bench-cpu-blas.sh BENCH_CPU_BLAS
 set -u
 bin=$1
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-check() {  # WHAT, then a command that must succeed
-    what=$1
-    shift
-    if "$@"; then echo "[       OK ] $what"; else echo "[  FAILED  ] $what"; failed=1; fi
-}
+. "$(dirname "$0")/check_lib.sh"
 # fields FILE: every line has as many comma-separated fields as the header
 fields() {
     awk -F, 'NR == 1 { n = NF; next } NF != n { bad = 1 } END { exit bad || NR < 2 }' "$1"

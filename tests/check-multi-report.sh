@@ -13,8 +13,7 @@
 set -u
 here=$(dirname "$0")
 report="$here/../bench/multi_report.py"
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/check_lib.sh"
 header=m,n,k,ta,tb,beta,memory,setting,devices,ndev,impl,block,seconds,tflops,reps,seconds_min,seconds_max,first_seconds,check,check_kind,status
 # One GPU. 16384^3: flops 8.796e12; pinned tgemm 0.2 s here and 0.18 and
 # 0.22 in g1b.csv (median 0.2 s: 44.0 TFLOP/s); cuBLAS-XT's best 0.3 s
@@ -89,12 +88,6 @@ python3 "$report" --links "$tmp/links.csv" --topo "$tmp/topo.txt" --md "$tmp/rep
 status=$?
 cat "$tmp/out.txt" "$tmp/err.txt"
 
-failed=0
-check() {  # WHAT, then a command that must succeed
-    what=$1
-    shift
-    if "$@"; then echo "[       OK ] $what"; else echo "[  FAILED  ] $what"; failed=1; fi
-}
 has() { grep -qxF -- "$1" "$tmp/out.txt"; }
 # the line of the table under heading $1 that starts with $2
 row_under() { awk -v h="$1" -v r="$2" 'index($0, h) == 1 {on = 1; next} /^###/ {on = 0} on && index($0, r) == 1' "$tmp/out.txt"; }

@@ -17,8 +17,7 @@
 set -u
 here=$(dirname "$0")
 report="$here/../bench/random_report.py"
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/check_lib.sh"
 header=seed,index,m,n,k,ta,tb,lda,ldb,ldc,alpha,beta,ab_class,flops,floor_us,membound,tgemm_hot_us,cublas_def_hot_us,cublas_ped_hot_us,ratio_hot,tgemm_cold_us,cublas_def_cold_us,cublas_ped_cold_us,ratio_cold,max_err_over_bound_tgemm,max_err_over_bound_cublas,pad_ok,timing,cold,reps
 # Seed 7, hot ratios 2, 1, 4, 1.5 and cold 0.5, 1, 2, 0.8; #2 has K 64: neither
 # ordinary nor memory-bound; #3 is memory-bound
@@ -75,12 +74,6 @@ PYTHONPATH="$tmp/nompl" python3 "$report" --plans "$tmp/plans_8.log" --md "$tmp/
 status=$?
 cat "$tmp/out.txt" "$tmp/err.txt"
 
-failed=0
-check() {  # WHAT, then a command that must succeed
-    what=$1
-    shift
-    if "$@"; then echo "[       OK ] $what"; else echo "[  FAILED  ] $what"; failed=1; fi
-}
 has() { grep -qxF -- "$1" "$tmp/out.txt"; }
 
 check "exits 0" [ "$status" -eq 0 ]

@@ -13,14 +13,7 @@
 set -u
 here=$(dirname "$0")
 script="$here/../bench/scalapack_report.py"
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-check() {  # WHAT, then a command that must succeed
-    what=$1
-    shift
-    if "$@"; then echo "[       OK ] $what"; else echo "[  FAILED  ] $what"; failed=1; fi
-}
+. "$(dirname "$0")/check_lib.sh"
 has() { grep -qxF -- "$1" "$2" || { echo "missing line: $1"; echo "in:"; cat "$2"; return 1; }; }
 
 # Two processes of a gpu run: 3 PSGEMM calls (1 warm-up, 2 timed), each
