@@ -222,6 +222,12 @@ const Spec kSpecs[] = {
     // row blocks (its groups of rows, the last one partial).
     {"nn_1024x1024x256_persistent", 1024, 1024, 256, false, false, 0, 1.0f, 0.0f, "phi0.5", Path::Device},
     {"tn_2176x512x64_row_groups", 2176, 512, 64, true, false, 0, 1.0f, 0.0f, "phi1", Path::Device},
+    // Declined with two work items or more per block of the certificate's
+    // GEMM: it stops handing out items once an element is certified by no N
+    // (densely so at phi 4, at a few elements per million at phi 2), and
+    // the call must still decline and run strict.
+    {"nn_8448x1024x40_phi4_settled", 8448, 1024, 40, false, false, 0, 1.0f, 0.0f, "phi4", Path::Device},
+    {"tn_8448x1024x40_phi2_settled", 8448, 1024, 40, true, false, 2, 1.0f, 0.5f, "phi2", Path::Device},
     {"row_major_nt_150x70x90", 150, 70, 90, false, true, 2, 1.0f, 2.0f, "phi0.5", Path::DeviceRowMajor},
     {"host_nn_300x200x500", 300, 200, 500, false, false, 1, 1.0f, 0.0f, "phi0.5", Path::Host},
     {"host_tn_200x150x700_beta", 200, 150, 700, true, false, 0, 0.75f, -2.0f, "phi1", Path::Host},
@@ -259,6 +265,11 @@ int main()
     setenv("TGEMM_MATH", "fp32-tc", 0);
     setenv("TGEMM_FP32_TC", "always", 0);
     setenv("TGEMM_OFFLOAD", "gpu", 0);
+    // TGEMM_TEST_FILTER: the cases whose names match (CMocka's pattern), as
+    // for test_gemm.
+    const char *filter = getenv("TGEMM_TEST_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     std::vector<CMUnitTest> tests;
     for (const Spec &s : kSpecs)
         tests.push_back(CMUnitTest{s.name, test_spec, nullptr, nullptr, const_cast<Spec *>(&s)});

@@ -23,8 +23,11 @@
 // 128x256 int8 tile column-major in its own shared memory and writes it with
 // 16-byte stores; the magnitude GEMM's epilogue (CertEpi) stores no tile:
 // it folds its elements into the call's N, result[0] = max(result[0], the
-// largest smallest-certified N of its elements). Persistent blocks, one per
-// SM (tile_of gives the order).
+// largest smallest-certified N of its elements), and once the call is known
+// to decline (an element certified by no N, or result[1]'s flags from the
+// statistics) its blocks take no further work items: the outcome is then
+// settled, whatever the rest would find. Persistent blocks, one per SM
+// (tile_of gives the order).
 #include "kernels/ozaki/passes.hpp"
 #include "kernels/tensor_map.hpp"
 #include "kernels/tma.cuh"
@@ -51,7 +54,8 @@ using namespace tgemm::kernels::tma;
 constexpr int BM = 128, BN = 256, BK = 128, STAGES = 4, THREADS = 384;
 constexpr int A_BYTES = BM * BK, B_BYTES = BN * BK, STAGE_BYTES = A_BYTES + B_BYTES;
 constexpr int TILE_BYTES = BM * BN;  // the int8 output tile
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + TILE_BYTES + 2 * STAGES * 8 + 1024;  // + barriers, alignment slack
+// + barriers, the stop word (16 bytes), alignment slack
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + TILE_BYTES + 2 * STAGES * 8 + 16 + 1024;
 // After a reduction |acc| <= 128; a k-block adds at most 128 * 128^2, so 1023
 // k-blocks keep |acc| <= 1023 * 2^21 + 128 < 2^31.
 constexpr int KBLOCKS_PER_REDUCTION = 1023;
@@ -158,6 +162,8 @@ __device__ __forceinline__ void stage_residues(const int (&d)[128], unsigned cha
 struct ResidueEpi {
     static constexpr bool kU8 = false;
     static constexpr bool kStores = true;
+    static constexpr bool kSettles = false;  // every work item is written
+    __device__ __forceinline__ bool settled() const { return false; }
     static constexpr int kKBlocks = KBLOCKS_PER_REDUCTION;
     __device__ __forceinline__ void reduce(int (&d)[128], int l) const
     {
@@ -204,6 +210,7 @@ struct ResidueEpi {
 struct CertEpi {
     static constexpr bool kU8 = true;
     static constexpr bool kStores = false;
+    static constexpr bool kSettles = true;
     static constexpr int kKBlocks = 1 << 30;
     const unsigned long long *IA, *IB;
     const double *pwA, *pwB;  // [N - kMinN][Mp], [N - kMinN][Np]
@@ -249,7 +256,19 @@ struct CertEpi {
             const int64_t col = n0 + 8 * (c >> 2) + 2 * q + (c & 1);
             need = max(need, cert_raise(IA[r + 8 * h], IB[col], pwA + r + 8 * h, pwB + col, Mp, Np, g, lp, nrun + 1));
         }
+        if (need > kMaxN)
+            atomicMax(result, need);  // now, not at flush: settled() for every block
         nrun = need;
+    }
+    // Whether the call declines whatever the remaining items hold: an
+    // element certified by no N (published by fold as soon as it is found),
+    // or Inf/NaN or an inexact balance flagged by the statistics. Read by
+    // the producer before each item; other blocks' atomics reach it late or
+    // early, which changes only how much work is skipped, never the result.
+    __device__ __forceinline__ bool settled() const
+    {
+        const volatile int *r = result;
+        return r[0] > kMaxN || r[1] != 0;
     }
     __device__ __forceinline__ void flush(int nrun) const
     {
@@ -290,11 +309,16 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
     unsigned char *tile = smem + STAGES * STAGE_BYTES;
     uint64_t *full = reinterpret_cast<uint64_t *>(tile + TILE_BYTES);
     uint64_t *empty = full + STAGES;
+    volatile int *stop = reinterpret_cast<volatile int *>(empty + STAGES);  // the producer's "no more items"
     const int group = threadIdx.x >> 7, t = threadIdx.x & 127, lane = threadIdx.x & 31;
     const int KT = static_cast<int>(Kp / BK);
     const int tiles_m = static_cast<int>(Mp / BM), tiles_n = static_cast<int>(Np / BN);
     const int total = N * tiles_m * tiles_n;
-    if (threadIdx.x == 0) ring_init(full, empty, STAGES, 8);  // one arrival per consumer warp
+    if (threadIdx.x == 0) {
+        ring_init(full, empty, STAGES, 8);  // one arrival per consumer warp
+        if (Epi::kSettles)
+            *stop = 0;
+    }
     __syncthreads();
 
     if (group == 0) {
@@ -302,6 +326,15 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
         if (t == 0) {
             int it = 0;
             for (int w = blockIdx.x; w < total; w += gridDim.x) {
+                if (Epi::kSettles && epi.settled()) {
+                    // The next stage, when free, carries no data but the stop
+                    // word: the consumers meet it where the item would begin.
+                    const int s = it % STAGES;
+                    if (it >= STAGES) bar_wait(&empty[s], ((it / STAGES) - 1) & 1);
+                    *stop = 1;
+                    bar_arrive(&full[s]);
+                    break;
+                }
                 int l, m0, n0;
                 tile_of(w, tiles_m, tiles_n, l, m0, n0);
                 for (int kt = 0; kt < KT; ++kt, ++it) {
@@ -328,6 +361,14 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
 #pragma unroll
         for (int c = 0; c < 128; ++c) d[c] = 0;
         int kb = 0;
+        if (Epi::kSettles) {
+            // The item's first stage, or the producer's stop in its place
+            // (waited for again below, at once). Outside the loop of
+            // multiplies, so that no wgmma sits on a path that may diverge.
+            bar_wait(&full[it % STAGES], (it / STAGES) & 1);
+            if (*stop)
+                break;  // no copy is in flight: every stage issued before the stop was consumed
+        }
         for (int kt = 0; kt < KT; ++kt, ++it) {
             const int s = it % STAGES;
             bar_wait(&full[s], (it / STAGES) & 1);
