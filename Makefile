@@ -449,7 +449,9 @@ test-host-mock: $(BUILD)/tests/test_host_mock
 # still work, else the CPU BLAS; C exact either way); then
 # sgemm_ while the CUDA context breaks half way through the call, C in
 # pageable, pinned and managed memory, beta != 0 and == 0, one process per
-# run since the context stays broken (tests/test_host.c).
+# run since the context stays broken, and once with the first trap set too
+# late, so that the test's retry of a trap the call outran is what breaks
+# it (tests/test_host.c).
 BROKEN_TRACE := $(BUILD)/tests/broken_context.trace
 test-host: $(BUILD)/tests/test_host
 	$(RUN_TEST) test_host -- $(BUILD)/tests/test_host
@@ -468,10 +470,12 @@ test-host: $(BUILD)/tests/test_host
 	            TGEMM_TRACE=$(BROKEN_TRACE) $(RUN_TEST) test_host -- $(BUILD)/tests/test_host broken-context $$run \
 	            || exit 1; \
 	    done; fi
-	rc=0; for run in "h 0.5" "p 0.5" "m 0.5" "h 0" "p 0" "m 0"; do \
+	rc=0; for run in "h 0.5" "p 0.5" "m 0.5" "h 0" "p 0" "m 0" "late p 0.5"; do \
 	    echo "== broken-context $$run"; rm -f $(BROKEN_TRACE); \
+	    case "$$run" in late*) late=1;; *) late=0;; esac; \
 	    $(BLAS_ENV) TGEMM_OFFLOAD=gpu TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_TRACE=$(BROKEN_TRACE) \
-	        $(RUN_TEST) test_host -- $(BUILD)/tests/test_host broken-context $$run || rc=1; \
+	        TGEMM_TEST_TRAP_LATE=$$late $(RUN_TEST) test_host -- $(BUILD)/tests/test_host broken-context $${run#late } \
+	        || rc=1; \
 	done; exit $$rc
 
 # With each family, the NaN and Inf rows too (special-values). Then the

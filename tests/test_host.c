@@ -596,23 +596,33 @@ void sgemm_(const char *transa, const char *transb, const int *m, const int *n, 
 
 /* A kernel that waits `ns` nanoseconds on the GPU's clock, then traps: the
  * CUDA context breaks, as on a kernel fault, and every later CUDA call in
- * the process fails, tgemm's included (one context per device). */
+ * the process fails, tgemm's included (one context per device). It returns
+ * without trapping if *cancel (mapped host memory) becomes nonzero first:
+ * the test sets it when the call has returned, so that a trap timed too late
+ * for the call can be tried again, earlier, in the same process. */
 static const char kTrapPtx[] =
     ".version 6.0\n"
     ".target sm_50\n"
     ".address_size 64\n"
-    ".visible .entry tgemm_test_trap_after(.param .u64 tgemm_test_trap_after_ns)\n"
+    ".visible .entry tgemm_test_trap_after(.param .u64 tgemm_test_trap_after_ns,\n"
+    "                                      .param .u64 tgemm_test_trap_after_cancel)\n"
     "{\n"
-    "    .reg .pred %p;\n"
-    "    .reg .b64 %rd<5>;\n"
+    "    .reg .pred %p, %q;\n"
+    "    .reg .b32 %r1;\n"
+    "    .reg .b64 %rd<6>;\n"
     "    ld.param.u64 %rd1, [tgemm_test_trap_after_ns];\n"
+    "    ld.param.u64 %rd5, [tgemm_test_trap_after_cancel];\n"
     "    mov.u64 %rd2, %globaltimer;\n"
     "$L_wait:\n"
+    "    ld.volatile.u32 %r1, [%rd5];\n"
+    "    setp.ne.u32 %q, %r1, 0;\n"
+    "    @%q bra $L_done;\n"
     "    mov.u64 %rd3, %globaltimer;\n"
     "    sub.s64 %rd4, %rd3, %rd2;\n"
     "    setp.lt.u64 %p, %rd4, %rd1;\n"
     "    @%p bra $L_wait;\n"
     "    trap;\n"
+    "$L_done:\n"
     "    ret;\n"
     "}\n";
 
@@ -668,8 +678,9 @@ static bool other_listed_device_works(void)
 
 /* sgemm_ on pageable A and B and C in g_broken_c memory, while a kernel of
  * this program breaks the context half way through the call (timed by
- * calls like it before): the GPU fails in the middle, tgemm's BLAS layer
- * computes the tiles of C not yet written back on the CPU BLAS, and C must
+ * calls like it before; tried again earlier where the call ends first):
+ * the GPU fails in the middle, tgemm's BLAS layer computes the tiles of C
+ * not yet written back on the CPU BLAS, and C must
  * equal OpenBLAS's result exactly (small-integer inputs), whatever beta
  * is. The trace must show the fallback, and the context must be broken, or
  * the run did not test what it is for. Memory is not freed afterwards:
@@ -711,11 +722,9 @@ static void test_broken_context(void **state)
         const double t = seconds_now() - t0;
         took = rep == 0 || t < took ? t : took;
     }
-    memcpy(C0, c.ptr, nc * sizeof(float));
-
-    unsigned long long ns = (unsigned long long)(took * 0.5e9);
-    void *args[] = {&ns};
     const dim3 one = {1, 1, 1};
+    int *cancel = NULL;
+    CK(cudaHostAlloc((void **)&cancel, sizeof *cancel, cudaHostAllocMapped | cudaHostAllocPortable));
     /* Spread over several GPUs (TGEMM_DEVICES, C in host memory): where
      * the other GPUs still work after the fault, they take over the parts
      * of C that the broken one did not write back and the call succeeds on
@@ -726,14 +735,50 @@ static void test_broken_context(void **state)
     const bool spread = listed_workers() >= 2 && g_broken_c != MEM_MANAGED;
     if (spread && (!getenv("TGEMM_VERBOSE") || strcmp(getenv("TGEMM_VERBOSE"), "1") != 0))
         fail_msg("broken-context with TGEMM_DEVICES needs TGEMM_VERBOSE=1");
+    /* The trap at half the call's time; where the call has returned before
+     * it (the GPU ran this call faster than the ones that timed it, as when
+     * another process's work on it stops), the trap is cancelled and tried
+     * again at half this call's time, on fresh integers in C (every C
+     * stays a few bits from integers, so that the result is exact). */
     capture_t cap;
-    if (spread)
-        capture_begin(&cap);
-    CK(cudaLaunchKernel((const void *)trap, one, one, args, 0, stream));
-    sgemm_("N", "N", &m, &n, &k, &alpha, A, &m, B, &k, &beta, c.ptr, &m, 1, 1);
-    char *log = spread ? capture_end(&cap) : NULL;
-    if (cudaStreamSynchronize(stream) == cudaSuccess)
-        fail_msg("the trap kernel did not break the CUDA context");
+    char *log = NULL;
+    /* TGEMM_TEST_TRAP_LATE=1: the first trap at four times the call's time,
+     * so that the call ends first and the retry is what breaks the context. */
+    const char *late_env = getenv("TGEMM_TEST_TRAP_LATE");
+    const bool late = late_env && strcmp(late_env, "1") == 0;
+    double delay = took * (late ? 4.0 : 0.5);
+    bool broke = false;
+    int attempt = 0;
+    for (; attempt < 6 && !broke; ++attempt) {
+        if (attempt > 0) {
+            fill_matrix(C0, s.SC, &rng, true);
+            memcpy(c.ptr, C0, nc * sizeof(float));
+        }
+        memcpy(C0, c.ptr, nc * sizeof(float));
+        *(volatile int *)cancel = 0;
+        unsigned long long ns = (unsigned long long)(delay * 1e9);
+        void *args[] = {&ns, &cancel};
+        if (spread)
+            capture_begin(&cap);
+        CK(cudaLaunchKernel((const void *)trap, one, one, args, 0, stream));
+        const double t0 = seconds_now();
+        sgemm_("N", "N", &m, &n, &k, &alpha, A, &m, B, &k, &beta, c.ptr, &m, 1, 1);
+        const double t = seconds_now() - t0;
+        *(volatile int *)cancel = 1;
+        log = spread ? capture_end(&cap) : NULL;
+        broke = cudaStreamSynchronize(stream) != cudaSuccess;
+        if (!broke) {
+            print_message("[ retry    ] the call took %.3f ms, the trap was set at %.3f ms: cancelled, set at %.3f ms\n",
+                          t * 1e3, delay * 1e3, t * 0.5e3);
+            delay = t * 0.5;
+            free(log);
+            log = NULL;
+        }
+    }
+    if (!broke)
+        fail_msg("the trap kernel did not break the CUDA context in 6 tries (each call ended first)");
+    if (late && attempt < 2)
+        fail_msg("TGEMM_TEST_TRAP_LATE=1: the first trap was not cancelled (the call took over four times as long)");
     char *line = last_line(trace);
     if (spread) {
         const bool others = other_listed_device_works();
@@ -745,10 +790,10 @@ static void test_broken_context(void **state)
             fail_msg("the spread call neither finished on the GPUs nor fell back to the CPU: %s; its log: %s", line,
                      log);
         if (!strstr(log, "tgemm: "))
-            fail_msg("no GPU failed in the middle of the spread call (%.3f ms before); its log: %s", took * 1e3, log);
+            fail_msg("no GPU failed in the middle of the spread call (trap at %.3f ms); its log: %s", delay * 1e3, log);
         free(log);
     } else if (!strstr(line, "path=cpu-fallback:cuda-error")) {
-        fail_msg("the GPU did not fail in the middle of the call (%.3f ms before): %s", took * 1e3, line);
+        fail_msg("the GPU did not fail in the middle of the call (trap at %.3f ms): %s", delay * 1e3, line);
     }
     free(line);
 
