@@ -6,6 +6,14 @@
         8000), K over --k (16 to 4096), m n <= 1.6e7, 2 m n k <= 2e10
         (bounded so that every plan of a set is timed and checked within
         minutes)
+    python3 bench/fit_plans.py unaligned SET.csv [SET.csv ...]
+        Per family and transpose pair, the unaligned factor (the rate on
+        unaligned operands over the aligned rate) that fits the unaligned
+        plans of the sets best (log-rms, the block and wave costs as
+        factors.cpp has them), and the pick loss of this model's own choice
+        among each set's measured plans with the present factors and the
+        fitted ones; with two sets or more, also each set with factors
+        fitted on the others only (held out).
     python3 bench/fit_plans.py fit FIT.csv VAL.csv [--plan-dump build/bench/plan_dump]
         FIT.csv, VAL.csv: bench_plans output on two independent sets (NN,
         or a transposed pair's with bench_plans --op: the transa and transb
@@ -34,19 +42,24 @@ SM_FLOPS, WARP_FLOPS = 2 * 128 * CLOCK, 0.5 * 2 * 32 * CLOCK
 STEP, ALONE, OLD_BLOCK = 0.8e-6, 0.75, 0.75e-6
 L2_BYTES, L2_FACTOR = 50e6, 3.0
 # name: bm, bn, bk, threads, efficiencies (NN, NT, TN, TT), blocks per SM, step
-# floor, lone share, unaligned factor
+# floor, lone share, unaligned factors (NN, NT, TN, TT)
 FAMILIES = {
-    "256x128x16": (256, 128, 16, 256, (0.778, 0.777, 0.710, 0.761), 1, STEP, ALONE, 0.897),
-    "256x128x8": (256, 128, 8, 256, (0.734, 0.786, 0.692, 0.738), 1, STEP, ALONE, 0.939),
-    "128x256x8": (128, 256, 8, 256, (0.692, 0.681, 0.644, 0.711), 1, STEP, ALONE, 0.855),
-    "128x128x8": (128, 128, 8, 256, (0.649, 0.662, 0.589, 0.647), 2, STEP, ALONE, 1.0),
-    "128x128x16": (128, 128, 16, 256, (0.661, 0.739, 0.654, 0.670), 1, STEP, ALONE, 0.916),
-    "128x64x8": (128, 64, 8, 128, (0.584, 0.622, 0.550, 0.556), 4, STEP, ALONE, 1.0),
-    "64x128x8": (64, 128, 8, 128, (0.565, 0.617, 0.549, 0.596), 4, STEP, ALONE, 1.0),
-    "64x64x8": (64, 64, 8, 128, (0.483, 0.546, 0.438, 0.469), 4, STEP, ALONE, 1.0),
-    "64x64x16": (64, 64, 16, 128, (0.50, 0.50, 0.50, 0.50), 4, 0.59e-6, 1.0, 1.0),
-    "32x32x8": (32, 32, 8, 32, (0.430, 0.489, 0.372, 0.429), 16, STEP, ALONE, 1.0),
+    "256x128x16": (256, 128, 16, 256, (0.778, 0.777, 0.710, 0.761), 1, STEP, ALONE, (0.897, 0.897, 0.897, 0.897)),
+    "256x128x8": (256, 128, 8, 256, (0.734, 0.786, 0.692, 0.738), 1, STEP, ALONE, (0.939, 0.939, 0.939, 0.939)),
+    "128x256x8": (128, 256, 8, 256, (0.692, 0.681, 0.644, 0.711), 1, STEP, ALONE, (0.855, 0.855, 0.855, 0.855)),
+    "128x128x8": (128, 128, 8, 256, (0.649, 0.662, 0.589, 0.647), 2, STEP, ALONE, (1.0, 1.0, 1.0, 1.0)),
+    "128x128x16": (128, 128, 16, 256, (0.661, 0.739, 0.654, 0.670), 1, STEP, ALONE, (0.916, 0.916, 0.916, 0.916)),
+    "128x64x8": (128, 64, 8, 128, (0.584, 0.622, 0.550, 0.556), 4, STEP, ALONE, (1.0, 1.0, 1.0, 1.0)),
+    "64x128x8": (64, 128, 8, 128, (0.565, 0.617, 0.549, 0.596), 4, STEP, ALONE, (1.0, 1.0, 1.0, 1.0)),
+    "64x64x8": (64, 64, 8, 128, (0.483, 0.546, 0.438, 0.469), 4, STEP, ALONE, (1.0, 1.0, 1.0, 1.0)),
+    "64x64x16": (64, 64, 16, 128, (0.50, 0.50, 0.50, 0.50), 4, 0.59e-6, 1.0, (1.0, 1.0, 1.0, 1.0)),
+    "32x32x8": (32, 32, 8, 32, (0.430, 0.489, 0.372, 0.429), 16, STEP, ALONE, (1.0, 1.0, 1.0, 1.0)),
 }
+# The seconds a block and a wave cost beside their K steps, as factors.cpp has them.
+BLOCK_WAVE = {"256x128x16": (0.00e-6, 7.94e-6), "256x128x8": (7.76e-6, 0.77e-6), "128x256x8": (9.60e-6, 0.05e-6),
+              "128x128x8": (1.21e-6, 2.66e-6), "128x128x16": (5.50e-6, 0.0), "128x64x8": (0.0, 3.51e-6),
+              "64x128x8": (0.0, 3.66e-6), "64x64x8": (0.02e-6, 0.0), "64x64x16": (0.0, 0.31e-6),
+              "32x32x8": (0.05e-6, 0.0)}
 CLUSTER_BLOCKS = {"256": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
                   "128x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "64x64x16": [0, 0, 528, 489, 496, 470, 474, 483, 496],
                   "64x64x8": [0, 0, 660, 609, 616, 620, 606, 588, 616], "32x32x8": [0, 0, 1056, 981, 992, 965, 978, 973, 992]}
@@ -73,7 +86,7 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False):
     alone = per_sm > 1 and resident * threads / 32 < 16
     lda, ldb = (k if ta else m), (n if tb else k)
     aligned = lda % 4 == 0 and ldb % 4 == 0 and m % 4 == 0
-    rate = min(eff * (1.0 if aligned else unaligned) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
+    rate = min(eff * (1.0 if aligned else unaligned[2 * ta + tb]) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
                threads / 32 * WARP_FLOPS)
     step = max(floor, 2.0 * bm * bn * bk / rate)
     if splits == 1:
@@ -136,6 +149,59 @@ def regret(path, plan_dump):
     return g, max(losses), len(losses), other
 
 
+def plan_time(m, n, k, ta, tb, family, splits, chunk, cluster, factors):
+    """The model's seconds for one plan, with `factors` {(family, pair): u} over FAMILIES' unaligned ones."""
+    saved = FAMILIES[family]
+    u = list(saved[8])
+    pair = 2 * ta + tb
+    u[pair] = factors.get((family, pair), u[pair])
+    FAMILIES[family] = saved[:8] + (tuple(u),)
+    try:
+        steps, busiest, waves, reduce = features(m, n, k, family, splits, chunk, cluster, ta, tb)
+    finally:
+        FAMILIES[family] = saved
+    block, wave = BLOCK_WAVE[family]
+    return steps + block * busiest + wave * waves + reduce
+
+
+def plans_by_shape(path):
+    shapes = collections.defaultdict(list)
+    for r in csv.DictReader(open(path)):
+        shapes[(int(r["m"]), int(r["n"]), int(r["k"]), *ops(r))].append(
+            (r["family"], int(r["splits"]), int(r["k_chunk"]), r["form"] == "cluster", float(r["us"]) * 1e-6))
+    return shapes
+
+
+def is_aligned(m, n, k, ta, tb):
+    return (k if ta else m) % 4 == 0 and (n if tb else k) % 4 == 0 and m % 4 == 0
+
+
+def fit_unaligned(sets):
+    """{(family, pair): u} minimizing the log-rms error over the unaligned plans of `sets`."""
+    rows = collections.defaultdict(list)
+    for shapes in sets:
+        for (m, n, k, ta, tb), plans in shapes.items():
+            if not is_aligned(m, n, k, ta, tb):
+                for family, splits, chunk, cluster, t in plans:
+                    rows[(family, 2 * ta + tb)].append((m, n, k, ta, tb, splits, chunk, cluster, t))
+    factors = {}
+    for key, rs in rows.items():
+        def err(u):
+            return sum(math.log(plan_time(m, n, k, ta, tb, key[0], s, c, cl, {key: u}) / t) ** 2
+                       for m, n, k, ta, tb, s, c, cl, t in rs)
+        factors[key] = min((u / 1000 for u in range(500, 1301, 5)), key=err)
+    return factors
+
+
+def pick_loss(shapes, factors):
+    """Geometric mean of the measured time of the model's pick over the fastest measured plan."""
+    logs = []
+    for (m, n, k, ta, tb), plans in shapes.items():
+        pick = min(plans, key=lambda p: plan_time(m, n, k, ta, tb, p[0], p[1], p[2], p[3], factors))
+        logs.append(math.log(pick[4] / min(p[4] for p in plans)))
+    return math.exp(sum(logs) / len(logs))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -144,6 +210,8 @@ def main():
     sh.add_argument("--count", type=int, default=80)
     sh.add_argument("--mn", type=float, nargs=2, default=[96, 8000])
     sh.add_argument("--k", type=float, nargs=2, default=[16, 4096])
+    un = sub.add_parser("unaligned")
+    un.add_argument("sets", nargs="+")
     ft = sub.add_parser("fit")
     ft.add_argument("fit")
     ft.add_argument("val")
@@ -157,6 +225,23 @@ def main():
             if m * n <= 1.6e7 and 2 * m * n * k <= 2e10:
                 out.append(f"{m} {n} {k}")
         print(" ".join(out))
+        return 0
+    if a.cmd == "unaligned":
+        sets = [plans_by_shape(p) for p in a.sets]
+        factors = fit_unaligned(sets)
+        pairs = ("NN", "NT", "TN", "TT")
+        print("family      " + " ".join(f"{p:>12}" for p in pairs) + "   (fitted, present)")
+        for family in FAMILIES:
+            cells = [f"{factors[(family, q)]:.3f} {FAMILIES[family][8][q]:.3f}" if (family, q) in factors else "-"
+                     for q in range(4)]
+            print(f"{family:11} " + " ".join(f"{c:>12}" for c in cells))
+        for i, (path, shapes) in enumerate(zip(a.sets, sets)):
+            line = f"{path}: the model's pick loses {100 * (pick_loss(shapes, {}) - 1):.1f}% present, " \
+                   f"{100 * (pick_loss(shapes, factors) - 1):.1f}% fitted"
+            if len(sets) > 1:
+                held = fit_unaligned(sets[:i] + sets[i + 1:])
+                line += f", {100 * (pick_loss(shapes, held) - 1):.1f}% fitted on the others"
+            print(line)
         return 0
     import numpy as np
     from scipy.optimize import nnls

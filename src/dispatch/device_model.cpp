@@ -48,7 +48,7 @@ tgemm_status derive_device_model(const DeviceDescription &desc, DeviceModel *mod
         m.family = family;
         std::memcpy(m.efficiency, row->efficiency, sizeof m.efficiency);
         m.blocks_per_sm = row->blocks_per_sm;
-        m.unaligned = row->unaligned;
+        std::memcpy(m.unaligned, row->unaligned, sizeof m.unaligned);
         m.step_floor = row->step_floor > 0.0 ? row->step_floor : f.step_seconds;
         m.alone = row->alone > 0.0 ? row->alone : f.alone_factor;
         m.max_cluster = row->max_cluster;

@@ -35,7 +35,7 @@ struct TiledModel {
     const KernelFamily *family;
     double efficiency[4];  // [NN, NT, TN, TT]
     int blocks_per_sm;
-    double unaligned;
+    double unaligned[4];   // [NN, NT, TN, TT]
     double step_floor;
     double alone;
     int max_cluster;

@@ -11,15 +11,15 @@ namespace {
 // says how each figure was obtained.
 //
 // Tiled efficiencies: the 4096^3 product's rate over the peak, each family
-// forced, for each transpose pair; unaligned factors: the 4095^3 NN rate
-// over the 4096^3 NN one. The one-block-per-SM families lose most unaligned,
+// forced, for each transpose pair; unaligned factors (one per pair, so
+// far the same for all four): the 4095^3 NN rate over the 4096^3 NN one. The one-block-per-SM families lose most unaligned,
 // their aligned whole tiles loading without any per-group test. 64x64x16
 // (the async ring) is fitted to its own plans at the small sizes where it
 // wins instead: no lone-block loss, its lone block's measured step as its
 // floor, every pair as NN, no loss unaligned (at those sizes it beat
 // 64x64x8 on unaligned operands as often as on aligned ones), and clusters
 // of at most 6 (larger ones lost to the workspace form).
-// Each row: name, efficiencies, blocks per SM, unaligned factor, step
+// Each row: name, efficiencies, blocks per SM, unaligned factors, step
 // floor and lone-block share (0: the architecture's), largest cluster,
 // then the seconds a block and a wave cost beside their K steps, fitted
 // by least squares (relative error) to every plan of 80 random NN
@@ -54,16 +54,16 @@ constexpr ArchFactors kSm90 = {
     0.70,     // rank_k_efficiency
     5.9e-6,   // rank_k_block_seconds
     {
-        {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, 0.897, 0.0, 0.0, 8, 0.00e-6, 7.94e-6},
-        {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, 0.939, 0.0, 0.0, 8, 7.76e-6, 0.77e-6},
-        {"128x256x8", {0.692, 0.681, 0.644, 0.711}, 1, 0.855, 0.0, 0.0, 8, 9.60e-6, 0.05e-6},
-        {"128x128x8", {0.649, 0.662, 0.589, 0.647}, 2, 1.0, 0.0, 0.0, 8, 1.21e-6, 2.66e-6},
-        {"128x128x16", {0.661, 0.739, 0.654, 0.670}, 1, 0.916, 0.0, 0.0, 8, 5.50e-6, 0.00e-6},
-        {"128x64x8", {0.584, 0.622, 0.550, 0.556}, 4, 1.0, 0.0, 0.0, 8, 0.00e-6, 3.51e-6},
-        {"64x128x8", {0.565, 0.617, 0.549, 0.596}, 4, 1.0, 0.0, 0.0, 8, 0.00e-6, 3.66e-6},
-        {"64x64x8", {0.483, 0.546, 0.438, 0.469}, 4, 1.0, 0.0, 0.0, 8, 0.02e-6, 0.00e-6},
-        {"64x64x16", {0.50, 0.50, 0.50, 0.50}, 4, 1.0, 0.59e-6, 1.0, 6, 0.00e-6, 0.31e-6},
-        {"32x32x8", {0.430, 0.489, 0.372, 0.429}, 16, 1.0, 0.0, 0.0, 8, 0.05e-6, 0.00e-6},
+        {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, {0.897, 0.897, 0.897, 0.897}, 0.0, 0.0, 8, 0.00e-6, 7.94e-6},
+        {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, {0.939, 0.939, 0.939, 0.939}, 0.0, 0.0, 8, 7.76e-6, 0.77e-6},
+        {"128x256x8", {0.692, 0.681, 0.644, 0.711}, 1, {0.855, 0.855, 0.855, 0.855}, 0.0, 0.0, 8, 9.60e-6, 0.05e-6},
+        {"128x128x8", {0.649, 0.662, 0.589, 0.647}, 2, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 1.21e-6, 2.66e-6},
+        {"128x128x16", {0.661, 0.739, 0.654, 0.670}, 1, {0.916, 0.916, 0.916, 0.916}, 0.0, 0.0, 8, 5.50e-6, 0.00e-6},
+        {"128x64x8", {0.584, 0.622, 0.550, 0.556}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.00e-6, 3.51e-6},
+        {"64x128x8", {0.565, 0.617, 0.549, 0.596}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.00e-6, 3.66e-6},
+        {"64x64x8", {0.483, 0.546, 0.438, 0.469}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.02e-6, 0.00e-6},
+        {"64x64x16", {0.50, 0.50, 0.50, 0.50}, 4, {1.0, 1.0, 1.0, 1.0}, 0.59e-6, 1.0, 6, 0.00e-6, 0.31e-6},
+        {"32x32x8", {0.430, 0.489, 0.372, 0.429}, 16, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.05e-6, 0.00e-6},
     },
 };
 

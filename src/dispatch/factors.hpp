@@ -17,8 +17,9 @@ struct TiledFactors {
     // transpose pair: [NN, NT, TN, TT].
     double efficiency[4];
     int blocks_per_sm;  // resident blocks per SM (registers, shared memory)
-    // Its speed with unaligned operands (scalar loads) over its aligned speed.
-    double unaligned = 1.0;
+    // Its speed with unaligned operands (scalar loads) over its aligned speed,
+    // for each transpose pair: [NN, NT, TN, TT].
+    double unaligned[4] = {1.0, 1.0, 1.0, 1.0};
     // A K step's latency floor and a lone block's share of the efficiency;
     // 0: the architecture's step_seconds and alone_factor.
     double step_floor = 0.0;

@@ -131,7 +131,8 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
 double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_aligned)
 {
     const bool vectors = operands_aligned(p) && out_aligned;  // which kernels run (dispatch/launch.cpp)
-    return e.efficiency[(p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0)] * (vectors ? 1.0 : e.unaligned);
+    const int pair = (p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0);
+    return e.efficiency[pair] * (vectors ? 1.0 : e.unaligned[pair]);
 }
 
 double tiled_memory_floor(const GemmParams &p, const DeviceModel &m)
