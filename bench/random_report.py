@@ -12,7 +12,8 @@ ratios per seed and over all seeds (count, geometric mean, 5th percentile,
 median, minimum; all problems and ordinary products, hot and cold), the
 issue 27 targets, the memory-bound problems against their floor, the checks
 (the fp32-tc results too where the files have them), the fp32-tc math against
-strict (files of --math-compare), and the 15 worst problems with their plans. Writes DIR/random_hist.png
+strict (files of --math-compare), the 15 worst problems with their plans,
+and, with plan logs, the geometric mean of the ratios by plan kind. Writes DIR/random_hist.png
 (log2 ratios, hot and cold) and DIR/random_scatter.png (ratio against
 flops, by transpose pair) when matplotlib is there, and says so when it is
 not. DIR defaults to the first CSV's directory.
@@ -161,6 +162,30 @@ def plan_text(p):
     return "; ".join(out) if out else "-"
 
 
+def plan_kind(p):
+    """The plan's first kernel ('tiled 64x64x16', 'tiled 128x128x16 stream-k', 'rank-k', 'streaming rows',
+    ...), after 'packed: ' and/or 'peeled: ' where the plan copies or peels operands; None without a log."""
+    marks, kernel = [], None
+    for line in p.plans:
+        if ": peeled " in line:
+            marks.append("peeled")
+        elif " packed " in line:
+            marks.append("packed")
+        elif kernel is None:
+            words = line.split()
+            pair = next((i for i, w in enumerate(words) if w in PAIRS), None)
+            rest = words[pair + 1:] if pair is not None else []
+            if rest[:1] == ["tiled"] and len(rest) > 2:
+                kernel = "tiled " + rest[1] + (" stream-k" if rest[2].startswith("stream-k") else "")
+            elif rest[:1] == ["streaming"] and len(rest) > 1:
+                kernel = "streaming " + rest[1]
+            elif rest:
+                kernel = rest[0]
+    if kernel is None:
+        return None
+    return "".join(f"{m}: " for m in dict.fromkeys(marks)) + kernel
+
+
 def stats(values):
     return {"count": len(values), "geomean": geomean(values), "p5": percentile(values, 5),
             "median": percentile(values, 50), "min": min(values) if values else 0.0}
@@ -225,6 +250,27 @@ def worst_table(problems):
         out.append(f"| {p.seed} | {p.index} | {p.m} | {p.n} | {p.k} | {p.op} | {p.lds[0]} | {p.lds[1]} | {p.lds[2]}"
                    f" | {float(p.alpha):.4g} | {float(p.beta):.4g} | {fmt_ratio(p.ratio['hot'])} | {fmt_ratio(p.ratio['cold'])}"
                    f" | {tflops(p, 'hot')} / {tflops(p, 'cold')} | {p.floor:.1f} | {plan_text(p)} |")
+    return out
+
+
+def plan_table(problems):
+    """Geometric mean of the ratios by plan kind (problems with plan lines only)."""
+    kinds = {}
+    for p in problems:
+        k = plan_kind(p)
+        if k is not None:
+            kinds.setdefault(k, []).append(p)
+    if not kinds:
+        return []
+    out = [f"By plan ({sum(len(v) for v in kinds.values())} problems with plan lines; the plan's first kernel, "
+           "'packed:' or 'peeled:' where it copies or peels operands), geometric mean of the ratios:", "",
+           "| plan | problems | hot | cold | ordinary | ordinary hot | ordinary cold |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for k, ps in sorted(kinds.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        cells = [fmt_ratio(geomean(r)) if r else "-" for r in (ratios(ps, c, only) for only in (False, True)
+                                                                 for c in CONDS)]
+        out.append(f"| {k} | {len(ps)} | {cells[0]} | {cells[1]} | {sum(p.ordinary for p in ps)} | {cells[2]} "
+                   f"| {cells[3]} |")
     return out
 
 
@@ -296,6 +342,9 @@ def markdown(problems, seeds):
     if any(p.compared() for p in problems):
         out += tc_table(groups) + [""]
     out += worst_table(problems) + [""]
+    table = plan_table(problems)
+    if table:
+        out += table + [""]
     return out
 
 

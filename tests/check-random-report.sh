@@ -53,6 +53,14 @@ tgemm: device plan m=4 n=4 k=4 TT tiled 32x32x8 split-k=1 (none) k-chunk=4
 == shape 3 m=999 n=1000 k=16 NN lda=1000 ldb=16 ldc=1000 alpha=1 beta=0
 tgemm: device plan m=999 n=1000 k=16 NN tiled 64x64x8 split-k=1 (none) k-chunk=16
 EOF
+# Seed 7's plans for #1 only: peeled, then a stream-K piece first.
+cat > "$tmp/plans_7.log" <<'EOF'
+== seed 7 count 4
+== shape 1 m=200 n=300 k=400 NT lda=200 ldb=300 ldc=200 alpha=-1 beta=1
+tgemm: device plan m=200 n=300 k=400: peeled 8 rows, 0 columns
+tgemm: device plan m=192 n=300 k=400 NT tiled 128x128x16 stream-k: 2 tiles whole, 4 shared over 132 blocks (1 K steps each)
+tgemm: device plan m=8 n=300 k=400 NT streaming rows s=8 groups=1 split-k=1 (none) k-chunk=400
+EOF
 # Seed 9, --math-compare: strict / fp32-tc hot 2, 0.9901, 0.9524 and cold
 # 1.6667, 1, 1; the mode ran on #0 only; #2 is slower than strict by more
 # than 2% hot; #1's fp32-tc result is outside its bound. Strict again:
@@ -69,7 +77,8 @@ cut -d, -f1-36 "$tmp/random_9.csv" > "$tmp/random_10.csv"
 mkdir -p "$tmp/nompl/matplotlib"
 echo 'raise ImportError("no matplotlib here")' > "$tmp/nompl/matplotlib/__init__.py"
 
-PYTHONPATH="$tmp/nompl" python3 "$report" --plans "$tmp/plans_8.log" --md "$tmp/report.md" --out "$tmp" \
+PYTHONPATH="$tmp/nompl" python3 "$report" --plans "$tmp/plans_8.log" --plans "$tmp/plans_7.log" \
+    --md "$tmp/report.md" --out "$tmp" \
     "$tmp/random_7.csv" "$tmp/random_8.csv" > "$tmp/out.txt" 2> "$tmp/err.txt"
 status=$?
 cat "$tmp/out.txt" "$tmp/err.txt"
@@ -100,6 +109,12 @@ worst=$(grep -E '^\| [78] \| [0-9]+ \| [0-9]+ \| [0-9]+ \| [0-9]+ \| (NN|NT|TN|T
 check "worst problems in order" [ "$worst" = "7|0 8|1 8|2 7|3 7|1 8|0 7|2 " ]
 check "worst problem's row" has "| 7 | 0 | 100 | 100 | 100 | NN | 100 | 100 | 100 | 1 | 0 | 2.000 | 0.500 | 0.20 / 0.20 | 0.0 | - |"
 check "plan lines attached" grep -qF "| 8 | 1 | 1024 | 1024 | 1024 | NT | 1024 | 1024 | 1024 | 1 | 0 | 0.500 | 1.000 | 21.47 / 21.47 | 32.1 | op(A) packed by columns, ld=1024; tiled 128x128x16 split-k=2 (cluster) k-chunk=512 |" "$tmp/out.txt"
+# By plan: 8#0, 8#1 (packed, ordinary), 8#2, 7#1 (peeled, stream-K, ordinary); 8#3's plan left out.
+check "by plan: the problems counted" grep -qF "By plan (4 problems with plan lines;" "$tmp/out.txt"
+check "by plan: packed" has "| packed: tiled 128x128x16 | 1 | 0.500 | 1.000 | 1 | 0.500 | 1.000 |"
+check "by plan: peeled, stream-K" has "| peeled: tiled 128x128x16 stream-k | 1 | 1.000 | 1.000 | 1 | 1.000 | 1.000 |"
+check "by plan: no ordinary product" has "| tiled 128x128x8 | 1 | 1.000 | 1.250 | 0 | - | - |"
+check "by plan: tiled" has "| tiled 32x32x8 | 1 | 2.000 | 0.500 | 0 | - | - |"
 check "the membound column agrees with the shapes" [ "$(grep -c membound "$tmp/err.txt")" -eq 0 ]
 check "a plan of another shape left out, with a warning" \
     grep -qF "problem 3 of seed 8 is m=999 n=1000 k=16 there, 1000 x 1000 x 16 in the CSV: plan left out" "$tmp/err.txt"
