@@ -203,6 +203,11 @@ ifdef TEST_RUNS_SERIAL
 .NOTPARALLEL:
 endif
 
+# make test's runs in order (tests/gpu-session.sh's groups step).
+.PHONY: print-test-runs
+print-test-runs:
+	@echo $(TEST_RUNS)
+
 # make test's own machinery: builds on every core unless -j is given
 # (tests/check-make.sh); the counting and the summary of runs whose results
 # are known (tests/check-run.sh, with a CMocka program of known results).

@@ -3,7 +3,7 @@
 # build, the full suite (GPU cases running), the long tier, compute-sanitizer
 # memcheck and racecheck on a reduced set, and the benchmarks.
 #
-#   tests/gpu-session.sh [STEP...]   steps: info build test long sanitize (memcheck, racecheck)
+#   tests/gpu-session.sh [STEP...]   steps: info build test groups long sanitize (memcheck, racecheck)
 #                                    bench sweep rankk profile sass hosttrace hostthreads
 #
 # Logs, CSV and PNG files are written to a work folder and packed into
@@ -58,6 +58,34 @@ for step in "${steps[@]}"; do
         cat build/obj/kernels/*.ptxas.log > "$OUT/ptxas.log" 2>/dev/null ;;
     test)
         run_step test make test ;;
+    groups)
+        # make test's runs at once on a machine of four GPUs or more, where
+        # in turn they take longer than one device call allows: test-host
+        # with every GPU visible (its runs spread over all of them),
+        # test-gpu and test-kernels on a GPU each, the rest in order on
+        # another (they share the install tree and docs/html: one make),
+        # then one summary of them all. With fewer GPUs, make test.
+        if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -lt 4 ]; then
+            run_step test make test
+        else
+            run_step groups_build make -j"$JOBS" test-programs
+            rm -rf build/tests/results
+            rest=$(make -s print-test-runs | tr ' ' '\n' | grep -vxE 'test-host|test-gpu|test-kernels' | tr '\n' ' ')
+            for g in "all test-host" "0 test-gpu" "1 test-kernels" "2 $rest"; do
+                set -- $g
+                gpus=$1
+                shift
+                (
+                    [ "$gpus" = all ] || export CUDA_VISIBLE_DEVICES=$gpus
+                    make --no-print-directory -k TEST_RUNS_SERIAL=1 "$@" > "$OUT/group_$1.log" 2>&1
+                    echo $? > "$OUT/group_$1.status"
+                ) &
+            done
+            wait
+            rc=0
+            for f in "$OUT"/group_*.status; do [ "$(cat "$f")" = 0 ] || rc=2; done
+            run_step groups sh tests/summary.sh build/tests/results $rc
+        fi ;;
     long)
         run_step long make test-long ;;
     sanitize|memcheck|racecheck)
