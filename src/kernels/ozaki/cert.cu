@@ -18,10 +18,13 @@
 //   the magnitude GEMM (igemm.cu, CertEpi): result[0] = the largest over
 //                    the elements of their smallest certified N (padding
 //                    rows and columns have I = 0: kMinN, never above any
-//                    real element's)
+//                    real element's); once some element is certified by no
+//                    N, or result[1] has a flag, it may stop early, and
+//                    result[0] is then above kMaxN or not read
 //
 // Contract: reads op(A), op(B) inside m x k, k x n; k <= kCertMaxK. Every
-// value is a function of the inputs alone, the CPU model's bit for bit.
+// value the call uses is a function of the inputs alone, the CPU model's
+// bit for bit: the N it runs, or that it declines.
 #include "kernels/ozaki/passes.hpp"
 #include "kernels/ozaki/tiles.cuh"
 

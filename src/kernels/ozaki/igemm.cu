@@ -25,8 +25,9 @@
 // it folds its elements into the call's N, result[0] = max(result[0], the
 // largest smallest-certified N of its elements), and once the call is known
 // to decline (an element certified by no N, or result[1]'s flags from the
-// statistics) its blocks take no further work items: the outcome is then
-// settled, whatever the rest would find. Persistent blocks, one per SM
+// statistics) its blocks take no further work items where an item has
+// STAGES k-blocks or more: the outcome is then settled, whatever the rest
+// would find. Persistent blocks, one per SM
 // (tile_of gives the order).
 #include "kernels/ozaki/passes.hpp"
 #include "kernels/tensor_map.hpp"
@@ -326,7 +327,15 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
         if (t == 0) {
             int it = 0;
             for (int w = blockIdx.x; w < total; w += gridDim.x) {
-                if (Epi::kSettles && epi.settled()) {
+                // Only with an item of STAGES k-blocks or more: the stage the
+                // stop takes is then freed only once every consumer warp has
+                // begun the item before, so each reads the one stop word at
+                // this item and none earlier. With fewer, the producer runs
+                // more than an item ahead, and a warp still in an earlier
+                // item's epilogue could read the word there, stop before the
+                // others, and leave copies in flight. (K of STAGES x BK and
+                // less: the GEMM is short anyway.)
+                if (Epi::kSettles && KT >= STAGES && epi.settled()) {
                     // The next stage, when free, carries no data but the stop
                     // word: the consumers meet it where the item would begin.
                     const int s = it % STAGES;
