@@ -225,12 +225,14 @@ const Spec kSpecs[] = {
     // Declined with two work items or more per block of the certificate's
     // GEMM (on an H100's 132 SMs), the call must still decline and run
     // strict: with items of one k-block, where the GEMM runs every item;
-    // with items of four k-blocks and three items a block, where it stops
+    // with items of five k-blocks and three items a block, where it stops
     // handing out items once an element is certified by no N (densely so at
-    // phi 4) and the last items of each block are skipped.
+    // phi 4): the producer's check before the third item comes after the
+    // first item's fold (with four k-blocks an item, only after the
+    // second's).
     {"nn_8448x1024x40_phi4_settled", 8448, 1024, 40, false, false, 0, 1.0f, 0.0f, "phi4", Path::Device},
     {"tn_8448x1024x40_phi2_settled", 8448, 1024, 40, true, false, 2, 1.0f, 0.5f, "phi2", Path::Device},
-    {"nn_8448x1536x512_phi4_settled", 8448, 1536, 512, false, false, 0, 1.0f, 0.0f, "phi4", Path::Device},
+    {"nn_8448x1536x640_phi4_settled", 8448, 1536, 640, false, false, 0, 1.0f, 0.0f, "phi4", Path::Device},
     {"row_major_nt_150x70x90", 150, 70, 90, false, true, 2, 1.0f, 2.0f, "phi0.5", Path::DeviceRowMajor},
     {"host_nn_300x200x500", 300, 200, 500, false, false, 1, 1.0f, 0.0f, "phi0.5", Path::Host},
     {"host_tn_200x150x700_beta", 200, 150, 700, true, false, 0, 0.75f, -2.0f, "phi1", Path::Host},

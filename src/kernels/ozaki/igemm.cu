@@ -196,10 +196,11 @@ struct ResidueEpi {
 
 // The magnitude GEMM's epilogue (NOTES.md (f), (h)): nothing is stored.
 // Each consumer thread keeps, over its elements of all its block's work
-// items, the running maximum of their smallest candidate N certified at g
-// (kMinN for a zero row or column, kMaxN + 1 where none), and puts it into
-// result with one atomicMax per warp at the end: the call's N, whatever
-// order the elements come in. Each element is tested at the running value
+// items (those it runs, where the GEMM stops early), the running maximum of
+// their smallest candidate N certified at g (kMinN for a zero row or
+// column, kMaxN + 1 where none), and puts it into result with one
+// atomicMax per warp at the end: the call's N, whatever order the elements
+// come in. Each element is tested at the running value
 // (element.hpp's cert_pass, a zero row or column passing; the 128 tests of
 // an item are independent of each other and usually all pass); an element that fails is queued, and
 // the queue is searched upwards after the item (cert_raise: the test only
@@ -333,8 +334,8 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
                 // this item and none earlier. With fewer, the producer runs
                 // more than an item ahead, and a warp still in an earlier
                 // item's epilogue could read the word there, stop before the
-                // others, and leave copies in flight. (K of STAGES x BK and
-                // less: the GEMM is short anyway.)
+                // others, and leave copies in flight. (K of (STAGES - 1) x BK
+                // and less: the GEMM is short anyway.)
                 if (Epi::kSettles && KT >= STAGES && epi.settled()) {
                     // The next stage, when free, carries no data but the stop
                     // word: the consumers meet it where the item would begin.
