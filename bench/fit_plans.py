@@ -27,7 +27,8 @@
 
 The model here mirrors tiled_cost in src/dispatch/tiled.cpp and the sm_90 row
 of src/dispatch/factors.cpp (efficiencies, blocks per SM, step floors):
-change them together. Needs numpy and scipy for the fit.
+change them together (tests/check-fit-plans.sh compares them). Needs numpy
+and scipy for `fit`.
 """
 import argparse
 import collections

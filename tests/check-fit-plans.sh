@@ -1,0 +1,74 @@
+#!/bin/sh
+# bench/fit_plans.py, no GPU: its mirror of the tiled model agrees with the
+# sm_90 row of src/dispatch/factors.cpp (efficiencies, blocks per SM,
+# unaligned factors per transpose pair, step floors, lone shares, block
+# and wave seconds, the architecture's step and lone share), and
+# `unaligned` recovers a factor from plan times made with it: 0.8 for
+# 128x128x16 on TN, every other family's at its present value, with the
+# pair's index as tiled.cpp takes it (2 ta + tb).
+# One "[       OK ]" or "[  FAILED  ]" line per check (tests/run.sh counts them).
+set -u
+here=$(dirname "$0")
+. "$here/check_lib.sh"
+bench=$(cd "$here/../bench" && pwd)
+factors="$here/../src/dispatch/factors.cpp"
+
+PYTHONPATH="$bench" python3 - "$factors" > "$tmp/mirror.txt" 2>&1 <<'PY'
+import re, sys
+import fit_plans as fp
+src = open(sys.argv[1]).read()
+row = src[src.index("constexpr ArchFactors kSm90"):]
+num = r"[0-9.e+-]+"
+arch = re.search(r"\{\s*9, 0,\s*[^,]+, [^,]+, [^,]+, [^,]+,\s*(" + num + r"),\s*// step_seconds\s*(" + num + r"),\s*// alone_factor", row)
+print("step", "ok" if arch and float(arch.group(1)) == fp.STEP else "differs")
+print("alone", "ok" if arch and float(arch.group(2)) == fp.ALONE else "differs")
+rows = re.findall(r'\{"([0-9x]+)", \{(' + num + r'), (' + num + r'), (' + num + r'), (' + num + r')\}, (\d+), \{(' + num
+                  + r'), (' + num + r'), (' + num + r'), (' + num + r')\}, (' + num + r'), (' + num + r'), \d+, (' + num
+                  + r'), (' + num + r')\}', row)
+print("rows", len(rows), "families", len(fp.FAMILIES))
+for r in rows:
+    name, v = r[0], [float(x) for x in r[1:5]] + [int(r[5])] + [float(x) for x in r[6:]]
+    f = fp.FAMILIES.get(name)
+    if f is None:
+        print(name, "missing")
+        continue
+    want = (tuple(v[0:4]), v[4], tuple(v[5:9]), v[9] if v[9] > 0 else fp.STEP, v[10] if v[10] > 0 else fp.ALONE,
+            (v[11], v[12]))
+    got = (tuple(f[4]), f[5], tuple(f[8]), f[6], f[7], fp.BLOCK_WAVE[name])
+    print(name, "ok" if want == got else f"differs: factors.cpp {want}, fit_plans.py {got}")
+PY
+cat "$tmp/mirror.txt"
+check "the mirror reads the architecture's step" grep -qx "step ok" "$tmp/mirror.txt"
+check "the mirror reads the architecture's lone share" grep -qx "alone ok" "$tmp/mirror.txt"
+check "one row for each of the mirror's families" grep -qx "rows 10 families 10" "$tmp/mirror.txt"
+check "every family's factors as factors.cpp has them" \
+    sh -c "[ \$(grep -cE '^[0-9x]+ ok\$' '$tmp/mirror.txt') -eq 10 ]"
+
+# Plan times of 24 unaligned TN products (lda = k and m odd), every family
+# timed with no split, made by the mirror with 128x128x16's TN factor 0.8.
+PYTHONPATH="$bench" python3 - > "$tmp/tn.csv" <<'PY'
+import random
+import fit_plans as fp
+r = random.Random(7)
+print("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err,transa,transb")
+for _ in range(24):
+    m, n, k = 2 * r.randint(100, 2000) + 1, r.randint(200, 4000), 2 * r.randint(40, 1000) + 1
+    for fam in fp.FAMILIES:
+        t = fp.plan_time(m, n, k, True, False, fam, 1, k, False, {("128x128x16", 2): 0.8})
+        print(f"{m},{n},{k},{fam},1,none,{k},0,0,{t * 1e6:.4f},0.01,T,N")
+PY
+PYTHONPATH="$bench" python3 "$bench/fit_plans.py" unaligned "$tmp/tn.csv" > "$tmp/fit.txt" 2>&1
+status=$?
+cat "$tmp/fit.txt"
+check "unaligned exits 0" [ "$status" -eq 0 ]
+check "the factor used is recovered, at the TN column" \
+    sh -c "grep -E '^128x128x16 +- +- +0\.800 0\.916 +- *\$' '$tmp/fit.txt' > /dev/null"
+check "another family's fitted at its present value" \
+    sh -c "grep -E '^256x128x16 +- +- +0\.895 0\.897 +- *\$|^256x128x16 +- +- +0\.900 0\.897 +- *\$' '$tmp/fit.txt' > /dev/null"
+check "the set's pick loss reported" grep -qF "tn.csv: the model's pick loses" "$tmp/fit.txt"
+
+if [ "$failed" -ne 0 ]; then
+    echo "check-fit-plans: unexpected output (above)" >&2
+    exit 1
+fi
+echo "check-fit-plans: OK"
