@@ -825,7 +825,7 @@ TEST_RUNS += test-scalapack
 # no GPU needed. AddressSanitizer catches a check that reads past C's
 # columns or its reference.
 .PHONY: test-bench-check
-$(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp tests/line_buffered.c bench/gemm_check.hpp
+$(BUILD)/tests/test_bench_check: tests/test_bench_check.cpp tests/line_buffered.c bench/gemm_check.hpp bench/paired.hpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Werror -Ibench \
 	    -o $@ $< tests/line_buffered.c -lcmocka -lopenblas -lpthread
@@ -912,7 +912,7 @@ $(BUILD)/bench/bench_gemm: $(BENCH_GEMM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/b
 # on the same parts as bench_gemm.
 BENCH_RANDOM_SRC := bench/bench_random.cpp bench/random_shapes.cpp bench/bench_support.cpp bench/bench_check.cpp
 $(BUILD)/bench/bench_random: $(BENCH_RANDOM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \
-                             bench/bench.hpp bench/random_shapes.hpp bench/splitmix.hpp bench/gemm_check.hpp \
+                             bench/bench.hpp bench/paired.hpp bench/random_shapes.hpp bench/splitmix.hpp bench/gemm_check.hpp \
                              bench/gemm_reference.hpp bench/bench_error.hpp $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) -o $@ $(BENCH_RANDOM_SRC) $(BUILD)/bench/l2flush.o $(BUILD)/bench/gemm_reference.o \

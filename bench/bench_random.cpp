@@ -63,9 +63,14 @@
 // bit). Strict is also timed a second time in each round (strict again,
 // its C checked equal to the first's bit for bit): how far apart two
 // timings of the same call fall, against which a 2% difference between
-// the maths is read. The summary gives the speedup's distribution, the
-// problems the mode ran, those slower than strict by more than 2%, and
-// how many strict again put more than 2% behind strict.
+// the maths is read. And round by round (bench/paired.hpp): each round's
+// fp32-tc time and strict-again time over that round's strict time, the
+// median and its 95% interval (the sign test's order statistics; none
+// under 6 rounds), so that what drifts from round to round cancels; a
+// problem is slower by more than 2% there where the interval lies wholly
+// above 1/0.98. The summary gives the speedup's distribution, the
+// problems the mode ran, those slower than strict by more than 2% by the
+// medians and round by round, and the same for strict again.
 //
 // --large: the problems of bench/random_shapes.hpp's large_limits() (every
 // dimension 2,048 to 20,000, up to 2.2e12 flops), around and above the
@@ -88,6 +93,7 @@
 // arguments. cuBLAS is loaded at run time (bench_support.cpp); without it
 // tgemm alone is timed and the ratio columns are n/a.
 #include "bench.hpp"
+#include "paired.hpp"
 #include "random_shapes.hpp"
 
 #include <algorithm>
@@ -121,7 +127,9 @@ const char *const kCsvHeader =
     "cublas_def_hot_us,cublas_ped_hot_us,ratio_hot,tgemm_cold_us,cublas_def_cold_us,cublas_ped_cold_us,"
     "ratio_cold,max_err_over_bound_tgemm,max_err_over_bound_cublas,pad_ok,timing,cold,reps,"
     "tc_hot_us,tc_cold_us,tc_speedup_hot,tc_speedup_cold,tc_ran,max_err_over_bound_tc,again_hot_us,again_cold_us,"
-    "again_speedup_hot,again_speedup_cold";
+    "again_speedup_hot,again_speedup_cold,tc_paired_hot,tc_paired_hot_lo,tc_paired_hot_hi,tc_paired_cold,"
+    "tc_paired_cold_lo,tc_paired_cold_hi,again_paired_hot,again_paired_hot_lo,again_paired_hot_hi,again_paired_cold,"
+    "again_paired_cold_lo,again_paired_cold_hi";
 
 // ------------------------------------------------------------------ operands
 
@@ -208,6 +216,9 @@ struct Row {
     bool wall = false;
     std::string cold;
     int reps = 0;
+    // --math-compare: fp32-tc's and strict again's time over strict's, round
+    // by round (paired.hpp): the median and its 95% interval.
+    PairedRatio tc_paired[kConds], again_paired[kConds];
 
     double ratio(int c) const
     {
@@ -367,9 +378,10 @@ struct ColdPlan {
 
 // ------------------------------------------------------------------ timing
 
-// The median over `reps` rounds of each library's time per call, in us.
+// The median over `reps` rounds of each library's time per call, in us;
+// with `rounds`, each library's time in each round too, in round order.
 void measure(Run &run, const RandomShape &s, Cond cond, bool wall, int reps, const Set &hot, ColdPlan &cold,
-             double out[kLibs])
+             double out[kLibs], std::vector<double> *rounds = nullptr)
 {
     Ctx &ctx = run.ctx;
     const bool flush = cond == kCold && cold.flush;
@@ -428,8 +440,11 @@ void measure(Run &run, const RandomShape &s, Cond cond, bool wall, int reps, con
             CUDA_CHECK(cudaEventDestroy(e));
     }
     sync(ctx);
-    for (int lib = 0; lib < kLibs; ++lib)
+    for (int lib = 0; lib < kLibs; ++lib) {
         out[lib] = median(v[lib]);
+        if (rounds)
+            rounds[lib] = v[lib];
+    }
 }
 
 // The extra memory of the cold calls (see ColdPlan), set 0's contents
@@ -497,8 +512,14 @@ void time_shape(Run &run, const RandomShape &s, const Layout &l, const Set &set0
                                            static_cast<double>(run.reps)));
 
     measure(run, s, kCold, row.wall, 1, set0, cold, warm);  // the cold sets' first use
-    measure(run, s, kHot, row.wall, row.reps, set0, cold, row.us[kHot]);
-    measure(run, s, kCold, row.wall, row.reps, set0, cold, row.us[kCold]);
+    for (const Cond c : {kHot, kCold}) {
+        std::vector<double> rounds[kLibs];
+        measure(run, s, c, row.wall, row.reps, set0, cold, row.us[c], run.compare ? rounds : nullptr);
+        if (run.compare) {
+            row.tc_paired[c] = paired_ratio(rounds[kTgemmTc], rounds[kTgemm]);
+            row.again_paired[c] = paired_ratio(rounds[kTgemmAgain], rounds[kTgemm]);
+        }
+    }
 
     bool pad = padding_intact(s, set0.C, ctx.stream);
     for (const Set &st : cold.sets)
@@ -535,13 +556,26 @@ void write_csv(Run &run, const Row &r)
                      us_or_na(r.us[c][kPedantic]).c_str(), us_or_na(r.ratio(c), "%.4f").c_str());
     std::fprintf(run.csv, ",%.4g,%s,%d,%s,%s,%d", r.err_tgemm, run.cublas ? fmt("%.4g", r.err_cublas).c_str() : "n/a",
                  r.pad_ok ? 1 : 0, r.wall ? "wall" : "event", r.cold.c_str(), r.reps);
-    if (run.compare)
-        std::fprintf(run.csv, ",%.3f,%.3f,%.4f,%.4f,%d,%.4g,%.3f,%.3f,%.4f,%.4f\n", r.us[kHot][kTgemmTc],
+    if (run.compare) {
+        std::fprintf(run.csv, ",%.3f,%.3f,%.4f,%.4f,%d,%.4g,%.3f,%.3f,%.4f,%.4f", r.us[kHot][kTgemmTc],
                      r.us[kCold][kTgemmTc], r.tc_speedup(kHot), r.tc_speedup(kCold), r.tc_ran ? 1 : 0, r.err_tc,
                      r.us[kHot][kTgemmAgain], r.us[kCold][kTgemmAgain], r.again_speedup(kHot),
                      r.again_speedup(kCold));
-    else
-        std::fprintf(run.csv, ",n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a\n");
+        // The interval's ends n/a where the rounds are too few for one.
+        const auto paired = [&](const PairedRatio &p) {
+            std::fprintf(run.csv, ",%s,%s,%s", p.rounds > 0 ? fmt("%.4f", p.median).c_str() : "n/a",
+                         p.lo > 0 ? fmt("%.4f", p.lo).c_str() : "n/a", p.hi > 0 ? fmt("%.4f", p.hi).c_str() : "n/a");
+        };
+        for (const PairedRatio *p : {r.tc_paired, r.again_paired})
+            for (int c = 0; c < kConds; ++c)
+                paired(p[c]);
+        std::fprintf(run.csv, "\n");
+    } else {
+        std::fprintf(run.csv, ",n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a,n/a");
+        for (int i = 0; i < 12; ++i)
+            std::fprintf(run.csv, ",n/a");
+        std::fprintf(run.csv, "\n");
+    }
     std::fflush(run.csv);
     if (std::ferror(run.csv))
         die("writing %s failed", run.csv_path.c_str());
@@ -618,6 +652,31 @@ void print_tc_summary(const Run &run)
                 run.rows.size(), worst);
     std::printf("strict again slower than strict by more than 2%% (the same call timed twice): %d of %zu problems\n",
                 again_slower, run.rows.size());
+    // Round by round: slower by more than 2% where the 95% interval of the
+    // time ratio lies wholly above 1.02 (paired.hpp), in either condition.
+    int paired_slower = 0, paired_again = 0, no_interval = 0;
+    const double above = 1.0 / kTcSlower;
+    for (const Row &r : run.rows) {
+        bool tc = false, again = false, none = false;
+        for (int c = 0; c < kConds; ++c) {
+            tc = tc || r.tc_paired[c].lo > above;
+            again = again || r.again_paired[c].lo > above;
+            none = none || r.tc_paired[c].lo <= 0;
+        }
+        paired_slower += tc;
+        paired_again += again;
+        no_interval += none;
+        if (tc)
+            std::printf("  slower than strict by more than 2%% at 95%%, round by round: #%d %s  %s  tc/strict hot "
+                        "%.3f [%.3f, %.3f] cold %.3f [%.3f, %.3f]\n",
+                        r.index, describe_shape(r.s).c_str(), r.tc_ran ? "ran" : "declined", r.tc_paired[kHot].median,
+                        r.tc_paired[kHot].lo, r.tc_paired[kHot].hi, r.tc_paired[kCold].median,
+                        r.tc_paired[kCold].lo, r.tc_paired[kCold].hi);
+    }
+    std::printf("round by round (each round's time over strict's in the same round, 95%% interval of the median "
+                "wholly above %.4f): fp32-tc slower on %d, strict again on %d of %zu problems (%d with too few "
+                "rounds for an interval)\n",
+                above, paired_slower, paired_again, run.rows.size(), no_interval);
 }
 
 void print_distribution(const char *what, const std::vector<const Row *> &rows)

@@ -12,8 +12,9 @@ ratios per seed and over all seeds (count, geometric mean, 5th percentile,
 median, minimum; all problems and ordinary products, hot and cold), the
 issue 27 targets, the memory-bound problems against their floor, the checks
 (the fp32-tc results too where the files have them), the fp32-tc math against
-strict (files of --math-compare), the 15 worst problems with their plans,
-and, with plan logs, the geometric mean of the ratios by plan kind. Writes DIR/random_hist.png
+strict (files of --math-compare; round by round where the files have its
+columns), the 15 worst problems with their plans, and, with plan logs,
+the geometric mean of the ratios by plan kind. Writes DIR/random_hist.png
 (log2 ratios, hot and cold) and DIR/random_scatter.png (ratio against
 flops, by transpose pair) when matplotlib is there, and says so when it is
 not. DIR defaults to the first CSV's directory.
@@ -99,6 +100,10 @@ class Problem:
         self.tc_ran = row.get("tc_ran") == "1"
         # strict / strict again: the same call timed twice in each round.
         self.again_speedup = {c: num(row.get(f"again_speedup_{c}", "n/a")) for c in CONDS}
+        # Round by round (bench/paired.hpp): fp32-tc's and strict again's time over strict's in the same
+        # round, the median and its 95% interval (n/a: too few rounds); absent in older files.
+        self.paired = {(who, c): tuple(num(row.get(f"{who}_paired_{c}{end}", "n/a")) for end in ("", "_lo", "_hi"))
+                       for who in ("tc", "again") for c in CONDS}
         self.err_tc = num(row.get("max_err_over_bound_tc", "n/a"))
         self.err_tgemm = num(row["max_err_over_bound_tgemm"])
         self.err_cublas = num(row["max_err_over_bound_cublas"])
@@ -324,6 +329,40 @@ def tc_table(groups):
     return out
 
 
+def paired_table(groups):
+    """--math-compare, round by round: the problems whose time ratio to strict's has its 95% interval
+    wholly above 1 / 0.98, for fp32-tc and for strict again; [] for files without those columns."""
+    above = 1.0 / TC_SLOWER
+    out, listed = [], []
+    for name, probs in groups:
+        cmp = [p for p in probs if p.compared() and p.paired[("tc", "hot")][0] is not None]
+        if not cmp:
+            continue
+        for c in CONDS:
+            slow = [p for p in cmp if (p.paired[("tc", c)][1] or 0) > above]
+            again = sum(1 for p in cmp if (p.paired[("again", c)][1] or 0) > above)
+            none = sum(1 for p in cmp if p.paired[("tc", c)][1] is None)
+            out.append(f"| {name} | {c} | {len(cmp)} | {len(slow)} | {again} | {none} |")
+            if name != "all seeds":
+                listed += [(p, c) for p in slow]
+    if not out:
+        return []
+    head = ["Round by round (each round's time over strict's in the same round, so that what drifts between "
+            "rounds cancels; slower by more than 2% where the 95% interval of the median lies wholly above "
+            f"{above:.4f}):", "",
+            "| seed | L2 | problems | fp32-tc slower by > 2% | strict again slower by > 2% | no interval (under 6 rounds) |",
+            "|---|---|---:|---:|---:|---:|"]
+    out = head + out
+    if listed:
+        out += ["", "| seed | # | m | n | k | op | mode | L2 | fp32-tc / strict | 95% interval |",
+                "|---|---:|---:|---:|---:|---|---|---|---:|---|"]
+        for p, c in listed:
+            med, lo, hi = p.paired[("tc", c)]
+            out.append(f"| {p.seed} | {p.index} | {p.m} | {p.n} | {p.k} | {p.op} | {'ran' if p.tc_ran else 'declined'}"
+                       f" | {c} | {med:.3f} | [{lo:.3f}, {hi:.3f}] |")
+    return out
+
+
 def markdown(problems, seeds):
     groups = [(s, [p for p in problems if p.seed == s]) for s in seeds]
     if len(seeds) > 1:
@@ -341,6 +380,9 @@ def markdown(problems, seeds):
     out += checks_text(problems) + [""]
     if any(p.compared() for p in problems):
         out += tc_table(groups) + [""]
+        table = paired_table(groups)
+        if table:
+            out += table + [""]
     out += worst_table(problems) + [""]
     table = plan_table(problems)
     if table:

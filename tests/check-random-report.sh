@@ -71,6 +71,17 @@ $header,tc_hot_us,tc_cold_us,tc_speedup_hot,tc_speedup_cold,tc_ran,max_err_over_
 9,1,100,100,100,N,N,100,100,100,1,0,0,2e+06,0.042,0,10,20,40,2,10,20,40,2,0.1,0.1,1,wall,flush,9,10.1,10,0.9901,1.0000,0,1.5,10.5,10,0.9524,1.0000
 9,2,3000,3000,3000,N,N,3000,3000,3000,1,0,0,5.4e+10,807.175,0,40,40,40,1,40,40,40,1,0.1,0.1,1,event,rotate3,9,42,40,0.9524,1.0000,0,0.1,40,41,1.0000,0.9756
 EOF
+# Seed 11, --math-compare with the round-by-round columns: fp32-tc's
+# interval above 1/0.98 on #0 hot only; #1 has no interval (too few
+# rounds); strict again's above on #2 hot.
+paired_cols=tc_paired_hot,tc_paired_hot_lo,tc_paired_hot_hi,tc_paired_cold,tc_paired_cold_lo,tc_paired_cold_hi
+paired_cols=$paired_cols,again_paired_hot,again_paired_hot_lo,again_paired_hot_hi,again_paired_cold,again_paired_cold_lo
+cat > "$tmp/random_11.csv" <<EOF
+$(head -1 "$tmp/random_9.csv"),$paired_cols,again_paired_cold_hi
+$(sed -n 2p "$tmp/random_9.csv" | sed 's/^9,/11,/'),1.0300,1.0250,1.0400,1.0100,0.9900,1.0300,1.0000,0.9900,1.0100,1.0000,0.9950,1.0050
+$(sed -n 3p "$tmp/random_9.csv" | sed 's/^9,/11,/'),1.0500,n/a,n/a,1.0000,n/a,n/a,1.0000,n/a,n/a,1.0000,n/a,n/a
+$(sed -n 4p "$tmp/random_9.csv" | sed 's/^9,/11,/'),1.0000,0.9900,1.0100,1.0000,0.9900,1.0100,1.0350,1.0300,1.0400,1.0000,0.9900,1.0100
+EOF
 # The same without the strict-again columns (files from before them).
 cut -d, -f1-36 "$tmp/random_9.csv" > "$tmp/random_10.csv"
 # A matplotlib that cannot be imported, put first on the path.
@@ -135,6 +146,17 @@ check "math-compare: largest error of the mode" has9 "Largest fp32-tc error / bo
 check "math-compare: the mode's failed check counted" grep -qF "Checks: 2 of 3 tgemm results" "$tmp/out9.txt"
 check "math-compare: and listed" grep -qF "FAILED: seed 9 problem 1 (100 x 100 x 100 NN): error / bound 0.1, fp32-tc 1.5, padding ok" "$tmp/out9.txt"
 
+check "math-compare: no round-by-round table without its columns" \
+    [ "$(grep -c 'Round by round' "$tmp/out9.txt")" -eq 0 ]
+PYTHONPATH="$tmp/nompl" python3 "$report" "$tmp/random_11.csv" > "$tmp/out11.txt" 2> "$tmp/err11.txt"
+cat "$tmp/out11.txt" "$tmp/err11.txt"
+has11() { grep -qxF -- "$1" "$tmp/out11.txt"; }
+check "round by round: hot" has11 "| 11 | hot | 3 | 1 | 1 | 1 |"
+check "round by round: cold" has11 "| 11 | cold | 3 | 0 | 0 | 1 |"
+check "round by round: the problem slowed listed" \
+    has11 "| 11 | 0 | 5000 | 5000 | 5000 | NN | ran | hot | 1.030 | [1.025, 1.040] |"
+check "round by round: only that one" \
+    [ "$(grep -cE '^\| 11 \| [0-9] \| [0-9]+ \| [0-9]+ \| [0-9]+ \| NN \| (ran|declined) \| (hot|cold) \|' "$tmp/out11.txt")" -eq 1 ]
 PYTHONPATH="$tmp/nompl" python3 "$report" "$tmp/random_10.csv" > "$tmp/out10.txt" 2> "$tmp/err10.txt"
 check "math-compare without strict again: that column '-'" \
     grep -qxF "| 9 | hot | 3 | 1.236 | 0.952 | 2.000 | 1 | 2.000 | 2.000 | 1 | - |" "$tmp/out10.txt"

@@ -11,6 +11,10 @@
 //   - the same outputs split over threads (check_parallel), which must
 //     report exactly what one pass does.
 // Inputs are uniform in (-1, 1), as bench_gemm's, from fixed seeds.
+// Also bench/paired.hpp, bench_random's paired comparison of two code
+// paths timed in the same rounds: the sign test's ranks against the exact
+// binomial, the interval's ends on known rounds, a ratio found through a
+// drift of the rounds, rounds without times left out.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +37,7 @@ extern "C" {
 #include <vector>
 
 #include "gemm_check.hpp"
+#include "paired.hpp"
 
 namespace {
 
@@ -594,6 +599,76 @@ void beta_term(void **)
     std::printf("  %-26s beta C0 in R, |beta| |C0| in G: needed and sufficient\n", name(p).c_str());
 }
 
+// The ranks of the interval at 95% (and one at 99%), from the binomial
+// distribution computed exactly elsewhere: the largest j with
+// P(Binomial(n, 1/2) < j) <= (1 - confidence) / 2.
+void paired_ranks(void **)
+{
+    const int n[] = {3, 5, 6, 9, 15, 31, 100}, j[] = {0, 0, 1, 2, 4, 10, 40};
+    for (size_t i = 0; i < sizeof n / sizeof n[0]; ++i)
+        assert_int_equal(bench::sign_rank(n[i], 0.95), j[i]);
+    assert_int_equal(bench::sign_rank(31, 0.99), 8);
+}
+
+// Rounds whose ratios are 1, 2, ..., 31 in some order: median 16, the 95%
+// interval [10, 22]; five rounds: no interval; rounds with a time missing
+// are not rounds.
+void paired_interval(void **)
+{
+    std::vector<double> x, base;
+    std::mt19937 rng(5);
+    std::vector<int> order(31);
+    for (int r = 0; r < 31; ++r)
+        order[static_cast<size_t>(r)] = r + 1;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int q : order) {
+        const double b = 1.0 + (rng() % 1000) / 100.0;
+        base.push_back(b);
+        x.push_back(b * q);
+    }
+    bench::PairedRatio p = bench::paired_ratio(x, base);
+    assert_int_equal(p.rounds, 31);
+    assert_true(std::fabs(p.median - 16.0) < 1e-12);
+    assert_true(std::fabs(p.lo - 10.0) < 1e-12);
+    assert_true(std::fabs(p.hi - 22.0) < 1e-12);
+    x.resize(5);
+    base.resize(5);
+    p = bench::paired_ratio(x, base);
+    assert_int_equal(p.rounds, 5);
+    assert_true(p.lo == 0.0 && p.hi == 0.0 && p.median > 0.0);
+    p = bench::paired_ratio({2.0, 0.0, 3.0, 4.0}, {1.0, 1.0, 0.0, 2.0});
+    assert_int_equal(p.rounds, 2);
+    assert_true(std::fabs(p.median - 2.0) < 1e-12);
+    assert_int_equal(bench::paired_ratio({}, {}).rounds, 0);
+}
+
+// A path 3% slower than the other in every round, both drifting by a
+// factor of three over the rounds with 0.5% noise of their own: the
+// pairing finds it slower by more than 2% (the interval's lower end above
+// 1.02), while the two paths' own medians overlap; the same path against
+// itself is not.
+void paired_through_drift(void **)
+{
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> noise(-0.005, 0.005);
+    std::vector<double> base, slow, same;
+    for (int r = 0; r < 31; ++r) {
+        const double drift = 1.0 + 2.0 * ((r * 7) % 31) / 30.0;
+        base.push_back(10.0 * drift * (1.0 + noise(rng)));
+        slow.push_back(10.3 * drift * (1.0 + noise(rng)));
+        same.push_back(10.0 * drift * (1.0 + noise(rng)));
+    }
+    const bench::PairedRatio s = bench::paired_ratio(slow, base), a = bench::paired_ratio(same, base);
+    assert_true(s.lo > 1.02 && s.hi < 1.045);
+    assert_true(a.lo < 1.02 && a.lo > 0.98 && a.hi < 1.02);
+    std::vector<double> sb = base, ss = slow;
+    std::sort(sb.begin(), sb.end());
+    std::sort(ss.begin(), ss.end());
+    assert_true(ss[10] < sb[20]);  // unpaired, the two spreads overlap
+    std::printf("  3%% slower through a threefold drift: paired [%.4f, %.4f], the same path [%.4f, %.4f]\n", s.lo,
+                s.hi, a.lo, a.hi);
+}
+
 }  // namespace
 
 int main(void)
@@ -612,6 +687,9 @@ int main(void)
         cmocka_unit_test(message_names_the_element),
         cmocka_unit_test(parallel_matches_whole),
         cmocka_unit_test(beta_term),
+        cmocka_unit_test(paired_ranks),
+        cmocka_unit_test(paired_interval),
+        cmocka_unit_test(paired_through_drift),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
