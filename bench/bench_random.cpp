@@ -653,7 +653,7 @@ void print_tc_summary(const Run &run)
     std::printf("strict again slower than strict by more than 2%% (the same call timed twice): %d of %zu problems\n",
                 again_slower, run.rows.size());
     // Round by round: slower by more than 2% where the 95% interval of the
-    // time ratio lies wholly above 1.02 (paired.hpp), in either condition.
+    // time ratio lies wholly above 1/0.98 (paired.hpp), in either condition.
     int paired_slower = 0, paired_again = 0, no_interval = 0;
     const double above = 1.0 / kTcSlower;
     for (const Row &r : run.rows) {

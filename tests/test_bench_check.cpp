@@ -604,7 +604,7 @@ void beta_term(void **)
 // P(Binomial(n, 1/2) < j) <= (1 - confidence) / 2.
 void paired_ranks(void **)
 {
-    const int n[] = {3, 5, 6, 9, 15, 31, 100}, j[] = {0, 0, 1, 2, 4, 10, 40};
+    const int n[] = {3, 5, 6, 9, 15, 31, 100, 1075, 2000}, j[] = {0, 0, 1, 2, 4, 10, 40, 505, 956};
     for (size_t i = 0; i < sizeof n / sizeof n[0]; ++i)
         assert_int_equal(bench::sign_rank(n[i], 0.95), j[i]);
     assert_int_equal(bench::sign_rank(31, 0.99), 8);
@@ -636,9 +636,9 @@ void paired_interval(void **)
     p = bench::paired_ratio(x, base);
     assert_int_equal(p.rounds, 5);
     assert_true(p.lo == 0.0 && p.hi == 0.0 && p.median > 0.0);
-    p = bench::paired_ratio({2.0, 0.0, 3.0, 4.0}, {1.0, 1.0, 0.0, 2.0});
+    p = bench::paired_ratio({2.0, 0.0, 3.0, 6.0}, {1.0, 1.0, 0.0, 2.0});  // rounds 2 and 3, an even count
     assert_int_equal(p.rounds, 2);
-    assert_true(std::fabs(p.median - 2.0) < 1e-12);
+    assert_true(std::fabs(p.median - 2.5) < 1e-12);
     assert_int_equal(bench::paired_ratio({}, {}).rounds, 0);
 }
 
