@@ -75,7 +75,7 @@ def cluster_blocks(family, splits):
     return CLUSTER_BLOCKS.get(key, [0] * 9)[splits] if splits < 9 else 0
 
 
-def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False):
+def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unaligned_factor=None):
     """(K steps' seconds, blocks on the busiest SM, waves, split's reduction
     seconds) of op(A) op(B), A and B unpadded as bench_plans stores them."""
     bm, bn, bk, threads, effs, per_sm, floor, alone_share, unaligned = FAMILIES[family]
@@ -87,7 +87,8 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False):
     alone = per_sm > 1 and resident * threads / 32 < 16
     lda, ldb = (k if ta else m), (n if tb else k)
     aligned = lda % 4 == 0 and ldb % 4 == 0 and m % 4 == 0
-    rate = min(eff * (1.0 if aligned else unaligned[2 * ta + tb]) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
+    u = unaligned[2 * ta + tb] if unaligned_factor is None else unaligned_factor
+    rate = min(eff * (1.0 if aligned else u) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
                threads / 32 * WARP_FLOPS)
     step = max(floor, 2.0 * bm * bn * bk / rate)
     if splits == 1:
@@ -152,15 +153,8 @@ def regret(path, plan_dump):
 
 def plan_time(m, n, k, ta, tb, family, splits, chunk, cluster, factors):
     """The model's seconds for one plan, with `factors` {(family, pair): u} over FAMILIES' unaligned ones."""
-    saved = FAMILIES[family]
-    u = list(saved[8])
-    pair = 2 * ta + tb
-    u[pair] = factors.get((family, pair), u[pair])
-    FAMILIES[family] = saved[:8] + (tuple(u),)
-    try:
-        steps, busiest, waves, reduce = features(m, n, k, family, splits, chunk, cluster, ta, tb)
-    finally:
-        FAMILIES[family] = saved
+    steps, busiest, waves, reduce = features(m, n, k, family, splits, chunk, cluster, ta, tb,
+                                             factors.get((family, 2 * ta + tb)))
     block, wave = BLOCK_WAVE[family]
     return steps + block * busiest + wave * waves + reduce
 

@@ -753,8 +753,9 @@ static void test_broken_context(void **state)
         if (attempt > 0) {
             fill_matrix(C0, s.SC, &rng, true);
             memcpy(c.ptr, C0, nc * sizeof(float));
+        } else {
+            memcpy(C0, c.ptr, nc * sizeof(float));
         }
-        memcpy(C0, c.ptr, nc * sizeof(float));
         *(volatile int *)cancel = 0;
         unsigned long long ns = (unsigned long long)(delay * 1e9);
         void *args[] = {&ns, &cancel};

@@ -27,8 +27,7 @@
 // to decline (an element certified by no N, or result[1]'s flags from the
 // statistics) its blocks take no further work items where an item has
 // STAGES k-blocks or more: the outcome is then settled, whatever the rest
-// would find. Persistent blocks, one per SM
-// (tile_of gives the order).
+// would find. Persistent blocks, one per SM (tile_of gives the order).
 #include "kernels/ozaki/passes.hpp"
 #include "kernels/tensor_map.hpp"
 #include "kernels/tma.cuh"
@@ -164,7 +163,6 @@ struct ResidueEpi {
     static constexpr bool kU8 = false;
     static constexpr bool kStores = true;
     static constexpr bool kSettles = false;  // every work item is written
-    __device__ __forceinline__ bool settled() const { return false; }
     static constexpr int kKBlocks = KBLOCKS_PER_REDUCTION;
     __device__ __forceinline__ void reduce(int (&d)[128], int l) const
     {
@@ -318,7 +316,7 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
     const int total = N * tiles_m * tiles_n;
     if (threadIdx.x == 0) {
         ring_init(full, empty, STAGES, 8);  // one arrival per consumer warp
-        if (Epi::kSettles)
+        if constexpr (Epi::kSettles)
             *stop = 0;
     }
     __syncthreads();
@@ -336,7 +334,10 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
                 // item's epilogue could read the word there, stop before the
                 // others, and leave copies in flight. (K of (STAGES - 1) x BK
                 // and less: the GEMM is short anyway.)
-                if (Epi::kSettles && KT >= STAGES && epi.settled()) {
+                bool settled = false;
+                if constexpr (Epi::kSettles)
+                    settled = KT >= STAGES && epi.settled();
+                if (settled) {
                     // The next stage, when free, carries no data but the stop
                     // word: the consumers meet it where the item would begin.
                     const int s = it % STAGES;
@@ -371,7 +372,7 @@ gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CU
 #pragma unroll
         for (int c = 0; c < 128; ++c) d[c] = 0;
         int kb = 0;
-        if (Epi::kSettles) {
+        if constexpr (Epi::kSettles) {
             // The item's first stage, or the producer's stop in its place
             // (waited for again below, at once). Outside the loop of
             // multiplies, so that no wgmma sits on a path that may diverge.
