@@ -174,6 +174,7 @@ struct Ctx {
     int warmup = 5;
     uint32_t seed = 12345;
     bool ref_kernel = false;  // --reference kernel, or no cublasDgemm_v2
+    bool overhead = true;     // time the 64^3 host overhead first (--no-overhead: not)
 };
 
 // Operands and output of the timed calls. writer names the library whose

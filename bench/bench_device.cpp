@@ -319,8 +319,10 @@ void print_header(int w)
 
 void run_device_suite(const std::vector<Shape> &shapes, Ctx &ctx, FILE *csv, const std::string &csv_path)
 {
-    host_overhead(ctx);
-    std::printf("\n");
+    if (ctx.overhead) {
+        host_overhead(ctx);
+        std::printf("\n");
+    }
 
     int w = 4;
     for (const Shape &s : shapes)

@@ -2,7 +2,7 @@
 // inputs, in the same process.
 //
 //   bench_gemm [--suite] [--squares] [--host] [--shape M N K TA TB]... [--csv PATH]
-//              [--reps N] [--warmup N] [--seed N] [--l2 MODE] [--reference cublas|kernel]
+//              [--reps N] [--warmup N] [--seed N] [--l2 MODE] [--reference cublas|kernel] [--no-overhead]
 //
 // With --host the operands are in host memory: tgemm_sgemm on pageable and
 // on pinned memory against the naive cuBLAS path (copy in, multiply, copy
@@ -41,6 +41,7 @@ void usage(FILE *f)
     std::fprintf(f,
         "usage: bench_gemm [--suite] [--squares] [--host] [--shape M N K TA TB]... [--csv PATH]\n"
         "                  [--reps N] [--warmup N] [--seed N] [--l2 MODE] [--reference cublas|kernel]\n"
+        "                  [--no-overhead]\n"
         "  --suite            the standard shape suite\n"
         "  --host             operands in host memory instead: pageable and pinned against the\n"
         "                     naive cuBLAS path and the multiply alone (the host suite, or --shape)\n"
@@ -56,7 +57,10 @@ void usage(FILE *f)
         "                     calls back to back)\n"
         "  --reference R      the FP64 reference of the output check: cublas (cublasDgemm_v2, the\n"
         "                     default when cuBLAS loads) or kernel (the benchmark's own FP64 kernel,\n"
-        "                     slower; the default without cuBLAS)\n");
+        "                     slower; the default without cuBLAS)\n"
+        "  --no-overhead      skip the 64^3 host-overhead timing (1,000 calls of each library) that\n"
+        "                     comes first in device-pointer mode, so that a profiler's first\n"
+        "                     launches are the shapes'\n");
 }
 
 long long parse_int(const char *s, const char *what, long long lo, long long hi)
@@ -132,6 +136,8 @@ int main(int argc, char **argv)
         } else if (a == "--seed") {
             need(1);
             ctx.seed = static_cast<uint32_t>(parse_int(argv[++i], "--seed", 0, UINT32_MAX));
+        } else if (a == "--no-overhead") {
+            ctx.overhead = false;
         } else if (a == "--reference") {
             need(1);
             const std::string m = argv[++i];

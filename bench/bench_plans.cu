@@ -6,7 +6,7 @@
 // dispatcher's cost model (src/dispatch/tiled.cpp, src/dispatch/factors.cpp); bench/plan_regret.py
 // compares the plan the library picks with the fastest one measured.
 //
-//   bench_plans [--op AB] M N K [M N K ...]    CSV on standard output
+//   bench_plans [--op AB] [--family NAME]... M N K [M N K ...]    CSV on standard output
 //
 // Column-major, op(A) op(B) with AB one of NN (the default), NT, TN, TT, A
 // and B stored as the op says with no padding (lda = m or k, ldb = k or
@@ -14,7 +14,8 @@
 // (warm in L2 where they fit). The kernels are the pair's, aligned where
 // A, B and C all are (the cluster form only then), else unaligned. Time per
 // call: 40 back-to-back calls between two CUDA events, median of 5 such
-// runs. Links the library's kernel objects directly (build/obj/kernels),
+// runs. --family keeps the plans of the named families only (repeatable;
+// for comparing builds of one family). Links the library's kernel objects directly (build/obj/kernels),
 // not libtgemm.so, whose kernels are internal.
 #include <algorithm>
 #include <cmath>
@@ -83,22 +84,33 @@ int main(int argc, char **argv)
 {
     int first = 1;
     bool ta = false, tb = false;
-    if (argc > 2 && std::string(argv[1]) == "--op") {
-        const std::string op = argv[2];
-        if (op.size() != 2 || (op[0] != 'N' && op[0] != 'T') || (op[1] != 'N' && op[1] != 'T')) {
-            std::fprintf(stderr, "bench_plans: --op takes NN, NT, TN or TT\n");
-            return 2;
-        }
-        ta = op[0] == 'T';
-        tb = op[1] == 'T';
-        first = 3;
-    }
-    if (argc - first < 3 || (argc - first) % 3 != 0) {
-        std::fprintf(stderr, "usage: bench_plans [--op AB] M N K [M N K ...]\n");
-        return 2;
-    }
+    std::vector<std::string> only;  // --family: these families' plans alone
     const KernelFamily *const *fams = kTiledFamilies;  // the registry's, in its order
     constexpr int kFams = kTiledFamilyCount;
+    while (argc - first >= 2 && argv[first][0] == '-') {
+        const std::string opt = argv[first], val = argv[first + 1];
+        if (opt == "--op") {
+            if (val.size() != 2 || (val[0] != 'N' && val[0] != 'T') || (val[1] != 'N' && val[1] != 'T')) {
+                std::fprintf(stderr, "bench_plans: --op takes NN, NT, TN or TT\n");
+                return 2;
+            }
+            ta = val[0] == 'T';
+            tb = val[1] == 'T';
+        } else if (opt == "--family") {
+            if (std::none_of(fams, fams + kFams, [&](const KernelFamily *f) { return val == f->name; })) {
+                std::fprintf(stderr, "bench_plans: --family %s: no such family\n", val.c_str());
+                return 2;
+            }
+            only.push_back(val);
+        } else {
+            break;
+        }
+        first += 2;
+    }
+    if (argc - first < 3 || (argc - first) % 3 != 0) {
+        std::fprintf(stderr, "usage: bench_plans [--op AB] [--family NAME]... M N K [M N K ...]\n");
+        return 2;
+    }
     int dev = 0, cc_major = 0;
     CHECK(cudaGetDevice(&dev));
     CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));
@@ -141,6 +153,8 @@ int main(int argc, char **argv)
         const bool aligned = lda % 4 == 0 && ldb % 4 == 0 && m % 4 == 0;
         for (int f = 0; f < kFams; ++f) {
             const KernelFamily &fa = *fams[f];
+            if (!only.empty() && std::find(only.begin(), only.end(), fa.name) == only.end())
+                continue;
             const long tiles = ((m + fa.bm - 1) / fa.bm) * ((n + fa.bn - 1) / fa.bn);
             for (int splits : kSplits) {
                 const long chunk = ((k + splits - 1) / splits + fa.bk - 1) / fa.bk * fa.bk;
