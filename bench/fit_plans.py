@@ -14,10 +14,11 @@
         among each set's measured plans with the present factors and the
         fitted ones; with two sets or more, also each set with factors
         fitted on the others only (held out).
-    python3 bench/fit_plans.py fit FIT.csv VAL.csv [--plan-dump build/bench/plan_dump]
-        FIT.csv, VAL.csv: bench_plans output on two independent sets (NN,
-        or a transposed pair's with bench_plans --op: the transa and transb
-        columns; without them NN). Fits,
+    python3 bench/fit_plans.py fit FIT.csv[,FIT.csv...] VAL.csv[,VAL.csv...] [--plan-dump build/bench/plan_dump]
+        FIT, VAL: bench_plans output on independent sets, each a
+        comma-separated list of files (NN, or a transposed pair's with
+        bench_plans --op: the transa and transb columns; without them NN).
+        Fits,
         per family, the seconds a block and a wave cost beside the K steps
         (non-negative least squares on the relative error; the K steps as
         src/dispatch/tiled.cpp models them with the factors below), prints
@@ -57,10 +58,18 @@ FAMILIES = {
     "32x32x8": (32, 32, 8, 32, (0.430, 0.489, 0.372, 0.429), 16, STEP, ALONE, (1.0, 1.0, 1.0, 1.0)),
 }
 # The seconds a block and a wave cost beside their K steps, as factors.cpp has them.
-BLOCK_WAVE = {"256x128x16": (0.00e-6, 7.94e-6), "256x128x8": (7.76e-6, 0.77e-6), "128x256x8": (9.60e-6, 0.05e-6),
-              "128x128x8": (1.21e-6, 2.66e-6), "128x128x16": (5.50e-6, 0.0), "128x64x8": (0.0, 3.51e-6),
-              "64x128x8": (0.0, 3.66e-6), "64x64x8": (0.02e-6, 0.0), "64x64x16": (0.0, 0.31e-6),
-              "32x32x8": (0.05e-6, 0.0)}
+BLOCK_WAVE = {
+    "256x128x16": (7.18e-6, 0.09e-6),
+    "256x128x8": (9.50e-6, 0.00e-6),
+    "128x256x8": (8.28e-6, 0.00e-6),
+    "128x128x8": (1.90e-6, 3.45e-6),
+    "128x128x16": (5.15e-6, 0.58e-6),
+    "128x64x8": (0.66e-6, 3.33e-6),
+    "64x128x8": (0.88e-6, 3.27e-6),
+    "64x64x8": (0.33e-6, 0.00e-6),
+    "64x64x16": (0.00e-6, 1.57e-6),
+    "32x32x8": (0.11e-6, 0.00e-6),
+}
 CLUSTER_BLOCKS = {"256": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
                   "128x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "64x64x16": [0, 0, 528, 489, 496, 470, 474, 483, 496],
                   "64x64x8": [0, 0, 660, 609, 616, 620, 606, 588, 616], "32x32x8": [0, 0, 1056, 981, 992, 965, 978, 973, 992]}
@@ -77,20 +86,29 @@ def cluster_blocks(family, splits):
 
 def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unaligned_factor=None):
     """(K steps' seconds, blocks on the busiest SM, waves, split's reduction
-    seconds) of op(A) op(B), A and B unpadded as bench_plans stores them."""
+    seconds) of op(A) op(B), A and B unpadded as bench_plans stores them:
+    without clusters, the busiest SM's whole waves of the blocks it holds at
+    once, then the rest as a partial wave with fewer resident; in cluster
+    form, whole waves of the blocks that fit in clusters (tiled_cost)."""
     bm, bn, bk, threads, effs, per_sm, floor, alone_share, unaligned = FAMILIES[family]
     eff = effs[2 * ta + tb]
     blocks = cdiv(m, bm) * cdiv(n, bn) * splits
-    slots = cluster_blocks(family, splits) if cluster else SM * per_sm
-    waves, busiest = cdiv(blocks, slots), cdiv(blocks, SM)
+    busiest = cdiv(blocks, SM)
+    full, rest = divmod(busiest, per_sm)
+    if cluster:
+        full, rest = cdiv(blocks, cluster_blocks(family, splits)), 0
     resident = min(per_sm, busiest)
-    alone = per_sm > 1 and resident * threads / 32 < 16
     lda, ldb = (k if ta else m), (n if tb else k)
     aligned = lda % 4 == 0 and ldb % 4 == 0 and m % 4 == 0
     u = unaligned[2 * ta + tb] if unaligned_factor is None else unaligned_factor
-    rate = min(eff * (1.0 if aligned else u) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
-               threads / 32 * WARP_FLOPS)
-    step = max(floor, 2.0 * bm * bn * bk / rate)
+    steps = cdiv(chunk, bk) + 1
+
+    def wave_steps(resident):
+        alone = per_sm > 1 and resident * threads / 32 < 16
+        rate = min(eff * (1.0 if aligned else u) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
+                   threads / 32 * WARP_FLOPS)
+        return steps * max(floor, 2.0 * bm * bn * bk / rate)
+
     if splits == 1:
         reduce = 0.0
     elif cluster:
@@ -98,7 +116,7 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
     else:
         slices = splits * m * n * 4.0
         reduce = 2.0 * slices / (BW * (L2_FACTOR if slices <= 0.5 * L2_BYTES else 1.0)) + m * n * 4 / BW + 3e-6
-    return waves * (cdiv(chunk, bk) + 1) * step, busiest, waves, reduce
+    return full * wave_steps(resident) + (wave_steps(rest) if rest else 0.0), busiest, full + (rest > 0), reduce
 
 
 def ops(r):
@@ -106,9 +124,10 @@ def ops(r):
     return r.get("transa", "N") == "T", r.get("transb", "N") == "T"
 
 
-def load(path):
+def load(paths):
+    """{family: plans} of the comma-separated bench_plans files `paths`."""
     plans = collections.defaultdict(list)
-    for r in csv.DictReader(open(path)):
+    for r in (r for path in paths.split(",") for r in csv.DictReader(open(path))):
         plans[r["family"]].append((int(r["m"]), int(r["n"]), int(r["k"]), int(r["splits"]), int(r["k_chunk"]),
                                    r["form"] == "cluster", float(r["us"]) * 1e-6, *ops(r)))
     return plans
@@ -124,9 +143,9 @@ def log_rms(rows, family, block, wave):
     return math.sqrt(sum(x * x for x in e) / len(e)) if e else float("nan")
 
 
-def regret(path, plan_dump):
+def regret(paths, plan_dump):
     best = collections.defaultdict(dict)
-    for r in csv.DictReader(open(path)):
+    for r in (r for path in paths.split(",") for r in csv.DictReader(open(path))):
         ta, tb = ops(r)
         best[(int(r["m"]), int(r["n"]), int(r["k"]), ta, tb)][(r["family"], int(r["splits"]), r["form"])] = \
             float(r["us"])

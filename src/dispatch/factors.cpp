@@ -23,10 +23,10 @@ namespace {
 // floor and lone-block share (0: the architecture's), largest cluster,
 // then the seconds a block and a wave cost beside their K steps, fitted
 // by least squares (relative error) to every plan of 80 random NN
-// products (m and n 96 to 8000, K 16 to 4096) and of 27 with long K and
-// small C, and checked on 80 other draws and the suite's NN shapes
-// (bench/fit_plans.py over bench/bench_plans.cu's times;
-// docs/notes/dispatch.md). L2: split-K slices that fit in half of it are
+// products (m and n 96 to 8000, K 16 to 4096), of 60 for each transposed
+// pair and of 27 with long K and small C, and checked on as many other
+// draws and the suite's NN shapes (bench/fit_plans.py over
+// bench/bench_plans.cu's times; docs/notes/dispatch.md). L2: split-K slices that fit in half of it are
 // read back about 3 times faster than from memory (the same sets). The
 // tiled plans' memory efficiency: the fastest plan of those products with
 // K under 64 (C in L2, at most 64 MiB) took 2.3 times the time the
@@ -54,16 +54,16 @@ constexpr ArchFactors kSm90 = {
     0.70,     // rank_k_efficiency
     5.9e-6,   // rank_k_block_seconds
     {
-        {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, {0.897, 0.897, 0.897, 0.897}, 0.0, 0.0, 8, 0.00e-6, 7.94e-6},
-        {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, {0.939, 0.939, 0.939, 0.939}, 0.0, 0.0, 8, 7.76e-6, 0.77e-6},
-        {"128x256x8", {0.692, 0.681, 0.644, 0.711}, 1, {0.855, 0.855, 0.855, 0.855}, 0.0, 0.0, 8, 9.60e-6, 0.05e-6},
-        {"128x128x8", {0.649, 0.662, 0.589, 0.647}, 2, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 1.21e-6, 2.66e-6},
-        {"128x128x16", {0.661, 0.739, 0.654, 0.670}, 1, {0.916, 0.916, 0.916, 0.916}, 0.0, 0.0, 8, 5.50e-6, 0.00e-6},
-        {"128x64x8", {0.584, 0.622, 0.550, 0.556}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.00e-6, 3.51e-6},
-        {"64x128x8", {0.565, 0.617, 0.549, 0.596}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.00e-6, 3.66e-6},
-        {"64x64x8", {0.483, 0.546, 0.438, 0.469}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.02e-6, 0.00e-6},
-        {"64x64x16", {0.50, 0.50, 0.50, 0.50}, 4, {1.0, 1.0, 1.0, 1.0}, 0.59e-6, 1.0, 6, 0.00e-6, 0.31e-6},
-        {"32x32x8", {0.430, 0.489, 0.372, 0.429}, 16, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.05e-6, 0.00e-6},
+        {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, {0.897, 0.897, 0.897, 0.897}, 0.0, 0.0, 8, 7.18e-6, 0.09e-6},
+        {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, {0.939, 0.939, 0.939, 0.939}, 0.0, 0.0, 8, 9.50e-6, 0.00e-6},
+        {"128x256x8", {0.692, 0.681, 0.644, 0.711}, 1, {0.855, 0.855, 0.855, 0.855}, 0.0, 0.0, 8, 8.28e-6, 0.00e-6},
+        {"128x128x8", {0.649, 0.662, 0.589, 0.647}, 2, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 1.90e-6, 3.45e-6},
+        {"128x128x16", {0.661, 0.739, 0.654, 0.670}, 1, {0.916, 0.916, 0.916, 0.916}, 0.0, 0.0, 8, 5.15e-6, 0.58e-6},
+        {"128x64x8", {0.584, 0.622, 0.550, 0.556}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.66e-6, 3.33e-6},
+        {"64x128x8", {0.565, 0.617, 0.549, 0.596}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.88e-6, 3.27e-6},
+        {"64x64x8", {0.483, 0.546, 0.438, 0.469}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.33e-6, 0.00e-6},
+        {"64x64x16", {0.50, 0.50, 0.50, 0.50}, 4, {1.0, 1.0, 1.0, 1.0}, 0.59e-6, 1.0, 6, 0.00e-6, 1.57e-6},
+        {"32x32x8", {0.430, 0.489, 0.372, 0.429}, 16, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.11e-6, 0.00e-6},
     },
 };
 

@@ -48,34 +48,47 @@ double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily 
     return 2.0 * slices / rate + c / m.memory_bandwidth + a.launch_seconds;
 }
 
-// Modelled seconds for a tiled family with a split-K factor: whole waves of
-// blocks (in cluster form, of the blocks that fit in clusters of `splits`);
-// each block walks its K steps (plus the prologue's) at the slower of the
+// Modelled seconds for a tiled family with a split-K factor. Without
+// clusters, as the busiest SM runs its blocks (it takes a new block as soon
+// as one ends): whole waves of as many blocks as it holds at once, then the
+// rest as a last, partial wave with fewer blocks resident, not priced as a
+// whole one. In cluster form, whole waves of the blocks that fit in
+// clusters of `splits` (a cluster waits for room on several SMs at once).
+// Each block walks its K steps (plus the prologue's) at the slower of the
 // step latency and its share of the SM's FFMA rate, a share that grows when
-// fewer blocks than the SM could hold are resident, up to what its own warps
-// can issue (and, for a lone block of a many-block family, its `alone`
-// share of the efficiency); plus the family's block_seconds for each block
-// the busiest SM runs and its wave_seconds for each wave; plus the split's
-// reduction. cluster_blocks: 0 for the workspace form.
+// fewer blocks than the SM could hold are resident, up to what its own
+// warps can issue (and, for a lone block of a many-block family, its
+// `alone` share of the efficiency); plus the family's block_seconds for
+// each block the busiest SM runs and its wave_seconds for each wave, a
+// partial one included; plus the split's reduction. cluster_blocks: 0 for
+// the workspace form.
 double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m, int splits, int64_t chunk,
                   int cluster_blocks)
 {
     const KernelFamily &f = *e.family;
     const int sm_count = m.desc.sm_count;
     const int64_t blocks = tiles(f, p) * splits;
-    const int64_t slots = cluster_blocks > 0 ? cluster_blocks : static_cast<int64_t>(sm_count) * e.blocks_per_sm;
-    const double waves = static_cast<double>(ceil_div(blocks, slots));
     const int64_t busiest = ceil_div(blocks, sm_count);  // blocks on the busiest SM
-    const int64_t resident = std::min<int64_t>(e.blocks_per_sm, busiest);
-    const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
     // The kernel's stores: the workspace slices' (ld = m) or C's, as launch picks the kernel.
     const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
-    const double efficiency = family_efficiency(e, p, out_aligned) * (alone ? e.alone : 1.0);
-    const double rate =
-        std::min(efficiency * m.sm_flops / static_cast<double>(resident), f.threads / 32 * m.warp_flops);
-    const double step_seconds = std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
+    const double family_rate = family_efficiency(e, p, out_aligned);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
-    return waves * (steps * step_seconds + e.wave_seconds) + static_cast<double>(busiest) * e.block_seconds +
+    // The seconds of one wave's K steps with `resident` blocks on the SM.
+    const auto wave_steps = [&](int64_t resident) {
+        const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
+        const double share = family_rate * (alone ? e.alone : 1.0) * m.sm_flops / static_cast<double>(resident);
+        const double rate = std::min(share, f.threads / 32 * m.warp_flops);
+        return steps * std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
+    };
+    int64_t full = busiest / e.blocks_per_sm, rest = busiest % e.blocks_per_sm;
+    if (cluster_blocks > 0) {
+        full = ceil_div(blocks, int64_t{cluster_blocks});
+        rest = 0;
+    }
+    const int64_t resident = std::min<int64_t>(e.blocks_per_sm, busiest);
+    const double waves = static_cast<double>(full + (rest > 0 ? 1 : 0));
+    return static_cast<double>(full) * wave_steps(resident) + (rest > 0 ? wave_steps(rest) : 0.0) +
+           waves * e.wave_seconds + static_cast<double>(busiest) * e.block_seconds +
            split_cost(p, m, f, splits, cluster_blocks > 0);
 }
 
