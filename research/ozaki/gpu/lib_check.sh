@@ -30,7 +30,8 @@
 #                        problems, RANDOM_REPS (31) rounds: the fp32-tc math timed beside strict in
 #                        the same rounds (never slower by more than 2%), and against cuBLAS
 #   random_large/        the same with --large (every dimension 2048 to 20000), RANDOM_LARGE_COUNT
-#                        (30) problems of one fresh seed: the mode's range and its edge
+#                        (30) problems of one fresh seed, RANDOM_LARGE_REPS (9) rounds (the round-by-round
+#                        interval needs 6 or more): the mode's range and its edge
 # Exit status: nonzero if any phase failed.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -97,7 +98,7 @@ for phase in "${phases[@]}"; do
         ;;
     random-large)
         make --no-print-directory bench-random BENCH_RANDOM_SEEDS=1 SEED="${SEED:-}" \
-            BENCH_RANDOM_COUNT="${RANDOM_LARGE_COUNT:-30}" BENCH_RANDOM_REPS=5 \
+            BENCH_RANDOM_COUNT="${RANDOM_LARGE_COUNT:-30}" BENCH_RANDOM_REPS="${RANDOM_LARGE_REPS:-9}" \
             BENCH_RANDOM_ARGS="--math-compare --large" BENCH_OUT="$OUT/random_large" > "$OUT/random_large.log" 2>&1 ||
             { fail=1; note "BENCH-RANDOM --large FAILED (random_large.log)"; }
         grep -E '^\| [0-9]+ \| (hot|cold) |slower than strict|^Checks' "$OUT/random_large/random_report.md" |
