@@ -68,7 +68,7 @@ BLOCK_WAVE = {
     "64x128x8": (0.88e-6, 3.27e-6),
     "64x64x8": (0.33e-6, 0.00e-6),
     "64x64x16": (0.00e-6, 1.57e-6),
-    "32x32x8": (0.11e-6, 0.00e-6),
+    "32x32x8": (0.12e-6, 0.00e-6),
 }
 CLUSTER_BLOCKS = {"256": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
                   "128x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "64x64x16": [0, 0, 528, 489, 496, 470, 474, 483, 496],
@@ -105,8 +105,8 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
 
     def wave_steps(resident):
         alone = per_sm > 1 and resident * threads / 32 < 16
-        rate = min(eff * (1.0 if aligned else u) * (alone_share if alone else 1.0) * SM_FLOPS / resident,
-                   threads / 32 * WARP_FLOPS)
+        share = eff * (1.0 if aligned else u) * SM_FLOPS
+        rate = min(max(share / per_sm, share * (alone_share if alone else 1.0) / resident), threads / 32 * WARP_FLOPS)
         return steps * max(floor, 2.0 * bm * bn * bk / rate)
 
     if splits == 1:

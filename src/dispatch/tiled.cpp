@@ -73,10 +73,14 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
     const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
     const double family_rate = family_efficiency(e, p, out_aligned);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
-    // The seconds of one wave's K steps with `resident` blocks on the SM.
+    // The seconds of one wave's K steps with `resident` blocks on the SM. A
+    // block's share never falls below its share in a full wave: the lone
+    // blocks' loss applies where it leaves them more than that.
+    const double full_share = family_rate * m.sm_flops / static_cast<double>(e.blocks_per_sm);
     const auto wave_steps = [&](int64_t resident) {
         const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
-        const double share = family_rate * (alone ? e.alone : 1.0) * m.sm_flops / static_cast<double>(resident);
+        const double share = std::max(
+            full_share, family_rate * (alone ? e.alone : 1.0) * m.sm_flops / static_cast<double>(resident));
         const double rate = std::min(share, f.threads / 32 * m.warp_flops);
         return steps * std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
     };
