@@ -735,11 +735,11 @@ test-install: $(BUILD)/lib/$(LIBNAME)
 # The analysis scripts that need no GPU, on fixed inputs (fit_plans.py's
 # mirror of the tiled model against src/dispatch/factors.cpp too);
 # bench_cpu_blas plain, on OpenBLAS alone (its CSV and its refusals).
-test-tools: $(BUILD)/bench/bench_cpu_blas
+test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP)
 	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 	$(RUN_TEST) check-random-report -- sh tests/check-random-report.sh
-	$(RUN_TEST) check-fit-plans -- sh tests/check-fit-plans.sh
+	$(RUN_TEST) check-fit-plans -- sh tests/check-fit-plans.sh $(PLAN_DUMP)
 	$(RUN_TEST) check-bench-blas -- sh tests/check-bench-blas.sh
 	$(RUN_TEST) check-bench-cpu-blas -- sh tests/check-bench-cpu-blas.sh $(BUILD)/bench/bench_cpu_blas
 	$(RUN_TEST) check-multi-report -- sh tests/check-multi-report.sh

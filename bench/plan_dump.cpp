@@ -9,6 +9,7 @@
 //   plan_dump --check-tables
 //   plan_dump --check-workspace [--device D] [--count N] [--seed S]
 //   plan_dump [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B]
+//   plan_dump [--device D] --costs < PLANS
 //
 // --no-workspace prints the plans used when the workspace cannot be had.
 // The settings (TGEMM_STREAMK, TGEMM_PACK, TGEMM_TMA, TGEMM_CLUSTERS,
@@ -17,7 +18,11 @@
 // each plan's workspace layout and the plan drop_workspace leaves. --shape
 // plans the problems given instead of random ones (operands aligned,
 // leading dimensions the smallest unless given, alpha 1, beta 0 unless
-// --beta).
+// --beta). --costs reads one tiled plan a line, `M N K TA TB FAMILY SPLITS
+// CHUNK FORM` (FORM none, workspace or cluster; operands unpadded and
+// aligned, alpha 1, beta 0, as bench_plans times them), and prints the
+// tiled model's seconds for each (inf where the family has no such cluster
+// form): tests/check-fit-plans.sh holds bench/fit_plans.py's mirror to it.
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -146,6 +151,34 @@ int check_tables()
 
 }  // namespace
 
+// --costs: the tiled model's seconds of each plan read from standard input.
+int print_costs(const DeviceModel &model)
+{
+    long long m, n, k, splits, chunk;
+    char ta, tb, family[32], form[16];
+    int lines = 0;
+    while (std::scanf(" %lld %lld %lld %c %c %31s %lld %lld %15s", &m, &n, &k, &ta, &tb, family, &splits, &chunk,
+                      form) == 9) {
+        int f = 0;
+        while (f < kernels::kTiledFamilyCount && std::strcmp(kernels::kTiledFamilies[f]->name, family) != 0)
+            ++f;
+        const std::string fm = form;
+        if (f == kernels::kTiledFamilyCount || m < 1 || n < 1 || k < 1 || splits < 1 || chunk < 1 ||
+            (fm != "none" && fm != "workspace" && fm != "cluster")) {
+            std::fprintf(stderr, "plan_dump: --costs: bad plan on line %d\n", lines + 1);
+            return 2;
+        }
+        const bool trans_a = ta == 'T', trans_b = tb == 'T';
+        const GemmParams p = {reinterpret_cast<const float *>(plan_dump::kBaseA),
+                              reinterpret_cast<const float *>(plan_dump::kBaseB),
+                              reinterpret_cast<float *>(plan_dump::kBaseC), trans_a ? k : m, trans_b ? n : k, m, m, n, k,
+                              1.0f, 0.0f, trans_a, trans_b};
+        std::printf("%.17g\n", tiled_plan_seconds(p, model, f, static_cast<int>(splits), chunk, fm == "cluster"));
+        ++lines;
+    }
+    return lines > 0 ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
     std::string device = "h100";
@@ -154,6 +187,7 @@ int main(int argc, char **argv)
     bool no_workspace = false;
     bool unreported = false;  // the device reports no clocks (a driver that cannot say)
     bool check_workspace = false;
+    bool costs = false;
     std::vector<plan_dump::Problem> given;
     float beta = 0.0f;
     for (int i = 1; i < argc; ++i) {
@@ -191,13 +225,16 @@ int main(int argc, char **argv)
             unreported = true;
         else if (a == "--check-workspace")
             check_workspace = true;
+        else if (a == "--costs")
+            costs = true;
         else if (a == "--check-tables")
             return check_tables();
         else {
             std::fprintf(stderr, "usage: %s [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]"
                                  " [--unreported-clocks] [--check-workspace]\n"
                                  "       %s [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B]\n"
-                                 "       %s --check-tables\n", argv[0], argv[0], argv[0]);
+                                 "       %s [--device D] --costs < PLANS\n"
+                                 "       %s --check-tables\n", argv[0], argv[0], argv[0], argv[0]);
             return 2;
         }
     }
@@ -227,6 +264,8 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "plan_dump: %s\n", tgemm_last_error_detail());
         return 1;
     }
+    if (costs)
+        return print_costs(model);
 
     for (plan_dump::Problem &pr : given)
         pr.beta = beta;

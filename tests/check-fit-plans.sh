@@ -5,9 +5,13 @@
 # and wave seconds, the architecture's step and lone share), and
 # `unaligned` recovers a factor from plan times made with it: 0.8 for
 # 128x128x16 on TN, every other family's at its present value, with the
-# pair's index as tiled.cpp takes it (2 ta + tb).
+# pair's index as tiled.cpp takes it (2 ta + tb). With plan_dump (its
+# path the first argument), the mirror's time of 600 random plans (every
+# family, split and form, partial waves among them) against the tiled
+# model's own (plan_dump --costs), term for term: within 1e-9.
 # One "[       OK ]" or "[  FAILED  ]" line per check (tests/run.sh counts them).
 set -u
+plan_dump=${1:-}
 here=$(dirname "$0")
 . "$here/check_lib.sh"
 bench=$(cd "$here/../bench" && pwd)
@@ -66,6 +70,42 @@ check "the factor used is recovered, at the TN column" \
 check "another family's fitted at its present value" \
     sh -c "grep -E '^256x128x16 +- +- +0\.895 0\.897 +- *\$|^256x128x16 +- +- +0\.900 0\.897 +- *\$' '$tmp/fit.txt' > /dev/null"
 check "the set's pick loss reported" grep -qF "tn.csv: the model's pick loses" "$tmp/fit.txt"
+
+if [ -n "$plan_dump" ]; then
+    PYTHONPATH="$bench" python3 - > "$tmp/plans.txt" <<'PY'
+import math
+import random
+import fit_plans as fp
+r = random.Random(11)
+fams = list(fp.FAMILIES)
+n = 0
+while n < 600:
+    m, nn = (int(math.exp(r.uniform(math.log(32), math.log(9000)))) for _ in range(2))
+    k = int(math.exp(r.uniform(math.log(16), math.log(20000))))
+    ta, tb = r.random() < 0.5, r.random() < 0.5
+    fam = fams[n % len(fams)]
+    bk = fp.FAMILIES[fam][2]
+    splits = r.choice([1, 1, 2, 3, 4, 6, 8])
+    chunk = -(-(-(-k // splits)) // bk) * bk
+    if splits > 1 and -(-k // chunk) != splits:
+        continue
+    form = "none" if splits == 1 else r.choice(["workspace", "cluster"])
+    if form == "cluster" and (fp.cluster_blocks(fam, splits) == 0 or (fam == "64x64x16" and splits > 6)):
+        form = "workspace"
+    t = fp.plan_time(m, nn, k, ta, tb, fam, splits, chunk, form == "cluster", {})
+    print(m, nn, k, "T" if ta else "N", "T" if tb else "N", fam, splits, chunk, form, repr(t))
+    n += 1
+PY
+    cut -d' ' -f1-9 "$tmp/plans.txt" | "$plan_dump" --costs > "$tmp/costs.txt"
+    status=$?
+    check "plan_dump --costs exits 0" [ "$status" -eq 0 ]
+    paste -d' ' "$tmp/plans.txt" "$tmp/costs.txt" | awk '
+        { mirror = $10; model = $11; d = mirror - model; if (d < 0) d = -d
+          if (!(model > 0) || d > 1e-9 * model) { bad++; if (bad <= 5) print "differs:", $0 } }
+        END { print (NR == 600 && bad == 0) ? "mirror ok" : "mirror differs on " bad + 0 " of " NR }' > "$tmp/parity.txt"
+    cat "$tmp/parity.txt"
+    check "the mirror's time of 600 plans is the tiled model's" grep -qx "mirror ok" "$tmp/parity.txt"
+fi
 
 if [ "$failed" -ne 0 ]; then
     echo "check-fit-plans: unexpected output (above)" >&2

@@ -42,6 +42,12 @@ bool split_fits(const GemmParams &p, int splits);
 // The tiled plan with the lowest modelled time (dispatch/tiled.cpp); only
 // `only`'s family where it is not null (TGEMM_KERNEL).
 PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFamily *only);
+// The modelled seconds of one plain tiled plan of p: the registry's family
+// `family`, `splits` slices of K in chunks of `chunk`, in clusters or
+// through the workspace; infinity for a cluster form the family or device
+// does not have. For checking bench/fit_plans.py's mirror (plan_dump --costs).
+double tiled_plan_seconds(const GemmParams &p, const DeviceModel &m, int family, int splits, int64_t chunk,
+                          bool cluster);
 
 // The streaming plan for C with at most kSkinnyMax rows or columns
 // (dispatch/streaming.cpp).

@@ -180,6 +180,16 @@ bool split_fits(const GemmParams &p, int splits)
     return static_cast<double>(splits) * p.m * p.n * 4.0 <= static_cast<double>(kMaxWorkspaceBytes);
 }
 
+double tiled_plan_seconds(const GemmParams &p, const DeviceModel &m, int family, int splits, int64_t chunk,
+                          bool cluster)
+{
+    const TiledModel &e = m.tiled[family];
+    const int cluster_blocks = cluster && splits <= e.max_cluster ? e.cluster_blocks[splits] : 0;
+    if (cluster && cluster_blocks == 0)
+        return INFINITY;
+    return tiled_cost(e, p, m, splits, chunk, cluster_blocks);
+}
+
 PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFamily *only)
 {
     PiecePlan best, unsplit;  // the cheapest plan, and the cheapest without split-K
