@@ -740,6 +740,7 @@ test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP)
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 	$(RUN_TEST) check-random-report -- sh tests/check-random-report.sh
 	$(RUN_TEST) check-fit-plans -- sh tests/check-fit-plans.sh $(PLAN_DUMP)
+	$(RUN_TEST) check-plan-changes -- sh tests/check-plan-changes.sh $(PLAN_DUMP)
 	$(RUN_TEST) check-bench-blas -- sh tests/check-bench-blas.sh
 	$(RUN_TEST) check-bench-cpu-blas -- sh tests/check-bench-cpu-blas.sh $(BUILD)/bench/bench_cpu_blas
 	$(RUN_TEST) check-multi-report -- sh tests/check-multi-report.sh
