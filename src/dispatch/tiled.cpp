@@ -48,6 +48,13 @@ double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily 
     return 2.0 * slices / rate + c / m.memory_bandwidth + a.launch_seconds;
 }
 
+// The blocks of the family that fit on the device at once in clusters of
+// `splits`; 0 where it has no such cluster form.
+int cluster_capacity(const TiledModel &e, int splits)
+{
+    return splits <= e.max_cluster ? e.cluster_blocks[splits] : 0;
+}
+
 // Modelled seconds for a tiled family with a split-K factor. Without
 // clusters, as the busiest SM runs its blocks (it takes a new block as soon
 // as one ends): whole waves of as many blocks as it holds at once, then the
@@ -184,7 +191,7 @@ double tiled_plan_seconds(const GemmParams &p, const DeviceModel &m, int family,
                           bool cluster)
 {
     const TiledModel &e = m.tiled[family];
-    const int cluster_blocks = cluster && splits <= e.max_cluster ? e.cluster_blocks[splits] : 0;
+    const int cluster_blocks = cluster ? cluster_capacity(e, splits) : 0;
     if (cluster && cluster_blocks == 0)
         return INFINITY;
     return tiled_cost(e, p, m, splits, chunk, cluster_blocks);
@@ -250,7 +257,7 @@ PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFami
                 continue;
             if (split_fits(p, splits))
                 consider(e, splits, chunk, false, 0);
-            const int cluster_blocks = splits <= e.max_cluster ? e.cluster_blocks[splits] : 0;
+            const int cluster_blocks = cluster_capacity(e, splits);
             if (cluster_ok && cluster_blocks > 0)
                 consider(e, splits, chunk, true, cluster_blocks);
         }
