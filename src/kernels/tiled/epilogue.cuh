@@ -79,13 +79,11 @@ __device__ __forceinline__ void put_c4(float *p, const float (&r)[4], const floa
     }
 }
 
-// C := alpha * acc + beta * C for the lane's elements that lie inside the
-// matrix. c points at the lane's first element (row lm0, column ln0 of the
-// block); rem_m x rem_n elements of the block's tile exist.
+// store_tile's elements one 4-row group at a time, each group's old values
+// read (where beta != 0) just before its store.
 template <class T, bool kVec>
-__device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int ln0,
-                                           int rem_m, int rem_n, float alpha, float beta,
-                                           const float (&acc)[T::TM][T::TN])
+__device__ __forceinline__ void store_tile_serial(float *c, int64_t ldc, int lm0, int ln0, int rem_m, int rem_n,
+                                                  float alpha, float beta, const float (&acc)[T::TM][T::TN])
 {
 #pragma unroll
     for (int j = 0; j < T::kSubN; ++j) {
@@ -103,6 +101,68 @@ __device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int l
                 for (int ii = 0; ii < 4; ++ii)
                     r[ii] = alpha * acc[4 * i + ii][4 * j + jj];
                 store_c4<kVec>(col + i * T::kStrideM, r, lm, rem_m, beta);
+            }
+        }
+    }
+}
+
+// C := alpha * acc + beta * C for the lane's elements that lie inside the
+// matrix. c points at the lane's first element (row lm0, column ln0 of the
+// block); rem_m x rem_n elements of the block's tile exist. Where beta !=
+// 0 and the family batches its epilogue (TileShape::kBatchedEpilogue), the
+// lane's columns go in batches of kBatchCols whose old values are all
+// requested before the first is used: the compiler cannot move a read of C
+// above an earlier store to C (it cannot tell that they never overlap), so
+// read one at a time, each store waiting on its own read, the lane's reads'
+// latencies would add up (a lone block of a large tile has nothing else to
+// run meanwhile). The batch is capped at 32 old values, which the main
+// loop's operand registers, free by now, hold.
+template <class T, bool kVec>
+__device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int ln0,
+                                           int rem_m, int rem_n, float alpha, float beta,
+                                           const float (&acc)[T::TM][T::TN])
+{
+    if constexpr (!T::kBatchedEpilogue) {
+        store_tile_serial<T, kVec>(c, ldc, lm0, ln0, rem_m, rem_n, alpha, beta, acc);
+        return;
+    }
+    if (beta == 0.0f) {
+        store_tile_serial<T, kVec>(c, ldc, lm0, ln0, rem_m, rem_n, alpha, 0.0f, acc);
+        return;
+    }
+    // The lane's column q (0 .. TN - 1) is column (q / 4) * kStrideN + q % 4 of its tile.
+    constexpr int kBatchCols = T::TN < 32 / T::TM ? T::TN : (32 / T::TM > 0 ? 32 / T::TM : 1);
+    static_assert(T::TN % kBatchCols == 0, "whole batches of the lane's columns");
+#pragma unroll
+    for (int q0 = 0; q0 < T::TN; q0 += kBatchCols) {
+        float old[kBatchCols][T::kSubM][4];
+#pragma unroll
+        for (int b = 0; b < kBatchCols; ++b) {
+            const int q = q0 + b, off = (q / 4) * T::kStrideN + q % 4;
+#pragma unroll
+            for (int i = 0; i < T::kSubM; ++i) {
+                float4 o = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (ln0 + off < rem_n)
+                    o = load_c4<kVec>(c + (int64_t)off * ldc + i * T::kStrideM, lm0 + i * T::kStrideM, rem_m);
+                old[b][i][0] = o.x;
+                old[b][i][1] = o.y;
+                old[b][i][2] = o.z;
+                old[b][i][3] = o.w;
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < kBatchCols; ++b) {
+            const int q = q0 + b, off = (q / 4) * T::kStrideN + q % 4;
+            if (ln0 + off >= rem_n)
+                continue;
+#pragma unroll
+            for (int i = 0; i < T::kSubM; ++i) {
+                float r[4];
+#pragma unroll
+                for (int ii = 0; ii < 4; ++ii)
+                    r[ii] = alpha * acc[4 * i + ii][q];
+                put_c4<kVec>(c + (int64_t)off * ldc + i * T::kStrideM, r, old[b][i], lm0 + i * T::kStrideM, rem_m,
+                             beta);
             }
         }
     }
@@ -147,29 +207,52 @@ __device__ __forceinline__ void cluster_store_tile(const GemmParams &p, const Sp
 #pragma unroll
     for (int s = 0; s < kTiledMaxCluster; ++s)
         src[s] = cluster.map_shared_rank(reinterpret_cast<const float4 *>(part), s < n ? s : 0);
-    for (int q = rank * per + static_cast<int>(threadIdx.x); q < end; q += T::kThreads) {
-        const int col = q / kQuadsM, row = (q % kQuadsM) * 4;
-        if (col >= rem_n || row >= rem_m)
-            continue;
-        // Every slice's piece is requested before the first is added: the
-        // remote reads' latencies overlap instead of adding up.
-        float4 v[kTiledMaxCluster];
+    // Each thread takes kBatch of its share's 4-row pieces at a time: every
+    // piece's slices, then every piece's old C, are requested before the
+    // first store, so the reads' latencies overlap instead of adding up (the
+    // compiler cannot move a read above an earlier store to C).
+    constexpr int kBatch = 4;
+    for (int q0 = rank * per + static_cast<int>(threadIdx.x); q0 < end; q0 += kBatch * T::kThreads) {
+        float4 sum[kBatch], old[kBatch];
+        bool live[kBatch];
 #pragma unroll
-        for (int s = 0; s < kTiledMaxCluster; ++s)
-            if (s < n)
-                v[s] = src[s][q];
-        float4 sum = v[0];
+        for (int b = 0; b < kBatch; ++b) {
+            const int q = q0 + b * T::kThreads, col = q / kQuadsM, row = (q % kQuadsM) * 4;
+            live[b] = q < end && col < rem_n && row < rem_m;
+            sum[b] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (!live[b])
+                continue;
+            float4 v[kTiledMaxCluster];
 #pragma unroll
-        for (int s = 1; s < kTiledMaxCluster; ++s) {
-            if (s < n) {
-                sum.x += v[s].x;
-                sum.y += v[s].y;
-                sum.z += v[s].z;
-                sum.w += v[s].w;
+            for (int s = 0; s < kTiledMaxCluster; ++s)
+                if (s < n)
+                    v[s] = src[s][q];
+            sum[b] = v[0];
+#pragma unroll
+            for (int s = 1; s < kTiledMaxCluster; ++s) {
+                if (s < n) {
+                    sum[b].x += v[s].x;
+                    sum[b].y += v[s].y;
+                    sum[b].z += v[s].z;
+                    sum[b].w += v[s].w;
+                }
             }
         }
-        const float r[4] = {p.alpha * sum.x, p.alpha * sum.y, p.alpha * sum.z, p.alpha * sum.w};
-        store_c4<kVec>(c + col * p.ldc + row, r, row, rem_m, p.beta);
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+            const int q = q0 + b * T::kThreads, col = q / kQuadsM, row = (q % kQuadsM) * 4;
+            old[b] = p.beta != 0.0f && live[b] ? load_c4<kVec>(c + col * p.ldc + row, row, rem_m)
+                                               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+            if (!live[b])
+                continue;
+            const int q = q0 + b * T::kThreads, col = q / kQuadsM, row = (q % kQuadsM) * 4;
+            const float r[4] = {p.alpha * sum[b].x, p.alpha * sum[b].y, p.alpha * sum[b].z, p.alpha * sum[b].w};
+            const float o[4] = {old[b].x, old[b].y, old[b].z, old[b].w};
+            put_c4<kVec>(c + col * p.ldc + row, r, o, row, rem_m, p.beta);
+        }
     }
     cluster.sync();
 #else

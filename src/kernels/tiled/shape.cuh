@@ -9,6 +9,10 @@
 //                     thread up to 255 registers, 2 or more 128 or fewer;
 //   kClusterForm      whether the family has the cluster form of split-K
 //                     (false where its cluster kernels would spill);
+//   kBatchedEpilogue  whether a lane's old values of C are read in batches
+//                     where beta != 0 (epilogue.cuh, store_tile), or one
+//                     group at a time where the registers of a batch would
+//                     cost a block an SM;
 //   kUnalignedUnroll  rows of a stage's BK the unaligned kernels unroll at a
 //                     time (the aligned ones unroll all), chosen per family;
 //   kAsyncStages      0 for two stages fed through registers; else the depth
@@ -41,7 +45,7 @@ constexpr unsigned pair_bit(bool trans_a, bool trans_b)
 
 template <class Config>
 struct TileShape : Config {
-    using Config::BM, Config::BN, Config::BK, Config::WM, Config::WN, Config::kMinBlocks;
+    using Config::BM, Config::BN, Config::BK, Config::WM, Config::WN, Config::kMinBlocks, Config::kBatchedEpilogue;
     using Config::kAsyncStages, Config::kWholeRing;
     // A thread of a one-block-per-SM family has registers to spare (up to
     // 255); three paths need them and are taken only there: the loaders'
