@@ -22,7 +22,9 @@
 // CHUNK FORM` (FORM none, workspace or cluster; operands unpadded and
 // aligned, alpha 1, beta 0, as bench_plans times them), and prints the
 // tiled model's seconds for each (inf where the family has no such cluster
-// form): tests/check-fit-plans.sh holds bench/fit_plans.py's mirror to it.
+// form); FAMILY rank-k (SPLITS 1, FORM none) prints the rank-k model's.
+// tests/check-fit-plans.sh holds bench/fit_plans.py's mirror of the tiled
+// model to it.
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -162,8 +164,9 @@ int print_costs(const DeviceModel &model)
         int f = 0;
         while (f < kernels::kTiledFamilyCount && std::strcmp(kernels::kTiledFamilies[f]->name, family) != 0)
             ++f;
+        const bool rank_k = std::strcmp(family, kernel_kind_name(KernelKind::RankK)) == 0;
         const std::string fm = form;
-        if (f == kernels::kTiledFamilyCount || m < 1 || n < 1 || k < 1 || splits < 1 || chunk < 1 ||
+        if ((f == kernels::kTiledFamilyCount && !rank_k) || (rank_k && (splits != 1 || fm != "none")) || m < 1 || n < 1 || k < 1 || splits < 1 || chunk < 1 ||
             (fm != "none" && fm != "workspace" && fm != "cluster")) {
             std::fprintf(stderr, "plan_dump: --costs: bad plan on line %d\n", lines + 1);
             return 2;
@@ -173,7 +176,8 @@ int print_costs(const DeviceModel &model)
                               reinterpret_cast<const float *>(plan_dump::kBaseB),
                               reinterpret_cast<float *>(plan_dump::kBaseC), trans_a ? k : m, trans_b ? n : k, m, m, n, k,
                               1.0f, 0.0f, trans_a, trans_b};
-        std::printf("%.17g\n", tiled_plan_seconds(p, model, f, static_cast<int>(splits), chunk, fm == "cluster"));
+        std::printf("%.17g\n", rank_k ? plan_rank_k(p, model).seconds
+                                       : tiled_plan_seconds(p, model, f, static_cast<int>(splits), chunk, fm == "cluster"));
         ++lines;
     }
     return lines > 0 ? 0 : 2;

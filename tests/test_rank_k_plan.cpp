@@ -6,8 +6,9 @@
 //   test_rank_k_plan                  the default plans (TGEMM_KERNEL unset):
 //                                     rank-k for rank-k updates (K small
 //                                     against a large m x n), the tiled plans
-//                                     for long K, the streaming kernels for
-//                                     skinny C whatever K, and the grid limit
+//                                     for long K and for any K over 512, the
+//                                     streaming kernels for skinny C whatever
+//                                     K, and the grid limit
 //   test_rank_k_plan forced-rank-k    TGEMM_KERNEL=rank-k: every product on it
 //   test_rank_k_plan forced-family    TGEMM_KERNEL=256x128x8: that family,
 //                                     never rank-k
@@ -186,6 +187,21 @@ void test_model(void **)
     }
 }
 
+// K beyond 512: never the rank-k plan, however large C (real calls found
+// the tiled plans faster there); at 512 and below the model still decides,
+// and takes it for a large C where A and B are both read along K.
+void test_k_cap(void **)
+{
+    const int64_t beyond[][3] = {{9071, 17182, 513}, {9071, 17182, 2613}, {16384, 16384, 600},
+                                 {20000, 20000, 1000}, {1882, 2103, 12454}};
+    expect_rank_k(beyond, false);
+    for (int64_t k : {160, 400, 512}) {
+        const CallPlan plan = plan_of(problem(9071, 17182, k, true, false, 0.0f), h100());
+        if (!is_rank_k(plan))
+            fail_msg("9071x17182x%lld TN: rank-k not planned, want it", static_cast<long long>(k));
+    }
+}
+
 // Over the grid limit: not planned; a tiled plan whose grid fits instead.
 void test_grid_limit(void **)
 {
@@ -238,6 +254,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest defaults[] = {
         cmocka_unit_test(test_rank_k_updates), cmocka_unit_test(test_long_k),  cmocka_unit_test(test_skinny_never),
         cmocka_unit_test(test_tiny_products),  cmocka_unit_test(test_model),   cmocka_unit_test(test_grid_limit),
+        cmocka_unit_test(test_k_cap),
     };
     const struct CMUnitTest forced_rank_k[] = {cmocka_unit_test(test_forced_rank_k)};
     const struct CMUnitTest forced_family[] = {cmocka_unit_test(test_forced_family)};

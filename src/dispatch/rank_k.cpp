@@ -16,6 +16,14 @@ namespace {
 // is slower).
 constexpr double kRankKMargin = 0.1;
 
+// The largest K the rank-k plan is weighed at. Its factors were fitted at
+// K <= 160, where its time is C's traffic; as K grows it becomes a 128 x
+// 128 tiled kernel of two blocks an SM, which real calls found faster than
+// the tiled families' plans up to K of about 500 and slower beyond
+// (docs/notes/dispatch.md, "Rank-k"): the model, extrapolated, kept it
+// at every K.
+constexpr int64_t kRankKMaxK = 512;
+
 // Bytes C moves: written, and read first where beta != 0.
 double c_bytes(const GemmParams &p)
 {
@@ -65,7 +73,7 @@ PiecePlan plan_rank_k(const GemmParams &p, const DeviceModel &m)
 
 bool rank_k_pays(const PiecePlan &rank_k, const PiecePlan &tiled, const DeviceModel &m)
 {
-    if (rank_k_tiles(rank_k.p) > m.desc.max_grid_x)
+    if (rank_k.p.k > kRankKMaxK || rank_k_tiles(rank_k.p) > m.desc.max_grid_x)
         return false;
     return rank_k.seconds < (1.0 - kRankKMargin) * std::max(tiled.seconds, tiled_memory_floor(tiled.p, m));
 }
