@@ -734,8 +734,10 @@ test-install: $(BUILD)/lib/$(LIBNAME)
 
 # The analysis scripts that need no GPU, on fixed inputs (fit_plans.py's
 # mirror of the tiled model against src/dispatch/factors.cpp too);
-# bench_cpu_blas plain, on OpenBLAS alone (its CSV and its refusals).
-test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP)
+# bench_cpu_blas plain, on OpenBLAS alone (its CSV and its refusals); the
+# tiled families' registers (ptxas's reports) against the blocks an SM the
+# dispatcher plans them at (bench/residency.py).
+test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP) $(TILED_OBJ)
 	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 	$(RUN_TEST) check-random-report -- sh tests/check-random-report.sh
@@ -745,6 +747,7 @@ test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP)
 	$(RUN_TEST) check-bench-cpu-blas -- sh tests/check-bench-cpu-blas.sh $(BUILD)/bench/bench_cpu_blas
 	$(RUN_TEST) check-multi-report -- sh tests/check-multi-report.sh
 	$(RUN_TEST) check-scalapack-report -- sh tests/check-scalapack-report.sh
+	$(RUN_TEST) check-residency -- sh tests/check-residency.sh $(BUILD)/obj/kernels
 
 # The shape of src/ (tests/check-layers.sh: every include points down the
 # layers, no cycle, no file over 700 lines, no date or PERF.md in a comment)

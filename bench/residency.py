@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Whether the tiled families' compiled kernels fit the residency the dispatcher plans for.
+
+    python3 bench/residency.py FACTORS_CPP SHAPES_CUH PTXAS_LOG_DIR
+
+The dispatcher's tiled model (src/dispatch/factors.cpp, the sm_90 row)
+plans each family at `blocks_per_sm` blocks an SM. What an SM holds is set
+by the compiled kernels: their registers (ptxas's report, next to each
+family's object: PTXAS_LOG_DIR/tiled_<name>.ptxas.log), the block's
+threads and its shared memory (src/kernels/tiled/shapes.cuh, derived as
+src/kernels/tiled/shape.cuh derives them). Each plain kernel (sgemm_tiled
+without the cluster form, sgemm_streamk) is checked against the H100's
+limits: 65,536 registers an SM allocated to warps in units of 256, 2,048
+threads, 32 blocks, 228 KiB of shared memory with 1 KiB reserved a block.
+The cluster kernels are left out: their residency (cluster capacity) is
+measured on the device by the occupancy API before the first launch.
+
+Prints one line a family, "ok" or "short: ..." naming the kernel and the
+blocks it leaves; exit status 1 if any family falls short, 2 on bad input.
+"""
+import math
+import re
+import sys
+
+REGS_PER_SM = 65536
+REG_UNIT = 256  # registers are allocated to a warp in units of this many
+THREADS_PER_SM = 2048
+BLOCKS_PER_SM = 32
+SMEM_PER_SM = 228 * 1024
+SMEM_RESERVED_PER_BLOCK = 1024
+
+
+def planned(factors_text):
+    """{family: blocks_per_sm} from the sm_90 row of factors.cpp."""
+    row = factors_text[factors_text.index("constexpr ArchFactors kSm90"):]
+    row = row[:row.index("};")]
+    return {name: int(b) for name, b in re.findall(r'\{"([0-9x]+)", \{[^}]*\}, (\d+),', row)}
+
+
+def shapes(shapes_text):
+    """{family: (threads, shared bytes of the plain kernel)} from shapes.cuh."""
+    out = {}
+    for name, body in re.findall(r"struct Tile([0-9x]+) \{(.*?)\n\};", shapes_text, re.S):
+        knob = {k: int(v) for k, v in re.findall(r"\b(BM|BN|BK|WM|WN|kAsyncStages|kWholeRing) = (\d+)", body)}
+        threads = (knob["BM"] // knob["WM"]) * (knob["BN"] // knob["WN"]) * 32
+        buffers = max(2, knob.get("kAsyncStages", 0), knob.get("kWholeRing", 0))
+        smem = 4 * buffers * knob["BK"] * ((knob["BM"] + 4) + (knob["BN"] + 4))
+        out[name] = (threads, smem)
+    return out
+
+
+def kernels(log_text):
+    """[(entry name, registers)] of the sm_90a kernels in a ptxas report."""
+    out = []
+    for part in re.split(r"ptxas info\s*: Compiling entry function '", log_text)[1:]:
+        name = part.split("'")[0]
+        if "for 'sm_90a'" not in part.split("\n")[0]:
+            continue
+        m = re.search(r"Used (\d+) registers", part)
+        if m:
+            out.append((name, int(m.group(1))))
+    return out
+
+
+def is_plain(name):
+    """A kernel whose residency the model assumes: stream-K, or sgemm_tiled
+    without the cluster form (its fourth bool template argument)."""
+    if "sgemm_streamk" in name:
+        return True
+    bools = re.findall(r"Lb([01])E", name)
+    return "sgemm_tiled" in name and len(bools) >= 4 and bools[3] == "0"
+
+
+def blocks_fitting(registers, threads, smem):
+    warps = math.ceil(threads / 32)
+    per_warp = math.ceil(registers * 32 / REG_UNIT) * REG_UNIT
+    by_regs = REGS_PER_SM // (per_warp * warps)
+    by_threads = THREADS_PER_SM // threads
+    by_smem = SMEM_PER_SM // (smem + SMEM_RESERVED_PER_BLOCK)
+    return min(by_regs, by_threads, by_smem, BLOCKS_PER_SM)
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
+        return 2
+    plan = planned(open(sys.argv[1]).read())
+    shape = shapes(open(sys.argv[2]).read())
+    if not plan or set(plan) != set(shape):
+        print("families differ between the factors (%s) and the shapes (%s)" % (sorted(plan), sorted(shape)))
+        return 2
+    short = 0
+    for family in sorted(plan):
+        threads, smem = shape[family]
+        try:
+            ks = [(n, r) for n, r in kernels(open("%s/tiled_%s.ptxas.log" % (sys.argv[3], family)).read())
+                  if is_plain(n)]
+        except OSError as e:
+            print("%s: no ptxas report: %s" % (family, e))
+            return 2
+        if not ks:
+            print("%s: no plain kernel in its ptxas report" % family)
+            return 2
+        name, regs = max(ks, key=lambda k: k[1])
+        fits = blocks_fitting(regs, threads, smem)
+        if fits < plan[family]:
+            short += 1
+            print("%s short: %s uses %d registers (%d threads, %d shared bytes): %d blocks an SM, planned %d"
+                  % (family, name, regs, threads, smem, fits, plan[family]))
+        else:
+            print("%s ok: at most %d registers (%d threads, %d shared bytes): %d blocks an SM, planned %d"
+                  % (family, regs, threads, smem, fits, plan[family]))
+    return 1 if short else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
