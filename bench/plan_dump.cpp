@@ -22,7 +22,8 @@
 // CHUNK FORM` (FORM none, workspace or cluster; operands unpadded and
 // aligned, alpha 1, beta 0, as bench_plans times them), and prints the
 // tiled model's seconds for each (inf where the family has no such cluster
-// form); FAMILY rank-k (SPLITS 1, FORM none) prints the rank-k model's.
+// form); FAMILY rank-k (SPLITS 1, CHUNK K, FORM none) prints the rank-k
+// model's.
 // tests/check-fit-plans.sh holds bench/fit_plans.py's mirror of the tiled
 // model to it.
 #include <cctype>
@@ -153,7 +154,8 @@ int check_tables()
 
 }  // namespace
 
-// --costs: the tiled model's seconds of each plan read from standard input.
+// --costs: the model's seconds of each plan read from standard input (a
+// tiled family's, or rank-k's).
 int print_costs(const DeviceModel &model)
 {
     long long m, n, k, splits, chunk;
@@ -166,8 +168,9 @@ int print_costs(const DeviceModel &model)
             ++f;
         const bool rank_k = std::strcmp(family, kernel_kind_name(KernelKind::RankK)) == 0;
         const std::string fm = form;
-        if ((f == kernels::kTiledFamilyCount && !rank_k) || (rank_k && (splits != 1 || fm != "none")) || m < 1 || n < 1 || k < 1 || splits < 1 || chunk < 1 ||
-            (fm != "none" && fm != "workspace" && fm != "cluster")) {
+        const bool bad_rank_k = rank_k && (splits != 1 || chunk != k || fm != "none");  // one launch over all of K
+        if ((f == kernels::kTiledFamilyCount && !rank_k) || bad_rank_k || m < 1 || n < 1 || k < 1 || splits < 1 ||
+            chunk < 1 || (fm != "none" && fm != "workspace" && fm != "cluster")) {
             std::fprintf(stderr, "plan_dump: --costs: bad plan on line %d\n", lines + 1);
             return 2;
         }

@@ -106,17 +106,20 @@ PY
         END { print (NR == 600 && bad == 0) ? "mirror ok" : "mirror differs on " bad + 0 " of " NR }' > "$tmp/parity.txt"
     cat "$tmp/parity.txt"
     check "the mirror's time of 600 plans is the tiled model's" grep -qx "mirror ok" "$tmp/parity.txt"
-    # The rank-k model through --costs (FAMILY rank-k, one slice, no form):
-    # a time for each line, growing with K; any split or form refused.
-    printf '8192 8192 16 N N rank-k 1 16 none\n8192 8192 160 T N rank-k 1 160 none\n' |
+    # The rank-k model through --costs (FAMILY rank-k, one slice of all of
+    # K, no form): a time for each line, growing with K; any split, other
+    # chunk or form refused.
+    printf '8192 8192 16 N N rank-k 1 16 none\n8192 8192 160 N N rank-k 1 160 none\n' |
         "$plan_dump" --costs > "$tmp/rank_k.txt"
     status=$?
     check "plan_dump --costs prices rank-k plans" [ "$status" -eq 0 ]
     check "their times grow with K" awk 'NR == 1 { a = $1 } NR == 2 { b = $1 } END { exit !(NR == 2 && a > 0 && b > a) }' \
         "$tmp/rank_k.txt"
-    printf '8192 8192 160 N N rank-k 2 80 workspace\n' | "$plan_dump" --costs > /dev/null 2>&1
-    status=$?
-    check "a split rank-k plan refused" [ "$status" -eq 2 ]
+    for bad in '2 80 none' '1 80 none' '1 160 workspace' '1 160 cluster'; do
+        printf '8192 8192 160 N N rank-k %s\n' "$bad" | "$plan_dump" --costs > /dev/null 2>&1
+        status=$?
+        check "rank-k with SPLITS CHUNK FORM $bad refused" [ "$status" -eq 2 ]
+    done
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -187,13 +187,22 @@ void test_model(void **)
     }
 }
 
-// K beyond 512: never the rank-k plan, however large C (real calls found
-// the tiled plans faster there); at 512 and below the model still decides,
-// and takes it for a large C where A and B are both read along K.
+// K beyond 512: never the rank-k plan, though the model finds it faster
+// than the tiled plan on these (TN, where both operands are read along K;
+// checked, so that only the cap keeps it off); at 512 and below the model
+// still decides, and takes it for a large C.
 void test_k_cap(void **)
 {
-    const int64_t beyond[][3] = {{9071, 17182, 513}, {9071, 17182, 2613}, {16384, 16384, 600},
-                                 {20000, 20000, 1000}, {1882, 2103, 12454}};
+    const int64_t beyond[][3] = {{9071, 17182, 513}, {2075, 3825, 2613},  {1882, 2103, 12454},
+                                 {835, 4558, 9828},  {865, 14415, 3776}, {5635, 8167, 537}};
+    for (const auto &s : beyond)
+        for (float beta : {0.0f, 0.5f}) {
+            const GemmParams p = problem(s[0], s[1], s[2], true, false, beta);
+            if (plan_rank_k(p, h100()).seconds >= plan_tiled(p, h100(), nullptr).seconds)
+                fail_msg("%lldx%lldx%lld TN beta %g: the model does not prefer rank-k; the case tests nothing",
+                         static_cast<long long>(s[0]), static_cast<long long>(s[1]), static_cast<long long>(s[2]),
+                         static_cast<double>(beta));
+        }
     expect_rank_k(beyond, false);
     for (int64_t k : {160, 400, 512}) {
         const CallPlan plan = plan_of(problem(9071, 17182, k, true, false, 0.0f), h100());

@@ -16,12 +16,10 @@ namespace {
 // is slower).
 constexpr double kRankKMargin = 0.1;
 
-// The largest K the rank-k plan is weighed at. Its factors were fitted at
-// K <= 160, where its time is C's traffic; as K grows it becomes a 128 x
-// 128 tiled kernel of two blocks an SM, which real calls found faster than
-// the tiled families' plans up to K of about 500 and slower beyond
-// (docs/notes/dispatch.md, "Rank-k"): the model, extrapolated, kept it
-// at every K.
+// The largest K the rank-k plan is weighed at: beyond it the kernel is a
+// 128 x 128 tiled kernel of two blocks an SM, slower there than the tiled
+// families' plans, and its factors (fitted where C's traffic is the cost)
+// do not describe it (docs/notes/dispatch.md, "Rank-k").
 constexpr int64_t kRankKMaxK = 512;
 
 // Bytes C moves: written, and read first where beta != 0.

@@ -1,9 +1,12 @@
 // The tiled kernels' epilogues: a lane's accumulators to C.
 //   - store_tile: C := alpha * acc + beta * C for the lane's elements inside
-//     the matrix (beta == 0 never reads C), 128-bit stores where kVec;
+//     the matrix (beta == 0 never reads C), 128-bit stores where kVec, the
+//     old values of C read in batches (store_tile_serial: one group at a
+//     time);
 //   - cluster_store_tile: the cluster form of split-K, the slices of one
 //     tile added in order through distributed shared memory, then C;
-//   - load_c4 / put_c4: store_c4's arithmetic in two steps (stream-K).
+//   - load_c4 / put_c4: store_c4's arithmetic in two steps, for the
+//     epilogues that read a batch of old values before storing any.
 // Edges: rows from rem_m and columns from rem_n on do not exist and are
 // neither read nor written.
 #pragma once
@@ -58,9 +61,9 @@ __device__ __forceinline__ float4 load_c4(const float *p, int lm, int rem_m)
 }
 
 // store_c4 with the old values of C already loaded (load_c4; not read when
-// beta == 0): the same arithmetic. A copy, kept so that store_c4, in every
-// tiled kernel's epilogue, stays as it is: store_c4 written as load_c4 plus
-// put_c4 changed the machine code of all of them (cubins compared).
+// beta == 0): the same arithmetic. A copy, kept so that store_c4, on the
+// serial path, stays as it is: store_c4 written as load_c4 plus put_c4
+// changed the machine code of every kernel that takes it.
 template <bool kVec>
 __device__ __forceinline__ void put_c4(float *p, const float (&r)[4], const float (&old)[4], int lm, int rem_m,
                                        float beta)
@@ -115,8 +118,8 @@ __device__ __forceinline__ void store_tile_serial(float *c, int64_t ldc, int lm0
 // above an earlier store to C (it cannot tell that they never overlap), so
 // read one at a time, each store waiting on its own read, the lane's reads'
 // latencies would add up (a lone block of a large tile has nothing else to
-// run meanwhile). The batch is capped at 32 old values, which the main
-// loop's operand registers, free by now, hold.
+// run meanwhile). The batch is capped at 32 old values, to bound the
+// registers it adds.
 template <class T, bool kVec>
 __device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int ln0,
                                            int rem_m, int rem_n, float alpha, float beta,

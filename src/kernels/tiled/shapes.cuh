@@ -80,8 +80,8 @@ struct Tile64x64x16 {
 };
 
 // Its epilogue reads C one group at a time: batched, its unaligned kernels
-// took 130 registers, and an SM held 15 of its blocks instead of the 16 the
-// dispatcher plans for.
+// go over 128 registers, and an SM then holds fewer of its blocks than the
+// dispatcher plans for (bench/residency.py checks).
 struct Tile32x32x8 {
     static constexpr int BM = 32, BN = 32, BK = 8, WM = 32, WN = 32, kMinBlocks = 8;
     static constexpr bool kClusterForm = true, kBatchedEpilogue = false;
