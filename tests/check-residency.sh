@@ -37,26 +37,25 @@ ptxas info    : Compiling entry function '_ZN5tgemm7kernels11sgemm_tiledINS0_9Ti
 ptxas info    : Used $2 registers, used 1 barriers, 464 bytes cmem[0]
 LOG
 }
+# residency FACTORS SHAPES LOGS: runs the checker, its output in $tmp/out.txt (shown), its exit status in $status.
+residency() {
+    python3 "$res" "$1" "$2" "$3" > "$tmp/out.txt" 2>&1
+    status=$?
+    cat "$tmp/out.txt"
+}
 report 128 200
-python3 "$res" "$tmp/factors.cpp" "$tmp/shapes.cuh" "$tmp/logs" > "$tmp/out.txt" 2>&1
-status=$?
-cat "$tmp/out.txt"
+residency "$tmp/factors.cpp" "$tmp/shapes.cuh" "$tmp/logs"
 check "128 registers, 32 threads: 16 blocks, as planned" [ "$status" -eq 0 ]
 check "the cluster kernel's 200 registers left out" grep -q "^32x32x8 ok: at most 128 registers" "$tmp/out.txt"
 report 130 100
-python3 "$res" "$tmp/factors.cpp" "$tmp/shapes.cuh" "$tmp/logs" > "$tmp/out.txt" 2>&1
-status=$?
-cat "$tmp/out.txt"
+residency "$tmp/factors.cpp" "$tmp/shapes.cuh" "$tmp/logs"
 check "130 registers: short, exit 1" [ "$status" -eq 1 ]
 check "the kernel and its 15 blocks named" grep -q "^32x32x8 short: .*Lb0ELb0ELb0ELb0ELb0E.* uses 130 registers .*: 15 blocks an SM, planned 16" "$tmp/out.txt"
 rm -f "$tmp/logs/tiled_32x32x8.ptxas.log"
-python3 "$res" "$tmp/factors.cpp" "$tmp/shapes.cuh" "$tmp/logs" > "$tmp/out.txt" 2>&1
-status=$?
+residency "$tmp/factors.cpp" "$tmp/shapes.cuh" "$tmp/logs"
 check "a missing report: exit 2" [ "$status" -eq 2 ]
 
-python3 "$res" "$here/../src/dispatch/factors.cpp" "$here/../src/kernels/tiled/shapes.cuh" "$logs" > "$tmp/out.txt" 2>&1
-status=$?
-cat "$tmp/out.txt"
+residency "$here/../src/dispatch/factors.cpp" "$here/../src/kernels/tiled/shapes.cuh" "$logs"
 check "every family of the build holds the blocks an SM it is planned at" [ "$status" -eq 0 ]
 
 if [ "$failed" -ne 0 ]; then
