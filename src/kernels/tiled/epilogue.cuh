@@ -113,13 +113,12 @@ __device__ __forceinline__ void store_tile_serial(float *c, int64_t ldc, int lm0
 // matrix. c points at the lane's first element (row lm0, column ln0 of the
 // block); rem_m x rem_n elements of the block's tile exist. Where beta !=
 // 0 and the family batches its epilogue (TileShape::kBatchedEpilogue), the
-// lane's columns go in batches of kBatchCols whose old values are all
+// lane's columns go in batches of kEpilogueBatchCols whose old values are all
 // requested before the first is used: the compiler cannot move a read of C
 // above an earlier store to C (it cannot tell that they never overlap), so
 // read one at a time, each store waiting on its own read, the lane's reads'
 // latencies would add up (a lone block of a large tile has nothing else to
-// run meanwhile). The batch is capped at 32 old values, to bound the
-// registers it adds.
+// run meanwhile).
 template <class T, bool kVec>
 __device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int ln0,
                                            int rem_m, int rem_n, float alpha, float beta,
@@ -134,7 +133,7 @@ __device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int l
         return;
     }
     // The lane's column q (0 .. TN - 1) is column (q / 4) * kStrideN + q % 4 of its tile.
-    constexpr int kBatchCols = T::TN < 32 / T::TM ? T::TN : (32 / T::TM > 0 ? 32 / T::TM : 1);
+    constexpr int kBatchCols = T::kEpilogueBatchCols;
     static_assert(T::TN % kBatchCols == 0, "whole batches of the lane's columns");
 #pragma unroll
     for (int q0 = 0; q0 < T::TN; q0 += kBatchCols) {

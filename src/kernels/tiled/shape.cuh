@@ -63,6 +63,9 @@ struct TileShape : Config {
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;
     static constexpr int TM = WM / kLanesM, TN = WN / kLanesN;  // per-lane C tile
     static constexpr int kSubM = TM / 4, kSubN = TN / 4;        // 4x4 sub-blocks per lane
+    // The lane's columns whose old values of C the batched epilogue reads
+    // at once (kBatchedEpilogue): up to 32 values, whole columns.
+    static constexpr int kEpilogueBatchCols = std::max(1, std::min(TN, 32 / TM));
     static constexpr int kStrideM = kLanesM * 4, kStrideN = kLanesN * 4;
     // Padding keeps rows 16-byte aligned and spreads the transposing stores
     // of K-contiguous operands over different banks.
