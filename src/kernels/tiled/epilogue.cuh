@@ -1,8 +1,7 @@
 // The tiled kernels' epilogues: a lane's accumulators to C.
 //   - store_tile: C := alpha * acc + beta * C for the lane's elements inside
 //     the matrix (beta == 0 never reads C), 128-bit stores where kVec, the
-//     old values of C read in batches (store_tile_serial: one group at a
-//     time);
+//     old values of C read in batches;
 //   - cluster_store_tile: the cluster form of split-K, the slices of one
 //     tile added in order through distributed shared memory, then C;
 //   - load_c4 / put_c4: store_c4's arithmetic in two steps, for the
@@ -82,11 +81,11 @@ __device__ __forceinline__ void put_c4(float *p, const float (&r)[4], const floa
     }
 }
 
-// store_tile's elements one 4-row group at a time, each group's old values
-// read (where beta != 0) just before its store.
+// store_tile where beta == 0: alpha * acc, one 4-row group at a time, C
+// never read.
 template <class T, bool kVec>
-__device__ __forceinline__ void store_tile_serial(float *c, int64_t ldc, int lm0, int ln0, int rem_m, int rem_n,
-                                                  float alpha, float beta, const float (&acc)[T::TM][T::TN])
+__device__ __forceinline__ void store_tile_scaled(float *c, int64_t ldc, int lm0, int ln0, int rem_m, int rem_n,
+                                                  float alpha, const float (&acc)[T::TM][T::TN])
 {
 #pragma unroll
     for (int j = 0; j < T::kSubN; ++j) {
@@ -103,7 +102,7 @@ __device__ __forceinline__ void store_tile_serial(float *c, int64_t ldc, int lm0
 #pragma unroll
                 for (int ii = 0; ii < 4; ++ii)
                     r[ii] = alpha * acc[4 * i + ii][4 * j + jj];
-                store_c4<kVec>(col + i * T::kStrideM, r, lm, rem_m, beta);
+                store_c4<kVec>(col + i * T::kStrideM, r, lm, rem_m, 0.0f);
             }
         }
     }
@@ -112,9 +111,8 @@ __device__ __forceinline__ void store_tile_serial(float *c, int64_t ldc, int lm0
 // C := alpha * acc + beta * C for the lane's elements that lie inside the
 // matrix. c points at the lane's first element (row lm0, column ln0 of the
 // block); rem_m x rem_n elements of the block's tile exist. Where beta !=
-// 0 and the family batches its epilogue (TileShape::kBatchedEpilogue), the
-// lane's columns go in batches of kEpilogueBatchCols whose old values are all
-// requested before the first is used: the compiler cannot move a read of C
+// 0 the lane's columns go in batches of kEpilogueBatchCols whose old values
+// are all requested before the first is used: the compiler cannot move a read of C
 // above an earlier store to C (it cannot tell that they never overlap), so
 // read one at a time, each store waiting on its own read, the lane's reads'
 // latencies would add up (a lone block of a large tile has nothing else to
@@ -124,12 +122,8 @@ __device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int l
                                            int rem_m, int rem_n, float alpha, float beta,
                                            const float (&acc)[T::TM][T::TN])
 {
-    if constexpr (!T::kBatchedEpilogue) {
-        store_tile_serial<T, kVec>(c, ldc, lm0, ln0, rem_m, rem_n, alpha, beta, acc);
-        return;
-    }
     if (beta == 0.0f) {
-        store_tile_serial<T, kVec>(c, ldc, lm0, ln0, rem_m, rem_n, alpha, 0.0f, acc);
+        store_tile_scaled<T, kVec>(c, ldc, lm0, ln0, rem_m, rem_n, alpha, acc);
         return;
     }
     // The lane's column q (0 .. TN - 1) is column (q / 4) * kStrideN + q % 4 of its tile.

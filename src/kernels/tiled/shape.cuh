@@ -9,10 +9,6 @@
 //                     thread up to 255 registers, 2 or more 128 or fewer;
 //   kClusterForm      whether the family has the cluster form of split-K
 //                     (false where its cluster kernels would spill);
-//   kBatchedEpilogue  whether a lane's old values of C are read in batches
-//                     where beta != 0 (epilogue.cuh, store_tile), or one
-//                     group at a time where the registers of a batch would
-//                     cost a block an SM;
 //   kUnalignedUnroll  rows of a stage's BK the unaligned kernels unroll at a
 //                     time (the aligned ones unroll all), chosen per family;
 //   kAsyncStages      0 for two stages fed through registers; else the depth
@@ -45,7 +41,7 @@ constexpr unsigned pair_bit(bool trans_a, bool trans_b)
 
 template <class Config>
 struct TileShape : Config {
-    using Config::BM, Config::BN, Config::BK, Config::WM, Config::WN, Config::kMinBlocks, Config::kBatchedEpilogue;
+    using Config::BM, Config::BN, Config::BK, Config::WM, Config::WN, Config::kMinBlocks;
     using Config::kAsyncStages, Config::kWholeRing;
     // A thread of a one-block-per-SM family has registers to spare (up to
     // 255); three paths need them and are taken only there: the loaders'
@@ -63,8 +59,8 @@ struct TileShape : Config {
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;
     static constexpr int TM = WM / kLanesM, TN = WN / kLanesN;  // per-lane C tile
     static constexpr int kSubM = TM / 4, kSubN = TN / 4;        // 4x4 sub-blocks per lane
-    // The lane's columns whose old values of C the batched epilogue reads
-    // at once (kBatchedEpilogue): up to 32 values, whole columns.
+    // The lane's columns whose old values of C the epilogue reads at once
+    // (epilogue.cuh, store_tile): up to 32 values, whole columns.
     static constexpr int kEpilogueBatchCols = std::max(1, std::min(TN, 32 / TM));
     static constexpr int kStrideM = kLanesM * 4, kStrideN = kLanesN * 4;
     // Padding keeps rows 16-byte aligned and spreads the transposing stores

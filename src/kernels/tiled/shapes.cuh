@@ -14,7 +14,7 @@ namespace kernels {
 // both operands along K, takes the branch-free K step instead.
 struct Tile256x128x16 {
     static constexpr int BM = 256, BN = 128, BK = 16, WM = 128, WN = 32, kMinBlocks = 1;
-    static constexpr bool kClusterForm = true, kBatchedEpilogue = true;
+    static constexpr bool kClusterForm = true;
     static constexpr int kUnalignedUnroll = 8, kAsyncStages = 0, kWholeRing = 2;
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = pair_bit(true, false);
 };
@@ -22,35 +22,35 @@ struct Tile256x128x16 {
 // The whole-tile ring as 256x128x16's, but at NN, where it was slower.
 struct Tile256x128x8 {
     static constexpr int BM = 256, BN = 128, BK = 8, WM = 128, WN = 32, kMinBlocks = 1;
-    static constexpr bool kClusterForm = true, kBatchedEpilogue = true;
+    static constexpr bool kClusterForm = true;
     static constexpr int kUnalignedUnroll = 8, kAsyncStages = 0, kWholeRing = 2;
     static constexpr unsigned kWholeRingSkip = pair_bit(false, false), kBranchFreePairs = 0;
 };
 
 struct Tile128x256x8 {
     static constexpr int BM = 128, BN = 256, BK = 8, WM = 64, WN = 64, kMinBlocks = 1;
-    static constexpr bool kClusterForm = true, kBatchedEpilogue = true;
+    static constexpr bool kClusterForm = true;
     static constexpr int kUnalignedUnroll = 8, kAsyncStages = 0, kWholeRing = 2;
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
 };
 
 struct Tile128x128x8 {
     static constexpr int BM = 128, BN = 128, BK = 8, WM = 64, WN = 32, kMinBlocks = 2;
-    static constexpr bool kClusterForm = true, kBatchedEpilogue = true;
+    static constexpr bool kClusterForm = true;
     static constexpr int kUnalignedUnroll = 8, kAsyncStages = 0, kWholeRing = 0;
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
 };
 
 struct Tile128x128x16 {
     static constexpr int BM = 128, BN = 128, BK = 16, WM = 64, WN = 32, kMinBlocks = 1;
-    static constexpr bool kClusterForm = true, kBatchedEpilogue = true;
+    static constexpr bool kClusterForm = true;
     static constexpr int kUnalignedUnroll = 16, kAsyncStages = 0, kWholeRing = 2;
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
 };
 
 struct Tile128x64x8 {
     static constexpr int BM = 128, BN = 64, BK = 8, WM = 64, WN = 32, kMinBlocks = 4;
-    static constexpr bool kClusterForm = true, kBatchedEpilogue = true;
+    static constexpr bool kClusterForm = true;
     static constexpr int kUnalignedUnroll = 8, kAsyncStages = 0, kWholeRing = 0;
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
 };
@@ -58,14 +58,14 @@ struct Tile128x64x8 {
 // No cluster form: its cluster kernels spill.
 struct Tile64x128x8 {
     static constexpr int BM = 64, BN = 128, BK = 8, WM = 64, WN = 32, kMinBlocks = 4;
-    static constexpr bool kClusterForm = false, kBatchedEpilogue = true;
+    static constexpr bool kClusterForm = false;
     static constexpr int kUnalignedUnroll = 8, kAsyncStages = 0, kWholeRing = 0;
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
 };
 
 struct Tile64x64x8 {
     static constexpr int BM = 64, BN = 64, BK = 8, WM = 32, WN = 32, kMinBlocks = 4;
-    static constexpr bool kClusterForm = true, kBatchedEpilogue = true;
+    static constexpr bool kClusterForm = true;
     static constexpr int kUnalignedUnroll = 8, kAsyncStages = 0, kWholeRing = 0;
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
 };
@@ -74,17 +74,18 @@ struct Tile64x64x8 {
 // has its first three steps' copies in flight at once.
 struct Tile64x64x16 {
     static constexpr int BM = 64, BN = 64, BK = 16, WM = 32, WN = 32, kMinBlocks = 4;
-    static constexpr bool kClusterForm = true, kBatchedEpilogue = true;
+    static constexpr bool kClusterForm = true;
     static constexpr int kUnalignedUnroll = 16, kAsyncStages = 4, kWholeRing = 0;
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
 };
 
-// Its epilogue reads C one group at a time: batched, its unaligned kernels
-// go over 128 registers, and an SM then holds fewer of its blocks than the
-// dispatcher plans for (bench/residency.py checks).
+// Launch bounds of 16 blocks an SM, the residency the dispatcher plans for:
+// with 8 a thread may take up to 255 registers, and the epilogue's batch of
+// old values of C took its unaligned kernels past 128, to 15 blocks an SM
+// (bench/residency.py checks).
 struct Tile32x32x8 {
-    static constexpr int BM = 32, BN = 32, BK = 8, WM = 32, WN = 32, kMinBlocks = 8;
-    static constexpr bool kClusterForm = true, kBatchedEpilogue = false;
+    static constexpr int BM = 32, BN = 32, BK = 8, WM = 32, WN = 32, kMinBlocks = 16;
+    static constexpr bool kClusterForm = true;
     static constexpr int kUnalignedUnroll = 8, kAsyncStages = 0, kWholeRing = 0;
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
 };
