@@ -56,7 +56,7 @@ PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m);
 // The rank-k kernel over the whole of C (dispatch/rank_k.cpp), with its
 // modelled time; rank_k_tiles, its blocks. rank_k_pays: whether it is to
 // run instead of the tiled plan `tiled` of the same product (its time with
-// C's traffic added, which the tiled model leaves out), by a margin, with K
+// C's traffic added, which the tiled model leaves out) read as low, with K
 // no larger than the kernel is planned at, and within the device's grid.
 int64_t rank_k_tiles(const GemmParams &p);
 PiecePlan plan_rank_k(const GemmParams &p, const DeviceModel &m);

@@ -11,10 +11,12 @@
 namespace tgemm {
 namespace {
 
-// The rank-k plan is taken only where the model finds it this much faster
-// than the tiled plan (or than the tiled plans' memory floor, where that
-// is slower).
-constexpr double kRankKMargin = 0.1;
+// The tiled model's time for the plans rank-k competes with (K up to
+// kRankKMaxK, C large) runs below the measured, the rank-k model's does not
+// (docs/notes/dispatch.md, "Rank-k"): the rank-k plan is taken where its
+// modelled time is below the tiled plan's (or the tiled plans' memory
+// floor, where that is slower) over this factor.
+constexpr double kTiledModelShare = 0.95;
 
 // The largest K the rank-k plan is weighed at: beyond it the kernel is a
 // 128 x 128 tiled kernel of two blocks an SM, slower there than the tiled
@@ -73,7 +75,7 @@ bool rank_k_pays(const PiecePlan &rank_k, const PiecePlan &tiled, const DeviceMo
 {
     if (rank_k.p.k > kRankKMaxK || rank_k_tiles(rank_k.p) > m.desc.max_grid_x)
         return false;
-    return rank_k.seconds < (1.0 - kRankKMargin) * std::max(tiled.seconds, tiled_memory_floor(tiled.p, m));
+    return rank_k.seconds * kTiledModelShare < std::max(tiled.seconds, tiled_memory_floor(tiled.p, m));
 }
 
 }  // namespace tgemm
