@@ -51,6 +51,7 @@ std::map<void *, DeviceAlloc> device_allocs;
 uint64_t device_free = uint64_t{80} << 30;  // what cudaMemGetInfo reports
 uint64_t device_free_on[kMaxDevices] = {};  // for one device, where not 0
 uint64_t alloc_limit = UINT64_MAX;          // larger device allocations fail
+std::atomic<int> pool_read_pause_ms{0};
 uint64_t pool_used[kMaxDevices] = {};
 int max_pitch = 1 << 30;
 int launches = 0;
@@ -62,6 +63,18 @@ std::set<std::pair<int, int>> pool_open;
 int peer_copies = 0;
 std::vector<Logged> launch_log, budget_log;
 std::vector<std::pair<int, size_t>> alloc_log;
+
+// A budget is read as cudaMemGetInfo, then the pool's reserved and used
+// bytes. On a device the three describe one state even when another
+// thread allocates between them (a pool that grows takes its bytes from the
+// free memory read before). The mock's free memory stays as set, so the
+// pool's two reads that follow a thread's cudaMemGetInfo give the bytes of
+// that moment: read live, a sibling worker's allocation between them would
+// count against this thread's budget alone, and on a tight budget the
+// worker would decline its block for memory a device would still have.
+thread_local int seen_pool_device = -1;
+thread_local uint64_t seen_pool_used = 0;
+thread_local int seen_pool_reads = 0;
 
 // The gate of budget queries (gate()).
 std::mutex gate_mu;
@@ -617,14 +630,19 @@ cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t)
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void *value)
 {
+    if (attr == cudaMemPoolAttrUsedMemCurrent && mock::pool_read_pause_ms.load() > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(mock::pool_read_pause_ms.load()));
     std::lock_guard<std::mutex> lk(mu);
     if (mock::fails(mock::Query))
         return mock::failure(mock::Query);
     // Nothing is cached: reserved == used.
+    const int dev = pool_device(pool);
+    const bool seen = mock::seen_pool_reads > 0 && mock::seen_pool_device == dev;
+    if (seen)
+        --mock::seen_pool_reads;
+    const uint64_t used = seen ? mock::seen_pool_used : mock::pool_used[dev];
     *static_cast<uint64_t *>(value) =
-        (attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent)
-            ? mock::pool_used[pool_device(pool)]
-            : 0;
+        (attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent) ? used : 0;
     return cudaSuccess;
 }
 
@@ -698,6 +716,9 @@ cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
     mock::budget_log.push_back(mock::Logged{mock::current, std::this_thread::get_id()});
     if (mock::fails(mock::Query))
         return mock::failure(mock::Query);
+    mock::seen_pool_device = mock::current;
+    mock::seen_pool_used = mock::pool_used[mock::current];
+    mock::seen_pool_reads = 2;
     const uint64_t own = mock::device_free_on[mock::current];
     *free_b = own != 0 ? own : mock::device_free;
     *total_b = *free_b;

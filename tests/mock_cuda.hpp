@@ -52,6 +52,7 @@
 // mock's state while calls may run takes it too.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -121,6 +122,9 @@ extern std::map<void *, DeviceAlloc> device_allocs;
 extern uint64_t device_free;                  // what cudaMemGetInfo reports
 extern uint64_t device_free_on[kMaxDevices];  // for one device, where not 0
 extern uint64_t alloc_limit;                  // larger device allocations fail
+// A pause before each read of a pool's used bytes: a sibling thread's
+// allocation then falls between a budget's reads (cudaMemGetInfo).
+extern std::atomic<int> pool_read_pause_ms;
 extern int max_pitch;
 extern int launches;
 extern std::vector<const float *> launched_c;  // the C of each launch since the last reset (lead groups)

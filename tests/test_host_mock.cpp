@@ -37,8 +37,9 @@
 //              once, by the listed workers each on its device (a gate in
 //              the mock makes every worker take one), or on the home device
 //              where the call is not spread (auto: these small products
-//              never are); blocks out of core under per-device caps, one
-//              device too small for any plan; a failure on one device
+//              never are); blocks out of core under per-device caps (the
+//              budgets read while sibling workers allocate), one device too
+//              small for any plan; a failure on one device
 //              (each kind of call, one-off and sticky, beta 0 and not,
 //              pageable and pinned C, native and with `left`): the others
 //              finish C exactly where its parts can be left to them, else
@@ -1449,6 +1450,7 @@ int spread_reset(void **)
 {
     mock::arm(mock::Fault());
     mock::gate(0);
+    mock::pool_read_pause_ms = 0;
     mock::drain_all();
     bool broke = false;
     {
@@ -1549,6 +1551,9 @@ void test_spread_out_of_core(void **)
     std::mt19937_64 rng(4100);
     const std::vector<int> devs = listed_devices();
     tgemm::set_host_plan_sizes(32, 32, 32);
+    // Workers read their budgets while others allocate (two of them on one
+    // device where TGEMM_DEVICES lists it twice): each budget still its cap.
+    mock::pool_read_pause_ms = 2;
     int small_failed = 0, small_ran = 0;
     for (int i = 0; i < 24; ++i) {
         Problem p;
