@@ -4,8 +4,10 @@
 //     old values of C read in batches;
 //   - cluster_store_tile: the cluster form of split-K, the slices of one
 //     tile added in order through distributed shared memory, then C;
-//   - load_c4 / put_c4: store_c4's arithmetic in two steps, for the
-//     epilogues that read a batch of old values before storing any.
+//   - load_c4 / put_c4: four rows of one column, the old values read in
+//     one step and the results stored in another, for the epilogues that
+//     read a batch of old values before storing any; store_c4: four rows
+//     where beta == 0.
 // Edges: rows from rem_m and columns from rem_n on do not exist and are
 // neither read nor written.
 #pragma once
@@ -20,26 +22,17 @@ namespace tgemm {
 namespace kernels {
 
 // Writes r[0..3] (already times alpha) to rows lm to lm + 3 of one column of
-// C at p, adding beta times the old values when beta != 0 (never reading C
-// when beta == 0); rows from rem_m on do not exist.
+// C at p, never reading C (beta == 0); rows from rem_m on do not exist.
 template <bool kVec>
-__device__ __forceinline__ void store_c4(float *p, const float (&r)[4], int lm, int rem_m, float beta)
+__device__ __forceinline__ void store_c4(float *p, const float (&r)[4], int lm, int rem_m)
 {
     if (kVec && lm + 3 < rem_m) {
-        float4 out = make_float4(r[0], r[1], r[2], r[3]);
-        if (beta != 0.0f) {
-            const float4 old = *reinterpret_cast<const float4 *>(p);
-            out.x = fmaf(beta, old.x, out.x);
-            out.y = fmaf(beta, old.y, out.y);
-            out.z = fmaf(beta, old.z, out.z);
-            out.w = fmaf(beta, old.w, out.w);
-        }
-        *reinterpret_cast<float4 *>(p) = out;
+        *reinterpret_cast<float4 *>(p) = make_float4(r[0], r[1], r[2], r[3]);
     } else {
 #pragma unroll
         for (int ii = 0; ii < 4; ++ii) {
             if (lm + ii < rem_m)
-                p[ii] = beta != 0.0f ? fmaf(beta, p[ii], r[ii]) : r[ii];
+                p[ii] = r[ii];
         }
     }
 }
@@ -59,10 +52,9 @@ __device__ __forceinline__ float4 load_c4(const float *p, int lm, int rem_m)
     return v;
 }
 
-// store_c4 with the old values of C already loaded (load_c4; not read when
-// beta == 0): the same arithmetic. A copy, kept so that store_c4, on the
-// serial path, stays as it is: store_c4 written as load_c4 plus put_c4
-// changed the machine code of every kernel that takes it.
+// Writes r[0..3] (already times alpha) plus beta times the old values of C
+// loaded before (load_c4; not used when beta == 0) to rows lm to lm + 3 of
+// one column of C at p; rows from rem_m on do not exist.
 template <bool kVec>
 __device__ __forceinline__ void put_c4(float *p, const float (&r)[4], const float (&old)[4], int lm, int rem_m,
                                        float beta)
@@ -102,7 +94,7 @@ __device__ __forceinline__ void store_tile_scaled(float *c, int64_t ldc, int lm0
 #pragma unroll
                 for (int ii = 0; ii < 4; ++ii)
                     r[ii] = alpha * acc[4 * i + ii][4 * j + jj];
-                store_c4<kVec>(col + i * T::kStrideM, r, lm, rem_m, 0.0f);
+                store_c4<kVec>(col + i * T::kStrideM, r, lm, rem_m);
             }
         }
     }
@@ -112,11 +104,11 @@ __device__ __forceinline__ void store_tile_scaled(float *c, int64_t ldc, int lm0
 // matrix. c points at the lane's first element (row lm0, column ln0 of the
 // block); rem_m x rem_n elements of the block's tile exist. Where beta !=
 // 0 the lane's columns go in batches of kEpilogueBatchCols whose old values
-// are all requested before the first is used: the compiler cannot move a read of C
-// above an earlier store to C (it cannot tell that they never overlap), so
-// read one at a time, each store waiting on its own read, the lane's reads'
-// latencies would add up (a lone block of a large tile has nothing else to
-// run meanwhile).
+// are all requested before the first is used: the compiler cannot move a
+// read of C above an earlier store to C (it cannot tell that they never
+// overlap), so read one at a time, each store waiting on its own read, the
+// lane's reads' latencies would add up (a lone block of a large tile has
+// nothing else to run meanwhile).
 template <class T, bool kVec>
 __device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int ln0,
                                            int rem_m, int rem_n, float alpha, float beta,

@@ -80,9 +80,9 @@ struct Tile64x64x16 {
 };
 
 // Launch bounds of 16 blocks an SM, the residency the dispatcher plans for:
-// with 8 a thread may take up to 255 registers, and the epilogue's batch of
-// old values of C took its unaligned kernels past 128, to 15 blocks an SM
-// (bench/residency.py checks).
+// a thread then keeps to 128 registers, which the epilogue's batch of old
+// values of C would otherwise exceed in the unaligned kernels, costing a
+// block an SM (bench/residency.py checks).
 struct Tile32x32x8 {
     static constexpr int BM = 32, BN = 32, BK = 8, WM = 32, WN = 32, kMinBlocks = 16;
     static constexpr bool kClusterForm = true;
