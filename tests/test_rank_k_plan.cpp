@@ -211,6 +211,34 @@ void test_k_cap(void **)
     }
 }
 
+// rank_k_pays against plans of given times: rank-k is taken where its time
+// is under the tiled plan's over kTiledModelShare (0.95), or under the
+// tiled memory floor's where that is the larger, and not 1% above either;
+// never beyond K 512, however fast.
+void test_tiled_share(void **)
+{
+    const DeviceModel &m = h100();
+    const auto pays = [&](const GemmParams &p, double rank_k_seconds, double tiled_seconds) {
+        PiecePlan rk = plan_rank_k(p, m), tiled;
+        tiled.p = p;
+        rk.seconds = rank_k_seconds;
+        tiled.seconds = tiled_seconds;
+        return rank_k_pays(rk, tiled, m);
+    };
+    const GemmParams p = problem(8192, 8192, 256, false, false, 0.0f);
+    const double floor = tiled_memory_floor(p, m);
+    for (double tiled : {10.0 * floor, 2.0 * floor}) {  // the tiled plan's time above the floor
+        assert_true(pays(p, 0.99 * tiled / 0.95, tiled));
+        assert_false(pays(p, 1.01 * tiled / 0.95, tiled));
+    }
+    // A tiled time below the floor: the floor decides.
+    assert_true(pays(p, 0.99 * floor / 0.95, 0.5 * floor));
+    assert_false(pays(p, 1.01 * floor / 0.95, 0.5 * floor));
+    const GemmParams deep = problem(8192, 8192, 513, false, false, 0.0f);
+    assert_false(pays(deep, 1e-3 * tiled_memory_floor(deep, m), 10.0 * tiled_memory_floor(deep, m)));
+    assert_true(pays(problem(8192, 8192, 512, false, false, 0.0f), 1e-9, 1.0));
+}
+
 // Over the grid limit: not planned; a tiled plan whose grid fits instead.
 void test_grid_limit(void **)
 {
@@ -263,7 +291,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest defaults[] = {
         cmocka_unit_test(test_rank_k_updates), cmocka_unit_test(test_long_k),  cmocka_unit_test(test_skinny_never),
         cmocka_unit_test(test_tiny_products),  cmocka_unit_test(test_model),   cmocka_unit_test(test_grid_limit),
-        cmocka_unit_test(test_k_cap),
+        cmocka_unit_test(test_k_cap),          cmocka_unit_test(test_tiled_share),
     };
     const struct CMUnitTest forced_rank_k[] = {cmocka_unit_test(test_forced_rank_k)};
     const struct CMUnitTest forced_family[] = {cmocka_unit_test(test_forced_family)};

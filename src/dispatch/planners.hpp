@@ -55,9 +55,11 @@ PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m);
 
 // The rank-k kernel over the whole of C (dispatch/rank_k.cpp), with its
 // modelled time; rank_k_tiles, its blocks. rank_k_pays: whether it is to
-// run instead of the tiled plan `tiled` of the same product (its time with
-// C's traffic added, which the tiled model leaves out) read as low, with K
-// no larger than the kernel is planned at, and within the device's grid.
+// run instead of the tiled plan `tiled` of the same product: its time (with
+// C's traffic, which the tiled model leaves out) below the larger of the
+// tiled plan's time and the tiled memory floor divided by kTiledModelShare,
+// K no larger than the kernel is planned at, and its grid within the
+// device's.
 int64_t rank_k_tiles(const GemmParams &p);
 PiecePlan plan_rank_k(const GemmParams &p, const DeviceModel &m);
 bool rank_k_pays(const PiecePlan &rank_k, const PiecePlan &tiled, const DeviceModel &m);
