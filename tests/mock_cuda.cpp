@@ -65,13 +65,13 @@ std::vector<Logged> launch_log, budget_log;
 std::vector<std::pair<int, size_t>> alloc_log;
 
 // A budget is read as cudaMemGetInfo, then the pool's reserved and used
-// bytes. On a device the three describe one state even when another
-// thread allocates between them (a pool that grows takes its bytes from the
-// free memory read before). The mock's free memory stays as set, so the
-// pool's two reads that follow a thread's cudaMemGetInfo give the bytes of
-// that moment: read live, a sibling worker's allocation between them would
-// count against this thread's budget alone, and on a tight budget the
-// worker would decline its block for memory a device would still have.
+// bytes. The mock's free memory is a cap per device that other threads'
+// allocations do not reduce (device_free, device_free_on): every budget
+// read is meant to see that cap. Read live, the pool's two reads would
+// subtract a sibling thread's allocation only when it fell between them (a
+// device would subtract it from its free memory whenever it was made), and
+// on a tight cap the worker would decline its block now and then. So the
+// two reads after a thread's cudaMemGetInfo give the bytes of that moment.
 thread_local int seen_pool_device = -1;
 thread_local uint64_t seen_pool_used = 0;
 thread_local int seen_pool_reads = 0;
@@ -630,19 +630,21 @@ cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t)
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void *value)
 {
-    if (attr == cudaMemPoolAttrUsedMemCurrent && mock::pool_read_pause_ms.load() > 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(mock::pool_read_pause_ms.load()));
+    const bool pool_bytes = attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent;
+    const int pause_ms = mock::pool_read_pause_ms.load();
+    if (attr == cudaMemPoolAttrUsedMemCurrent && pause_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
     std::lock_guard<std::mutex> lk(mu);
+    const int dev = pool_device(pool);
+    const bool seen = pool_bytes && mock::seen_pool_reads > 0 && mock::seen_pool_device == dev;
+    if (pool_bytes && mock::seen_pool_reads > 0)
+        --mock::seen_pool_reads;
     if (mock::fails(mock::Query))
         return mock::failure(mock::Query);
     // Nothing is cached: reserved == used.
-    const int dev = pool_device(pool);
-    const bool seen = mock::seen_pool_reads > 0 && mock::seen_pool_device == dev;
-    if (seen)
-        --mock::seen_pool_reads;
     const uint64_t used = seen ? mock::seen_pool_used : mock::pool_used[dev];
     *static_cast<uint64_t *>(value) =
-        (attr == cudaMemPoolAttrReservedMemCurrent || attr == cudaMemPoolAttrUsedMemCurrent) ? used : 0;
+        pool_bytes ? used : 0;
     return cudaSuccess;
 }
 
@@ -714,6 +716,7 @@ cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
     mock::pass_gate();
     std::lock_guard<std::mutex> lk(mu);
     mock::budget_log.push_back(mock::Logged{mock::current, std::this_thread::get_id()});
+    mock::seen_pool_reads = 0;
     if (mock::fails(mock::Query))
         return mock::failure(mock::Query);
     mock::seen_pool_device = mock::current;

@@ -122,8 +122,9 @@ extern std::map<void *, DeviceAlloc> device_allocs;
 extern uint64_t device_free;                  // what cudaMemGetInfo reports
 extern uint64_t device_free_on[kMaxDevices];  // for one device, where not 0
 extern uint64_t alloc_limit;                  // larger device allocations fail
-// A pause before each read of a pool's used bytes: a sibling thread's
-// allocation then falls between a budget's reads (cudaMemGetInfo).
+// A pause before each read of a pool's used bytes, so that a sibling
+// thread's allocation falls between a budget's reads (HostRun::budget:
+// cudaMemGetInfo, then the pool's reserved and used bytes).
 extern std::atomic<int> pool_read_pause_ms;
 extern int max_pitch;
 extern int launches;

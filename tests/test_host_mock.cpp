@@ -1552,7 +1552,8 @@ void test_spread_out_of_core(void **)
     const std::vector<int> devs = listed_devices();
     tgemm::set_host_plan_sizes(32, 32, 32);
     // Workers read their budgets while others allocate (two of them on one
-    // device where TGEMM_DEVICES lists it twice): each budget still its cap.
+    // device where TGEMM_DEVICES lists it twice): each budget is still its
+    // device's cap, as the mock models free memory.
     mock::pool_read_pause_ms = 2;
     int small_failed = 0, small_ran = 0;
     for (int i = 0; i < 24; ++i) {
