@@ -747,7 +747,7 @@ test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP) $(TILED_OBJ)
 	$(RUN_TEST) check-bench-cpu-blas -- sh tests/check-bench-cpu-blas.sh $(BUILD)/bench/bench_cpu_blas
 	$(RUN_TEST) check-multi-report -- sh tests/check-multi-report.sh
 	$(RUN_TEST) check-scalapack-report -- sh tests/check-scalapack-report.sh
-	$(RUN_TEST) check-residency -- sh tests/check-residency.sh $(BUILD)/obj/kernels
+	$(RUN_TEST) check-residency -- sh tests/check-residency.sh $(PLAN_DUMP) $(BUILD)/obj/kernels
 
 # The shape of src/ (tests/check-layers.sh: every include points down the
 # layers, no cycle, no file over 700 lines, no date or PERF.md in a comment)

@@ -10,6 +10,7 @@
 //   plan_dump --check-workspace [--device D] [--count N] [--seed S]
 //   plan_dump [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B]
 //   plan_dump [--device D] --costs < PLANS
+//   plan_dump [--device D] --families
 //
 // --no-workspace prints the plans used when the workspace cannot be had.
 // The settings (TGEMM_STREAMK, TGEMM_PACK, TGEMM_TMA, TGEMM_CLUSTERS,
@@ -25,7 +26,10 @@
 // form); FAMILY rank-k (SPLITS 1, CHUNK K, FORM none) prints the rank-k
 // model's.
 // tests/check-fit-plans.sh holds bench/fit_plans.py's mirror of the tiled
-// model to it.
+// model to it. --families prints each tiled family's `NAME THREADS
+// SMEM_BYTES BLOCKS_PER_SM`: the registry's block and shared memory of its
+// plain kernels, and the blocks an SM the model plans it at (for
+// bench/residency.py).
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -154,6 +158,14 @@ int check_tables()
 
 }  // namespace
 
+// --families: each tiled family's threads, shared bytes and planned blocks an SM.
+int print_families(const DeviceModel &model)
+{
+    for (const TiledModel &e : model.tiled)
+        std::printf("%s %d %zu %d\n", e.family->name, e.family->threads, e.family->smem_bytes, e.blocks_per_sm);
+    return 0;
+}
+
 // --costs: the model's seconds of each plan read from standard input (a
 // tiled family's, or rank-k's).
 int print_costs(const DeviceModel &model)
@@ -194,7 +206,7 @@ int main(int argc, char **argv)
     bool no_workspace = false;
     bool unreported = false;  // the device reports no clocks (a driver that cannot say)
     bool check_workspace = false;
-    bool costs = false;
+    bool costs = false, families = false;
     std::vector<plan_dump::Problem> given;
     float beta = 0.0f;
     for (int i = 1; i < argc; ++i) {
@@ -234,6 +246,8 @@ int main(int argc, char **argv)
             check_workspace = true;
         else if (a == "--costs")
             costs = true;
+        else if (a == "--families")
+            families = true;
         else if (a == "--check-tables")
             return check_tables();
         else {
@@ -241,7 +255,8 @@ int main(int argc, char **argv)
                                  " [--unreported-clocks] [--check-workspace]\n"
                                  "       %s [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B]\n"
                                  "       %s [--device D] --costs < PLANS\n"
-                                 "       %s --check-tables\n", argv[0], argv[0], argv[0], argv[0]);
+                                 "       %s [--device D] --families\n"
+                                 "       %s --check-tables\n", argv[0], argv[0], argv[0], argv[0], argv[0]);
             return 2;
         }
     }
@@ -273,6 +288,8 @@ int main(int argc, char **argv)
     }
     if (costs)
         return print_costs(model);
+    if (families)
+        return print_families(model);
 
     for (plan_dump::Problem &pr : given)
         pr.beta = beta;

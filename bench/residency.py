@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """Whether the tiled families' compiled kernels fit the residency the dispatcher plans for.
 
-    python3 bench/residency.py FACTORS_CPP SHAPES_CUH PTXAS_LOG_DIR
+    python3 bench/residency.py FAMILIES PTXAS_LOG_DIR
 
-The dispatcher's tiled model (src/dispatch/factors.cpp, the sm_90 row)
-plans each family at `blocks_per_sm` blocks an SM. What an SM holds is set
-by the compiled kernels: their registers (ptxas's report, next to each
-family's object: PTXAS_LOG_DIR/tiled_<name>.ptxas.log), the block's
-threads and its shared memory (src/kernels/tiled/shapes.cuh, derived as
-src/kernels/tiled/shape.cuh derives them). Each plain kernel (sgemm_tiled
-without the cluster form, sgemm_streamk) is checked against the H100's
-limits: 65,536 registers an SM allocated to warps in units of 256, 2,048
-threads, 32 blocks, 228 KiB of shared memory with 1 KiB reserved a block.
-The cluster kernels are left out: their residency (cluster capacity) is
-measured on the device by the occupancy API before the first launch.
+FAMILIES: `plan_dump --families` (a file, or - for standard input), one
+line a tiled family: its name, the threads and shared bytes of its plain
+kernels (the kernel registry's), and the blocks an SM the dispatcher's
+model plans it at (src/dispatch/factors.cpp). What an SM holds is set by
+the compiled kernels' registers (ptxas's report, next to each family's
+object: PTXAS_LOG_DIR/tiled_<name>.ptxas.log) with those threads and shared
+bytes. Each plain kernel (sgemm_tiled without the cluster form,
+sgemm_streamk) is checked against the H100's limits: 65,536 registers an
+SM allocated to warps in units of 256, 2,048 threads, 32 blocks, 228 KiB
+of shared memory with 1 KiB reserved a block. The cluster kernels are left
+out: their residency (cluster capacity) is measured on the device by the
+occupancy API before the first launch.
 
 Prints one line a family, "ok" or "short: ..." naming the kernel and the
 blocks it leaves; exit status 1 if any family falls short, 2 on bad input.
@@ -30,22 +31,14 @@ SMEM_PER_SM = 228 * 1024
 SMEM_RESERVED_PER_BLOCK = 1024
 
 
-def planned(factors_text):
-    """{family: blocks_per_sm} from the sm_90 row of factors.cpp."""
-    row = factors_text[factors_text.index("constexpr ArchFactors kSm90"):]
-    row = row[:row.index("};")]
-    return {name: int(b) for name, b in re.findall(r'\{"([0-9x]+)", \{[^}]*\}, (\d+),', row)}
-
-
-def shapes(shapes_text):
-    """{family: (threads, shared bytes of the plain kernel)} from shapes.cuh."""
+def families(text):
+    """{family: (threads, shared bytes, planned blocks an SM)} from plan_dump --families."""
     out = {}
-    for name, body in re.findall(r"struct Tile([0-9x]+) \{(.*?)\n\};", shapes_text, re.S):
-        knob = {k: int(v) for k, v in re.findall(r"\b(BM|BN|BK|WM|WN|kAsyncStages|kWholeRing) = (\d+)", body)}
-        threads = (knob["BM"] // knob["WM"]) * (knob["BN"] // knob["WN"]) * 32
-        buffers = max(2, knob.get("kAsyncStages", 0), knob.get("kWholeRing", 0))
-        smem = 4 * buffers * knob["BK"] * ((knob["BM"] + 4) + (knob["BN"] + 4))
-        out[name] = (threads, smem)
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) != 4:
+            raise ValueError("not a family line: %r" % line)
+        out[f[0]] = (int(f[1]), int(f[2]), int(f[3]))
     return out
 
 
@@ -81,19 +74,22 @@ def blocks_fitting(registers, threads, smem):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 3:
         print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
         return 2
-    plan = planned(open(sys.argv[1]).read())
-    shape = shapes(open(sys.argv[2]).read())
-    if not plan or set(plan) != set(shape):
-        print("families differ between the factors (%s) and the shapes (%s)" % (sorted(plan), sorted(shape)))
+    try:
+        table = families(sys.stdin.read() if sys.argv[1] == "-" else open(sys.argv[1]).read())
+    except (OSError, ValueError) as e:
+        print("bad family table: %s" % e)
+        return 2
+    if not table:
+        print("no families in the table")
         return 2
     short = 0
-    for family in sorted(plan):
-        threads, smem = shape[family]
+    for family in sorted(table):
+        threads, smem, planned = table[family]
         try:
-            ks = [(n, r) for n, r in kernels(open("%s/tiled_%s.ptxas.log" % (sys.argv[3], family)).read())
+            ks = [(n, r) for n, r in kernels(open("%s/tiled_%s.ptxas.log" % (sys.argv[2], family)).read())
                   if is_plain(n)]
         except OSError as e:
             print("%s: no ptxas report: %s" % (family, e))
@@ -103,13 +99,13 @@ def main():
             return 2
         name, regs = max(ks, key=lambda k: k[1])
         fits = blocks_fitting(regs, threads, smem)
-        if fits < plan[family]:
+        if fits < planned:
             short += 1
             print("%s short: %s uses %d registers (%d threads, %d shared bytes): %d blocks an SM, planned %d"
-                  % (family, name, regs, threads, smem, fits, plan[family]))
+                  % (family, name, regs, threads, smem, fits, planned))
         else:
             print("%s ok: at most %d registers (%d threads, %d shared bytes): %d blocks an SM, planned %d"
-                  % (family, regs, threads, smem, fits, plan[family]))
+                  % (family, regs, threads, smem, fits, planned))
     return 1 if short else 0
 
 
