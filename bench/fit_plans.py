@@ -72,7 +72,7 @@ BLOCK_WAVE = {
 }
 CLUSTER_BLOCKS = {"256": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
                   "128x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "64x64x16": [0, 0, 528, 489, 496, 470, 474, 483, 496],
-                  "64x64x8": [0, 0, 660, 609, 616, 620, 606, 588, 616], "32x32x8": [0, 0, 1056, 981, 992, 965, 978, 973, 992]}
+                  "64x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "32x32x8": [0, 0, 1056, 981, 992, 965, 978, 973, 992]}
 
 
 def cdiv(a, b):
@@ -95,8 +95,9 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
     blocks = cdiv(m, bm) * cdiv(n, bn) * splits
     busiest = cdiv(blocks, SM)
     full, rest = divmod(busiest, per_sm)
-    if cluster:
+    if cluster:  # the cluster kernels' residency may exceed the plain ones'
         full, rest = cdiv(blocks, cluster_blocks(family, splits)), 0
+        per_sm = max(per_sm, cdiv(cluster_blocks(family, splits), SM))
     resident = min(per_sm, busiest)
     lda, ldb = (k if ta else m), (n if tb else k)
     aligned = lda % 4 == 0 and ldb % 4 == 0 and m % 4 == 0

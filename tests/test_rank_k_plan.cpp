@@ -8,7 +8,9 @@
 //                                     against a large m x n), the tiled plans
 //                                     for long K and for any K over 512, the
 //                                     streaming kernels for skinny C whatever
-//                                     K, and the grid limit
+//                                     K, the grid limit, and the tiled
+//                                     model's cluster form at the device's
+//                                     cluster capacity
 //   test_rank_k_plan forced-rank-k    TGEMM_KERNEL=rank-k: every product on it
 //   test_rank_k_plan forced-family    TGEMM_KERNEL=256x128x8: that family,
 //                                     never rank-k
@@ -249,6 +251,30 @@ void test_grid_limit(void **)
     assert_true(is_rank_k(plan_of(problem(4096, 4096, 16, false, false, 0.0f), small)));
 }
 
+// The cluster form at the device's cluster capacity: blocks an SM holds
+// beyond the plain kernels' residency share the SM's rate, so over many
+// full waves a larger capacity leaves the modelled time as it is (within
+// the waves' rounding), where counting them at the plain kernels' share
+// made the split plans a quarter faster than they can run.
+void test_cluster_residency(void **)
+{
+    static DeviceModel m;
+    describe_h100(2147483647, &m);
+    int f = 0;
+    while (f < kernels::kTiledFamilyCount && std::strcmp(kernels::kTiledFamilies[f]->name, "64x64x8") != 0)
+        ++f;
+    assert_true(f < kernels::kTiledFamilyCount);
+    const int sms = m.desc.sm_count, plain = m.tiled[f].blocks_per_sm;
+    const GemmParams p = problem(8192, 8192, 1024, false, false, 0.0f);
+    m.desc.tiled_cluster_blocks[f][2] = plain * sms;
+    const double at_plain = tiled_plan_seconds(p, m, f, 2, 512, true);
+    m.desc.tiled_cluster_blocks[f][2] = (plain + 1) * sms;
+    const double beyond = tiled_plan_seconds(p, m, f, 2, 512, true);
+    if (beyond < 0.98 * at_plain || beyond > 1.02 * at_plain)
+        fail_msg("8192x8192x1024 split 2 in clusters: %.3g s at %d blocks an SM, %.3g s at %d", at_plain, plain,
+                 beyond, plain + 1);
+}
+
 // TGEMM_KERNEL=rank-k: every product with alpha != 0 and k != 0 on the
 // rank-k kernel, skinny and long ones too; over the grid limit, a failure.
 void test_forced_rank_k(void **)
@@ -291,7 +317,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest defaults[] = {
         cmocka_unit_test(test_rank_k_updates), cmocka_unit_test(test_long_k),  cmocka_unit_test(test_skinny_never),
         cmocka_unit_test(test_tiny_products),  cmocka_unit_test(test_model),   cmocka_unit_test(test_grid_limit),
-        cmocka_unit_test(test_k_cap),          cmocka_unit_test(test_tiled_share),
+        cmocka_unit_test(test_k_cap),          cmocka_unit_test(test_tiled_share), cmocka_unit_test(test_cluster_residency),
     };
     const struct CMUnitTest forced_rank_k[] = {cmocka_unit_test(test_forced_rank_k)};
     const struct CMUnitTest forced_family[] = {cmocka_unit_test(test_forced_family)};

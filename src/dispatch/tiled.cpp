@@ -80,10 +80,16 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
     const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
     const double family_rate = family_efficiency(e, p, out_aligned);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
+    // The blocks an SM holds at once: in cluster form the device's count for
+    // the cluster kernels, which may exceed the plain kernels' (their own
+    // registers); all of them share the SM's rate.
+    const int64_t per_sm =
+        cluster_blocks > 0 ? std::max<int64_t>(e.blocks_per_sm, ceil_div(int64_t{cluster_blocks}, int64_t{sm_count}))
+                           : e.blocks_per_sm;
     // The seconds of one wave's K steps with `resident` blocks on the SM. A
     // block's share never falls below its share in a full wave: the lone
     // blocks' loss applies where it leaves them more than that.
-    const double full_share = family_rate * m.sm_flops / static_cast<double>(e.blocks_per_sm);
+    const double full_share = family_rate * m.sm_flops / static_cast<double>(per_sm);
     const auto wave_steps = [&](int64_t resident) {
         const bool alone = e.blocks_per_sm > 1 && resident * f.threads / 32 < 16;
         const double share = std::max(
@@ -96,7 +102,7 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
         full = ceil_div(blocks, int64_t{cluster_blocks});
         rest = 0;
     }
-    const int64_t resident = std::min<int64_t>(e.blocks_per_sm, busiest);
+    const int64_t resident = std::min<int64_t>(per_sm, busiest);
     const double waves = static_cast<double>(full + (rest > 0 ? 1 : 0));
     return static_cast<double>(full) * wave_steps(resident) + (rest > 0 ? wave_steps(rest) : 0.0) +
            waves * e.wave_seconds + static_cast<double>(busiest) * e.block_seconds +
