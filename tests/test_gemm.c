@@ -554,7 +554,7 @@ static void test_k0_scales_c(void **state)
 
 /* The same inputs give the same bits, call after call, at shapes whose
  * plans split K (in clusters where the GPU has them, else through the
- * workspace), one that does not, one in stream-K form (whichever block
+ * workspace; with aligned operands and not), one that does not, one in stream-K form (whichever block
  * arrives last adds a tile's parts) and one on the rank-k kernel. With TGEMM_TEST_BITS=FILE the results
  * are also compared with FILE's, or written there if it does not exist: `make
  * test-gpu` runs this once with the split-K cluster form and once without
@@ -570,6 +570,7 @@ static void test_deterministic(void **state)
         {1023, 1025, 2047, true}, {512, 512, 512, false}, {128, 128, 128, false},
         {256, 256, 8192, false},  {1000, 1000, 1000, false}, {4096, 4096, 256, false},
         {2560, 2560, 512, false}, {4096, 16, 4096, false},   {4096, 4096, 16, true},
+        {511, 512, 512, false},   {727, 959, 551, true}, /* unaligned operands, K split in clusters */
     };
     const char *bits_path = getenv("TGEMM_TEST_BITS");
     FILE *bits_in = bits_path != NULL ? fopen(bits_path, "rb") : NULL;
@@ -843,6 +844,8 @@ static const special_case_t kSpecial[] = {
     {PATH_TILED, false, false, 2048, 2048, 1024, 2.0f, 0.0f},
     {PATH_SPLIT_CLUSTER, false, false, 1024, 1024, 1024, 0.5f, -1.0f}, /* 128x128x16 split 2 */
     {PATH_SPLIT_CLUSTER, false, false, 512, 512, 512, 1.0f, 0.25f},    /* 64x64x16 split 2 */
+    {PATH_SPLIT_CLUSTER, false, false, 511, 512, 512, 1.0f, 0.5f},     /* lda 511: unaligned, 64x64x8 split 8 */
+    {PATH_SPLIT_CLUSTER, true, true, 727, 959, 551, -1.0f, 0.0f},      /* lda 551: unaligned, 64x64x16 split 2 */
     {PATH_SPLIT_WORKSPACE, false, false, 256, 256, 8192, 1.0f, 0.0f},  /* 128x128x16 split 32 */
     {PATH_STREAMK, false, false, 3072, 3072, 1024, 1.0f, 1.0f},        /* 264 tiles whole, 24 shared out */
     {PATH_PACKED, true, false, 2048, 2048, 2048, 0.25f, 2.0f},

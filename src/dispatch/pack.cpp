@@ -5,8 +5,7 @@
 //   - A not transposed, or B, whose columns do not all start on 16 bytes
 //     (an ld that is not a multiple of 4, or an unaligned pointer): copied
 //     as stored with an aligned ld, so that the product runs on the kernels
-//     that move the operands in vectors where C is aligned, and may take the
-//     cluster form of split-K where it is not.
+//     that move the operands in vectors (C too, where it is aligned).
 // Each choice (A, B, both) is planned and the cheapest taken. A pack is
 // priced as its memory traffic and a launch. TGEMM_PACK=always packs every
 // operand that can be packed, never none.
@@ -44,17 +43,15 @@ size_t align_up(size_t bytes)
 }
 
 // The largest share of a plan's time that restating p as q can save in
-// any family's model (their efficiencies at q's pairs and alignment over
-// p's), times a halving at most where the copies make the cluster form of
-// split-K possible (aligned operands). A pack that costs more than this
-// share of the plain plan is not planned, which saves planning it.
+// any family's model: their efficiencies at q's pairs and alignment over
+// p's (every plan of p, split-K in cluster form included, is a plan of q
+// too). A pack that costs more than this share of the plain plan is not
+// planned, which saves planning it.
 double pack_gain_bound(const GemmParams &p, const GemmParams &q, const DeviceModel &m)
 {
     double most = 1.0;
     for (const TiledModel &e : m.tiled)
         most = std::max(most, family_efficiency(e, q, c_aligned(q)) / family_efficiency(e, p, c_aligned(p)));
-    if (operands_aligned(q) && !operands_aligned(p))
-        most *= 2.0;
     return 1.0 - 1.0 / most;
 }
 

@@ -224,11 +224,9 @@ PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFami
     PiecePlan shared;  // the cheapest stream-K plan
     shared.p = p;
     shared.seconds = INFINITY;
-    // The cluster kernels exist for aligned operands only. Plans are
-    // made as if clusters were allowed whatever TGEMM_CLUSTERS says (plan_call
-    // applies it afterwards), so that the setting never changes the plan,
-    // and with it the bits of the result.
-    const bool cluster_ok = operands_aligned(p);
+    // Plans are made as if clusters were allowed whatever TGEMM_CLUSTERS
+    // says (plan_call applies it afterwards), so that the setting never
+    // changes the plan, and with it the bits of the result.
     // Families whose grid would exceed the device's limit are left out
     // while any family fits (else check_grid refuses the plan).
     bool any_fits = false;
@@ -264,7 +262,7 @@ PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFami
             if (split_fits(p, splits))
                 consider(e, splits, chunk, false, 0);
             const int cluster_blocks = cluster_capacity(e, splits);
-            if (cluster_ok && cluster_blocks > 0)
+            if (cluster_blocks > 0)
                 consider(e, splits, chunk, true, cluster_blocks);
         }
     }

@@ -20,9 +20,11 @@ namespace kernels {
 // A family's kernels for one transpose pair and one alignment (the
 // launch index's, kernels/family.hpp): kAligned for A and B, kVecC for C.
 // Aligned operands beside an unaligned C take the cluster kernel of that
-// alignment (there is no unaligned cluster kernel), but the plain kernel
-// of unaligned operands: its main loop was as fast or faster than the
-// aligned one's beside a scalar epilogue, and it spills nowhere.
+// alignment, but the plain kernel of unaligned operands: its main loop was
+// as fast or faster than the aligned one's beside a scalar epilogue, and it
+// spills nowhere. Unaligned operands take the one cluster kernel of scalar
+// accesses, whatever C's alignment (the launch index has no finer variant
+// for them).
 template <class T, bool kTA, bool kTB, bool kAligned, bool kVecC>
 cudaError_t launch_tiled(const GemmParams &p, const SplitK &sk, cudaStream_t s)
 {
@@ -32,13 +34,13 @@ cudaError_t launch_tiled(const GemmParams &p, const SplitK &sk, cudaStream_t s)
         sgemm_tiled<T, kTA, kTB, kAligned && kVecC><<<grid, T::kThreads, T::kSmemBytes, s>>>(p, sk);
         return cudaGetLastError();
     }
-    if constexpr (!kAligned || !T::kClusterForm) {
+    if constexpr (!T::kClusterForm) {
         return cudaErrorInvalidValue;  // never planned: prepare_tiled reports no cluster capacity
     } else {
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg =
             cluster_launch_config(grid, T::kThreads, T::kClusterSmemBytes, s, sk.splits, &attr);
-        return cudaLaunchKernelEx(&cfg, sgemm_tiled<T, kTA, kTB, true, true, kVecC>, p, sk);
+        return cudaLaunchKernelEx(&cfg, sgemm_tiled<T, kTA, kTB, kAligned, true, kAligned && kVecC>, p, sk);
     }
 }
 
@@ -100,11 +102,13 @@ cudaError_t prepare_tiled(int cc_major, int *cluster_blocks)
         cudaError_t x = allow_smem(sgemm_tiled<T, kTA, kTB, kAl>, T::kSmemBytes);
         if constexpr (kHasStreamK<T>)
             x = x != cudaSuccess ? x : allow_smem(sgemm_streamk<T, kTA, kTB, kAl>, kStreamKSmemBytes<T>);
-        // The cluster kernels of aligned operands, with C aligned and not.
-        if constexpr (kAl && T::kClusterForm) {
-            if (x == cudaSuccess && has_cluster_code(sgemm_tiled<T, kTA, kTB, true, true>, cc_major)) {
-                x = allow_smem(sgemm_tiled<T, kTA, kTB, true, true, true>, T::kClusterSmemBytes);
-                x = x != cudaSuccess ? x : allow_smem(sgemm_tiled<T, kTA, kTB, true, true, false>, T::kClusterSmemBytes);
+        // The cluster kernels: of aligned operands with C aligned and not,
+        // of unaligned ones with scalar C.
+        if constexpr (T::kClusterForm) {
+            if (x == cudaSuccess && has_cluster_code(sgemm_tiled<T, kTA, kTB, kAl, true, false>, cc_major)) {
+                x = allow_smem(sgemm_tiled<T, kTA, kTB, kAl, true, false>, T::kClusterSmemBytes);
+                if constexpr (kAl)
+                    x = x != cudaSuccess ? x : allow_smem(sgemm_tiled<T, kTA, kTB, true, true, true>, T::kClusterSmemBytes);
             }
         }
         return x;

@@ -9,8 +9,8 @@
 //     4, so every 4-element group of A and B that starts at a multiple of 4
 //     can be moved as one 128-bit access; kVecC (only with kAligned): the
 //     same of c and ldc. Without them those accesses are scalar. kVecC
-//     differs from kAligned only in the cluster form (the one form of
-//     split-K for aligned operands beside an unaligned C).
+//     differs from kAligned only in the cluster form (aligned operands
+//     beside an unaligned C).
 //   - the grid is ceil(m/BM) * ceil(n/BN) blocks of T::kThreads along x, and
 //     one slice of K per y (SplitK); with more than one slice in workspace
 //     form, kVecC promises m % 4 == 0 for C's part (the workspace has
