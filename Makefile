@@ -736,7 +736,8 @@ test-install: $(BUILD)/lib/$(LIBNAME)
 # mirror of the tiled model against src/dispatch/factors.cpp too);
 # bench_cpu_blas plain, on OpenBLAS alone (its CSV and its refusals); the
 # tiled families' registers (ptxas's reports) against the blocks an SM the
-# dispatcher plans them at (bench/residency.py).
+# dispatcher plans them at, and the cluster kernels' against the blocks an
+# SM holds in clusters (bench/residency.py).
 test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP) $(TILED_OBJ)
 	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh

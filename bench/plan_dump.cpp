@@ -27,9 +27,11 @@
 // model's.
 // tests/check-fit-plans.sh holds bench/fit_plans.py's mirror of the tiled
 // model to it. --families prints each tiled family's `NAME THREADS
-// SMEM_BYTES BLOCKS_PER_SM`: the registry's block and shared memory of its
-// plain kernels, and the blocks an SM the model plans it at (for
-// bench/residency.py).
+// SMEM_BYTES BLOCKS_PER_SM CLUSTER_PER_SM`: the registry's block and shared
+// memory of its plain kernels, the blocks an SM the model plans it at, and
+// the most blocks an SM holds in clusters by the device's counts (0: no
+// cluster form), for bench/residency.py.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -158,11 +160,18 @@ int check_tables()
 
 }  // namespace
 
-// --families: each tiled family's threads, shared bytes and planned blocks an SM.
+// --families: each tiled family's threads, shared bytes, planned blocks an
+// SM and blocks an SM in clusters.
 int print_families(const DeviceModel &model)
 {
-    for (const TiledModel &e : model.tiled)
-        std::printf("%s %d %zu %d\n", e.family->name, e.family->threads, e.family->smem_bytes, e.blocks_per_sm);
+    const int sms = model.desc.sm_count;
+    for (const TiledModel &e : model.tiled) {
+        int cluster = 0;  // the most blocks an SM holds in any cluster size
+        for (int n = 2; n <= kTiledMaxCluster; ++n)
+            cluster = std::max(cluster, (e.cluster_blocks[n] + sms - 1) / sms);
+        std::printf("%s %d %zu %d %d\n", e.family->name, e.family->threads, e.family->smem_bytes, e.blocks_per_sm,
+                    cluster);
+    }
     return 0;
 }
 
