@@ -12,7 +12,7 @@
 // and B stored as the op says with no padding (lda = m or k, ldb = k or
 // n), ldc = m, alpha 1, beta 0, the same inputs for every plan of a shape
 // (warm in L2 where they fit). The kernels are the pair's, aligned where
-// A, B and C all are (the cluster form only then), else unaligned. Time per
+// A, B and C all are, else unaligned. Time per
 // call: 40 back-to-back calls between two CUDA events, median of 5 such
 // runs. --family keeps the plans of the named families only (repeatable;
 // for comparing builds of one family). Links the library's kernel objects directly (build/obj/kernels),
@@ -162,7 +162,7 @@ int main(int argc, char **argv)
                     continue;
                 for (int form = 0; form < (splits > 1 ? 2 : 1); ++form) {
                     const bool cluster = form == 1;
-                    if (cluster && (!aligned || splits > kTiledMaxCluster || cap[f][splits] == 0))
+                    if (cluster && (splits > kTiledMaxCluster || cap[f][splits] == 0))
                         continue;
                     if (splits > 1 && !cluster && sizeof(float) * splits * m * n > kWorkBytes)
                         continue;

@@ -95,6 +95,7 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
     blocks = cdiv(m, bm) * cdiv(n, bn) * splits
     busiest = cdiv(blocks, SM)
     full, rest = divmod(busiest, per_sm)
+    plain_per_sm = per_sm
     if cluster:  # the cluster kernels' residency may exceed the plain ones'
         full, rest = cdiv(blocks, cluster_blocks(family, splits)), 0
         per_sm = max(per_sm, cdiv(cluster_blocks(family, splits), SM))
@@ -105,7 +106,7 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
     steps = cdiv(chunk, bk) + 1
 
     def wave_steps(resident):
-        alone = per_sm > 1 and resident * threads / 32 < 16
+        alone = plain_per_sm > 1 and resident * threads / 32 < 16
         share = eff * (1.0 if aligned else u) * SM_FLOPS
         rate = min(max(share / per_sm, share * (alone_share if alone else 1.0) / resident), threads / 32 * WARP_FLOPS)
         return steps * max(floor, 2.0 * bm * bn * bk / rate)

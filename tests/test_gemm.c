@@ -413,14 +413,13 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
          * (make test-gpu). */
         {4096, 4096, 4096, true, false, 0, 0, 0, 0, false}, /* the suite's sq4096_tn */
         {3001, 2999, 2049, true, false, 3, 4, 2, 0, false}, /* m not a multiple of the packed ld's 32; lda odd */
-        /* Operands copied as stored with an aligned ld (src/dispatch/pack.cpp)
-         * where the H100's plan copies them, and the cluster kernels of
-         * aligned operands beside an unaligned C; TGEMM_PACK=always copies
-         * every small row's unaligned operands (make test-gpu). */
-        {490, 8844, 334, false, true, 0, 0, 20, 0, false},  /* A copied (lda 490), C aligned: 64x64x8 in clusters */
-        {624, 426, 783, false, true, 0, 0, 42, 0, false},   /* B copied (ldb 426) beside ldc 666 */
-        {543, 4033, 137, true, false, 3, 17, 0, 0, false},  /* B copied (ldb 154), ldc 543 */
-        {5278, 397, 124, false, true, 41, 0, 26, 0, false}, /* both copied (lda 5319, ldb 397), ldc 5304 */
+        /* Unaligned operands, which TGEMM_PACK=always copies as stored with
+         * an aligned ld (src/dispatch/pack.cpp; make test-gpu), and the
+         * cluster kernels of aligned operands beside an unaligned C. */
+        {490, 8844, 334, false, true, 0, 0, 20, 0, false},  /* lda 490 */
+        {624, 426, 783, false, true, 0, 0, 42, 0, false},   /* ldb 426, ldc 666: K split in clusters */
+        {543, 4033, 137, true, false, 3, 17, 0, 0, false},  /* ldb 154, ldc 543 */
+        {5278, 397, 124, false, true, 41, 0, 26, 0, false}, /* lda 5319, ldb 397, ldc 5304 */
         {512, 512, 512, false, false, 0, 0, 1, 0, false},   /* aligned operands, ldc 513: the cluster form */
     };
     for (size_t i = 0; i < sizeof kExplicit / sizeof kExplicit[0]; ++i) {
@@ -843,9 +842,14 @@ static const special_case_t kSpecial[] = {
     {PATH_TILED, true, true, 2048, 2048, 1024, -1.0f, 0.5f}, /* 128 tiles of 256x128x16: one wave */
     {PATH_TILED, false, false, 2048, 2048, 1024, 2.0f, 0.0f},
     {PATH_SPLIT_CLUSTER, false, false, 1024, 1024, 1024, 0.5f, -1.0f}, /* 128x128x16 split 2 */
-    {PATH_SPLIT_CLUSTER, false, false, 512, 512, 512, 1.0f, 0.25f},    /* 64x64x16 split 2 */
-    {PATH_SPLIT_CLUSTER, false, false, 511, 512, 512, 1.0f, 0.5f},     /* lda 511: unaligned, 64x64x8 split 8 */
-    {PATH_SPLIT_CLUSTER, true, true, 727, 959, 551, -1.0f, 0.0f},      /* lda 551: unaligned, 64x64x16 split 2 */
+    {PATH_SPLIT_CLUSTER, false, false, 512, 512, 512, 1.0f, 0.25f},    /* 64x64x16 split 4 */
+    /* Unaligned operands (lda odd), K split in clusters: */
+    {PATH_SPLIT_CLUSTER, false, false, 511, 512, 512, 1.0f, 0.5f},    /* 64x64x16 split 4 */
+    {PATH_SPLIT_CLUSTER, true, true, 727, 959, 551, -1.0f, 0.0f},     /* 64x64x16 split 2 */
+    {PATH_SPLIT_CLUSTER, false, false, 1021, 1024, 1001, 1.0f, 0.5f}, /* 128x128x16 split 2 */
+    {PATH_SPLIT_CLUSTER, false, false, 517, 1024, 257, 2.0f, 0.0f},   /* 64x64x8 split 3 */
+    {PATH_SPLIT_CLUSTER, false, false, 2047, 640, 257, 1.0f, 1.0f},   /* 128x64x8 split 3 */
+    {PATH_SPLIT_CLUSTER, true, true, 17, 45, 129, 1.0f, 0.5f},        /* 32x32x8 split 6 */
     {PATH_SPLIT_WORKSPACE, false, false, 256, 256, 8192, 1.0f, 0.0f},  /* 128x128x16 split 32 */
     {PATH_STREAMK, false, false, 3072, 3072, 1024, 1.0f, 1.0f},        /* 264 tiles whole, 24 shared out */
     {PATH_PACKED, true, false, 2048, 2048, 2048, 0.25f, 2.0f},

@@ -254,8 +254,8 @@ void test_grid_limit(void **)
 // The cluster form at the device's cluster capacity: blocks an SM holds
 // beyond the plain kernels' residency share the SM's rate, so over many
 // full waves a larger capacity leaves the modelled time as it is (within
-// the waves' rounding), where counting them at the plain kernels' share
-// made the split plans a quarter faster than they can run.
+// the waves' rounding); counting them at the plain kernels' share would
+// make the split plans a quarter faster than they can run.
 void test_cluster_residency(void **)
 {
     static DeviceModel m;

@@ -25,10 +25,8 @@ constexpr int64_t kPackLd = 32;
 // A packed plan is taken only when the model finds it this much faster than
 // the plan without: kPackMargin for op(A) packed by columns alone, whose
 // plans the model was fitted on; kRealignMargin where a copy is made for
-// alignment (A as stored, or B), whose plans (the cluster form of split-K
-// beside an unaligned C, mostly) the model prices less well: measured on
-// random products, the ones it found up to 14% faster ran up to 13% slower
-// as often as faster.
+// alignment (A as stored, or B), whose plans the model prices less well
+// (docs/notes/dispatch.md, "Pack and stream-K").
 constexpr double kPackMargin = 0.03;
 constexpr double kRealignMargin = 0.15;
 
@@ -45,13 +43,16 @@ size_t align_up(size_t bytes)
 // The largest share of a plan's time that restating p as q can save in
 // any family's model: their efficiencies at q's pairs and alignment over
 // p's (every plan of p, split-K in cluster form included, is a plan of q
-// too). A pack that costs more than this share of the plain plan is not
-// planned, which saves planning it.
+// too), q's taken at its best (C aligned, or split through the workspace
+// with m a multiple of 4: the vector kernels), p's at its worst. A pack
+// that costs more than this share of the plain plan is not planned, which
+// saves planning it.
 double pack_gain_bound(const GemmParams &p, const GemmParams &q, const DeviceModel &m)
 {
     double most = 1.0;
     for (const TiledModel &e : m.tiled)
-        most = std::max(most, family_efficiency(e, q, c_aligned(q)) / family_efficiency(e, p, c_aligned(p)));
+        most = std::max(most, family_efficiency(e, q, c_aligned(q) || q.m % 4 == 0) /
+                                  family_efficiency(e, p, c_aligned(p)));
     return 1.0 - 1.0 / most;
 }
 

@@ -80,9 +80,10 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
     const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
     const double family_rate = family_efficiency(e, p, out_aligned);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
-    // The blocks an SM holds at once: in cluster form the device's count for
-    // the cluster kernels, which may exceed the plain kernels' (their own
-    // registers); all of them share the SM's rate.
+    // The blocks an SM holds at once: in cluster form the larger of the
+    // plain kernels' residency and the device's count for the cluster
+    // kernels (their own registers); all of them share the SM's rate. A
+    // smaller count only leaves fewer blocks a wave (the waves below).
     const int64_t per_sm =
         cluster_blocks > 0 ? std::max<int64_t>(e.blocks_per_sm, ceil_div(int64_t{cluster_blocks}, int64_t{sm_count}))
                            : e.blocks_per_sm;
