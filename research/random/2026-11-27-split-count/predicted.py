@@ -4,24 +4,12 @@ before and after are one tiled plan, beside the measured one, for a variant.
     python3 predicted.py PLAN_DUMP VARIANT   (run in this folder; VARIANT c2, c3, c4 or g8)
 
 --costs prices operands unpadded and aligned: the model's view of the pair of plans."""
-import csv, lzma, math, re, subprocess, sys
+import csv, math, subprocess, sys
+
+from planlog import plans, tiled
 
 dump, v = sys.argv[1], sys.argv[2]
 shapes, runs = ('g8_shapes.txt', 'g8') if v == 'g8' else ('sp_shapes.txt', 'sp')
-def plans(path):
-    out, cur = {}, None
-    for line in lzma.open(path, 'rt'):
-        m = re.match(r'== shape (\d+) ', line)
-        if m:
-            cur = int(m.group(1)); out[cur] = []
-        elif 'device plan' in line and cur is not None:
-            out[cur].append(line)
-    return out
-def tiled(lines):
-    if len(lines) != 1:
-        return None
-    m = re.search(r' tiled (\S+) split-k=(\d+) \((\w+)\) k-chunk=(\d+)', lines[0])
-    return m.groups() if m and 'stream-k' not in lines[0] else None
 def ratios(files):
     rows = [{int(r['index']): r for r in csv.DictReader(open(f))} for f in files]
     return {i: math.exp(sum(math.log(float(x[i]['ratio_hot'])) for x in rows) / len(rows)) for i in rows[0] if all(i in x for x in rows)}

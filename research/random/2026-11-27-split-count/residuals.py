@@ -8,8 +8,11 @@ plan_dump --costs. A correction, us = model + c0 + c1 waves + c2 [workspace] + c
 [workspace], is fitted on this folder's sp runs and applied to the moved problems of
 ../2026-11-27-unaligned-clusters and to this folder's g8 runs. regret: the time of the plan
 the model picks among those timed for a problem over the fastest of them."""
-import csv, glob, lzma, math, re, subprocess, sys
+import csv, glob, math, subprocess, sys
+
 import numpy as np
+
+from planlog import plans, tiled
 
 DUMP = sys.argv[1]
 L1 = [0, 0, 132, 117, 120, 110, 102, 105, 120]  # blocks resident in clusters of 0 to 8 (the H100's counts)
@@ -23,24 +26,6 @@ BPS = {'256x128x16': 1, '256x128x8': 1, '128x256x8': 1, '128x128x8': 2, '128x128
 
 def gm(x):
     return math.exp(sum(map(math.log, x)) / len(x)) if x else float('nan')
-
-
-def plans(path):
-    out, cur = {}, None
-    for line in lzma.open(path, 'rt'):
-        m = re.match(r'== shape (\d+) ', line)
-        if m:
-            cur = int(m.group(1)); out[cur] = []
-        elif 'device plan' in line and cur is not None:
-            out[cur].append(line)
-    return out
-
-
-def tiled(lines):
-    if len(lines) != 1 or 'stream-k' in lines[0]:
-        return None
-    m = re.search(r' tiled (\S+) split-k=(\d+) \((\w+)\) k-chunk=(\d+)', lines[0])
-    return m.groups() if m else None
 
 
 def timed(shapes, libs):
