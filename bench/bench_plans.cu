@@ -6,7 +6,7 @@
 // dispatcher's cost model (src/dispatch/tiled.cpp, src/dispatch/factors.cpp); bench/plan_regret.py
 // compares the plan the library picks with the fastest one measured.
 //
-//   bench_plans [--op AB] [--family NAME]... M N K [M N K ...]    CSV on standard output
+//   bench_plans [--op AB] [--family NAME]... [--rounded] M N K [M N K ...]    CSV on standard output
 //
 // Column-major, op(A) op(B) with AB one of NN (the default), NT, TN, TT, A
 // and B stored as the op says with no padding (lda = m or k, ldb = k or
@@ -14,8 +14,11 @@
 // (warm in L2 where they fit). The kernels are the pair's, aligned where
 // A, B and C all are, else unaligned. Time per
 // call: 40 back-to-back calls between two CUDA events, median of 5 such
-// runs. --family keeps the plans of the named families only (repeatable;
-// for comparing builds of one family). Links the library's kernel objects directly (build/obj/kernels),
+// runs; us_main is the same without the workspace form's reduction
+// kernel. --family keeps the plans of the named families only (repeatable;
+// for comparing builds of one family). --rounded also times the splits the
+// dispatcher leaves out because the rounded chunk makes fewer slices (the
+// split is then the slices it makes), and splits of 96 and 128. Links the library's kernel objects directly (build/obj/kernels),
 // not libtgemm.so, whose kernels are internal.
 #include <algorithm>
 #include <cmath>
@@ -75,6 +78,7 @@ __global__ void reference(const float *a, const float *b, double *c, double *mag
 
 // Split-K factors and the rule for K per slice, as the dispatcher has them.
 const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+const int kRoundedSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
 constexpr long kMinSplitSteps = 2;
 constexpr size_t kWorkBytes = size_t{256} << 20;
 
@@ -83,11 +87,16 @@ constexpr size_t kWorkBytes = size_t{256} << 20;
 int main(int argc, char **argv)
 {
     int first = 1;
-    bool ta = false, tb = false;
+    bool ta = false, tb = false, rounded = false;
     std::vector<std::string> only;  // --family: these families' plans alone
     const KernelFamily *const *fams = kTiledFamilies;  // the registry's, in its order
     constexpr int kFams = kTiledFamilyCount;
     while (argc - first >= 2 && argv[first][0] == '-') {
+        if (std::string(argv[first]) == "--rounded") {
+            rounded = true;
+            ++first;
+            continue;
+        }
         const std::string opt = argv[first], val = argv[first + 1];
         if (opt == "--op") {
             if (val.size() != 2 || (val[0] != 'N' && val[0] != 'T') || (val[1] != 'N' && val[1] != 'T')) {
@@ -108,7 +117,7 @@ int main(int argc, char **argv)
         first += 2;
     }
     if (argc - first < 3 || (argc - first) % 3 != 0) {
-        std::fprintf(stderr, "usage: bench_plans [--op AB] [--family NAME]... M N K [M N K ...]\n");
+        std::fprintf(stderr, "usage: bench_plans [--op AB] [--family NAME]... [--rounded] M N K [M N K ...]\n");
         return 2;
     }
     int dev = 0, cc_major = 0;
@@ -122,7 +131,7 @@ int main(int argc, char **argv)
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
-    std::printf("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err,transa,transb\n");
+    std::printf("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err,transa,transb,us_main\n");
     int failures = 0;
     for (int s = first; s + 2 < argc; s += 3) {
         const long m = std::atol(argv[s]), n = std::atol(argv[s + 1]), k = std::atol(argv[s + 2]);
@@ -156,10 +165,16 @@ int main(int argc, char **argv)
             if (!only.empty() && std::find(only.begin(), only.end(), fa.name) == only.end())
                 continue;
             const long tiles = ((m + fa.bm - 1) / fa.bm) * ((n + fa.bn - 1) / fa.bn);
-            for (int splits : kSplits) {
-                const long chunk = ((k + splits - 1) / splits + fa.bk - 1) / fa.bk * fa.bk;
+            std::vector<int> tried;
+            for (int asked : rounded ? std::vector<int>(std::begin(kRoundedSplits), std::end(kRoundedSplits))
+                                     : std::vector<int>(std::begin(kSplits), std::end(kSplits))) {
+                const long chunk = ((k + asked - 1) / asked + fa.bk - 1) / fa.bk * fa.bk;
+                const int splits = rounded ? static_cast<int>((k + chunk - 1) / chunk) : asked;
                 if (splits > 1 && (chunk < kMinSplitSteps * fa.bk || (k + chunk - 1) / chunk != splits))
                     continue;
+                if (std::find(tried.begin(), tried.end(), splits) != tried.end())
+                    continue;
+                tried.push_back(splits);
                 for (int form = 0; form < (splits > 1 ? 2 : 1); ++form) {
                     const bool cluster = form == 1;
                     if (cluster && (splits > kTiledMaxCluster || cap[f][splits] == 0))
@@ -196,22 +211,28 @@ int main(int argc, char **argv)
                     }
                     for (int i = 0; i < 5; ++i)
                         CHECK(call());
-                    std::vector<float> t;
-                    for (int r = 0; r < 5; ++r) {
-                        CHECK(cudaEventRecord(e0));
-                        for (int i = 0; i < 40; ++i)
-                            CHECK(call());
-                        CHECK(cudaEventRecord(e1));
-                        CHECK(cudaEventSynchronize(e1));
-                        float ms = 0.0f;
-                        CHECK(cudaEventElapsedTime(&ms, e0, e1));
-                        t.push_back(ms * 1e3f / 40);
-                    }
-                    std::sort(t.begin(), t.end());
-                    std::printf("%ld,%ld,%ld,%s,%d,%s,%ld,%ld,%d,%.2f,%.3f,%c,%c\n", m, n, k, fa.name, splits,
+                    // Median over 5 runs of 40 back-to-back launches, per launch in us.
+                    const auto median_us = [&](auto launch) {
+                        std::vector<float> t;
+                        for (int r = 0; r < 5; ++r) {
+                            CHECK(cudaEventRecord(e0));
+                            for (int i = 0; i < 40; ++i)
+                                CHECK(launch());
+                            CHECK(cudaEventRecord(e1));
+                            CHECK(cudaEventSynchronize(e1));
+                            float ms = 0.0f;
+                            CHECK(cudaEventElapsedTime(&ms, e0, e1));
+                            t.push_back(ms * 1e3f / 40);
+                        }
+                        std::sort(t.begin(), t.end());
+                        return t[t.size() / 2];
+                    };
+                    const float us = median_us(call);
+                    const float us_main = median_us([&] { return fa.launch[variant](p, sk, nullptr); });
+                    std::printf("%ld,%ld,%ld,%s,%d,%s,%ld,%ld,%d,%.2f,%.3f,%c,%c,%.2f\n", m, n, k, fa.name, splits,
                                 splits == 1 ? "none" : cluster ? "cluster" : "workspace", splits > 1 ? chunk : k,
-                                tiles * splits, cluster ? cap[f][splits] : 0, t[t.size() / 2], worst,
-                                ta ? 'T' : 'N', tb ? 'T' : 'N');
+                                tiles * splits, cluster ? cap[f][splits] : 0, us, worst, ta ? 'T' : 'N',
+                                tb ? 'T' : 'N', us_main);
                     std::fflush(stdout);
                 }
             }

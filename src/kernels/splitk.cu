@@ -1,14 +1,25 @@
 // The split-K reduction: C := alpha * (slice 0 + slice 1 + ...) + beta * C.
 //
 // Contract: work holds sk.splits slices of m x n partial sums, column-major
-// with ld = m, written by a split-K launch on the same stream. The slices are
-// added in index order by one thread per element, so the result is the same
-// bit for bit on every run. beta == 0 never reads C.
+// with ld = m, written by a split-K launch on the same stream just before.
+// The slices are added in index order by one thread per element, so the
+// result is the same bit for bit on every run (and the same as the cluster
+// form's, which adds them in that order too). beta == 0 never reads C.
+//
+// The launch asks for programmatic stream serialization where the device
+// has it (sm_90 on): the reduction's blocks are set up while the split-K
+// kernel before it ends, and wait for it (griddepcontrol.wait) before their
+// first read of the slices. Elsewhere it is an ordinary launch, and the
+// wait is compiled out.
 #include "family.hpp"
 
 namespace tgemm {
 namespace kernels {
 namespace {
+
+// Slices loaded at once: the loads of a batch are all in flight before its
+// first add, so a thread waits on memory once a batch, not once a slice.
+constexpr int kBatch = 16;
 
 // One thread per element of C, over the m x n elements in column order, so
 // that a C of few rows (the streaming kernels' m <= 16) still fills whole
@@ -16,16 +27,37 @@ namespace {
 __global__ void splitk_reduce(const float *work, int splits, int64_t m, int64_t n, float alpha, float beta,
                               float *c, int64_t ldc)
 {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
     const int64_t mn = m * n;
     const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
     for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < mn; e += step) {
-        float sum = work[e];
-        for (int s = 1; s < splits; ++s)
-            sum += work[s * mn + e];
+        const float *w = work + e;
+        float sum = w[0];
+        int s = 1;
+        for (; s + kBatch <= splits; s += kBatch) {
+            float v[kBatch];
+#pragma unroll
+            for (int i = 0; i < kBatch; ++i)
+                v[i] = w[(s + i) * mn];
+#pragma unroll
+            for (int i = 0; i < kBatch; ++i)
+                sum += v[i];
+        }
+        float v[kBatch];
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i)
+            if (s + i < splits)
+                v[i] = w[(s + i) * mn];
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i)
+            if (s + i < splits)
+                sum += v[i];
         const int64_t j = e / m, i = e - j * m;
         float *out = c + i + j * ldc;
-        const float v = alpha * sum;
-        *out = beta != 0.0f ? fmaf(beta, *out, v) : v;
+        const float x = alpha * sum;
+        *out = beta != 0.0f ? fmaf(beta, *out, x) : x;
     }
 }
 
@@ -36,9 +68,22 @@ cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStre
     constexpr int kThreads = 256;
     constexpr int64_t kMaxBlocks = 4096;  // then each thread takes several elements
     const int64_t blocks = (p.m * p.n + kThreads - 1) / kThreads;
-    const dim3 grid(static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks));
-    splitk_reduce<<<grid, kThreads, 0, s>>>(sk.work, sk.splits, p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
-    return cudaGetLastError();
+    int dev = 0, major = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (e != cudaSuccess)
+        return e;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks));
+    cfg.blockDim = dim3(kThreads);
+    cfg.stream = s;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = major >= 9 ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, splitk_reduce, sk.work, sk.splits, p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
 }
 
 }  // namespace kernels
