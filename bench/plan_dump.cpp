@@ -8,7 +8,7 @@
 //             [--unreported-clocks]   (clocks and memory bus reported as 0)
 //   plan_dump --check-tables
 //   plan_dump --check-workspace [--device D] [--count N] [--seed S]
-//   plan_dump [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B]
+//   plan_dump [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B] [--time N]
 //   plan_dump [--device D] --costs < PLANS
 //   plan_dump [--device D] --families
 //
@@ -19,7 +19,9 @@
 // each plan's workspace layout and the plan drop_workspace leaves. --shape
 // plans the problems given instead of random ones (operands aligned,
 // leading dimensions the smallest unless given, alpha 1, beta 0 unless
-// --beta). --costs reads one tiled plan a line, `M N K TA TB FAMILY SPLITS
+// --beta); --time N plans each once and then N times more first, and
+// prints the time of the first plan and of one of the others (the host's
+// cost of planning a call, of a new shape and of one planned before). --costs reads one tiled plan a line, `M N K TA TB FAMILY SPLITS
 // CHUNK FORM` (FORM none, workspace or cluster; operands unpadded and
 // aligned, alpha 1, beta 0, as bench_plans times them), and prints the
 // tiled model's seconds for each (inf where the family has no such cluster
@@ -32,6 +34,7 @@
 // the most blocks an SM holds in clusters by the device's counts (0: no
 // cluster form), for bench/residency.py.
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -216,6 +219,7 @@ int main(int argc, char **argv)
     bool unreported = false;  // the device reports no clocks (a driver that cannot say)
     bool check_workspace = false;
     bool costs = false, families = false;
+    long long time_reps = 0;  // --time: plan each given problem this many times, print the time per plan
     std::vector<plan_dump::Problem> given;
     float beta = 0.0f;
     for (int i = 1; i < argc; ++i) {
@@ -243,6 +247,8 @@ int main(int argc, char **argv)
             beta = static_cast<float>(std::atof(argv[++i]));
         else if (a == "--device" && i + 1 < argc)
             device = argv[++i];
+        else if (a == "--time" && i + 1 < argc)
+            time_reps = std::atoll(argv[++i]);
         else if (a == "--count" && i + 1 < argc)
             count = std::atoll(argv[++i]);
         else if (a == "--seed" && i + 1 < argc)
@@ -262,7 +268,7 @@ int main(int argc, char **argv)
         else {
             std::fprintf(stderr, "usage: %s [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]"
                                  " [--unreported-clocks] [--check-workspace]\n"
-                                 "       %s [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B]\n"
+                                 "       %s [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B] [--time N]\n"
                                  "       %s [--device D] --costs < PLANS\n"
                                  "       %s [--device D] --families\n"
                                  "       %s --check-tables\n", argv[0], argv[0], argv[0], argv[0], argv[0]);
@@ -317,6 +323,18 @@ int main(int argc, char **argv)
                               pr.lda, pr.ldb, pr.ldc, pr.m, pr.n, pr.k, pr.alpha, pr.beta, pr.ta, pr.tb};
         CallPlan plan;
         plan_dump::Call call;
+        if (time_reps > 0 && !given.empty()) {
+            const auto us_since = [](std::chrono::steady_clock::time_point t0) {
+                return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+            };
+            auto t0 = std::chrono::steady_clock::now();
+            (void)plan_call(p, model, &plan);
+            const double first = us_since(t0);
+            t0 = std::chrono::steady_clock::now();
+            for (long long r = 0; r < time_reps; ++r)
+                (void)plan_call(p, model, &plan);
+            std::printf("# plan_call first %.3f us, again %.3f us: ", first, us_since(t0) / time_reps);
+        }
         tgemm_status st = plan_call(p, model, &plan);
         if (check_workspace) {
             if (st != TGEMM_SUCCESS)

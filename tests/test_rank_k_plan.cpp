@@ -10,7 +10,8 @@
 //                                     streaming kernels for skinny C whatever
 //                                     K, the grid limit, and the tiled
 //                                     model's cluster form at the device's
-//                                     cluster capacity
+//                                     cluster capacity; the tiled planner's
+//                                     remembered plans against plans made anew
 //   test_rank_k_plan forced-rank-k    TGEMM_KERNEL=rank-k: every product on it
 //   test_rank_k_plan forced-family    TGEMM_KERNEL=256x128x8: that family,
 //                                     never rank-k
@@ -275,6 +276,85 @@ void test_cluster_residency(void **)
                  beyond, plain + 1);
 }
 
+// Two plans of one problem alike, piece by piece (kernel, family, split,
+// K per slice, form, stream-K shape, the piece's problem and workspace).
+bool same_steps(const CallSteps &x, const CallSteps &y)
+{
+    if (x.pieces != y.pieces || x.peel_m != y.peel_m || x.peel_n != y.peel_n || x.pack_a.ld != y.pack_a.ld ||
+        x.pack_b.ld != y.pack_b.ld || x.pack_a.transposed != y.pack_a.transposed ||
+        x.workspace_bytes != y.workspace_bytes)
+        return false;
+    for (int i = 0; i < x.pieces; ++i) {
+        const PiecePlan &a = x.piece[i], &b = y.piece[i];
+        if (a.kind != b.kind || a.family != b.family || a.splits != b.splits || a.k_chunk != b.k_chunk ||
+            a.cluster != b.cluster || a.sk.sk_tiles != b.sk.sk_tiles || a.sk.dp_tiles != b.sk.dp_tiles ||
+            a.sk.ctas != b.sk.ctas || a.p.a != b.p.a || a.p.b != b.p.b || a.p.c != b.p.c || a.p.m != b.p.m ||
+            a.p.n != b.p.n || a.p.k != b.p.k || a.p.beta != b.p.beta || a.work_offset != b.work_offset)
+            return false;
+    }
+    return true;
+}
+
+GemmParams params_of(const plan_dump::Problem &pr)
+{
+    return GemmParams{reinterpret_cast<const float *>(plan_dump::kBaseA) + pr.a_off,
+                      reinterpret_cast<const float *>(plan_dump::kBaseB) + pr.b_off,
+                      reinterpret_cast<float *>(plan_dump::kBaseC) + pr.c_off,
+                      pr.lda, pr.ldb, pr.ldc, pr.m, pr.n, pr.k, pr.alpha, pr.beta, pr.ta, pr.tb};
+}
+
+// The tiled planner remembers its recent plans per thread
+// (dispatch/tiled.cpp): a plan made from memory must be the plan made
+// anew. Each of 3,000 random problems is planned, planned again (from
+// memory, unless another problem took its slot), and planned once more
+// with A one float off its alignment and with beta 0 and not swapped
+// (other keys); each against the same problem planned on a model derived
+// afresh, which nothing is remembered for. Then one model object derived
+// again with another grid limit must plan as a fresh model with that
+// limit does, not as it did before.
+void test_remembered_plans(void **)
+{
+    static DeviceModel m, fresh;
+    describe_h100(2147483647, &m);
+    plan_dump::Rng rng{20261127};
+    int remembered = 0;
+    for (int i = 0; i < 3000; ++i) {
+        plan_dump::Problem pr = plan_dump::draw_problem(rng);
+        for (int variant = 0; variant < 3; ++variant) {
+            if (variant == 1)
+                pr.a_off = (pr.a_off + 1) % 8;
+            if (variant == 2)
+                pr.beta = pr.beta == 0.0f ? 0.5f : 0.0f;
+            const GemmParams p = params_of(pr);
+            CallPlan first, again, anew;
+            const tgemm_status st = plan_call(p, m, &first);
+            if (plan_call(p, m, &again) != st)
+                fail_msg("problem %d: the second plan_call returned another status", i);
+            describe_h100(2147483647, &fresh);
+            if (plan_call(p, fresh, &anew) != st)
+                fail_msg("problem %d: a fresh model returned another status", i);
+            if (st != TGEMM_SUCCESS)
+                continue;
+            if (!same_steps(first.steps, anew.steps) || !same_steps(again.steps, anew.steps) ||
+                !same_steps(again.bare, anew.bare))
+                fail_msg("%lldx%lldx%lld %c%c (variant %d): a remembered plan differs from the plan made anew",
+                         static_cast<long long>(pr.m), static_cast<long long>(pr.n), static_cast<long long>(pr.k),
+                         pr.ta ? 'T' : 'N', pr.tb ? 'T' : 'N', variant);
+            remembered += again.steps.piece[0].kind == KernelKind::Tiled;
+        }
+    }
+    assert_true(remembered > 1000);
+    // 700 x 700: 121 tiles of 64 x 64 (its plan without a limit), over a
+    // limit of 100.
+    const GemmParams wide = problem(700, 700, 300, false, false, 0.0f);
+    static DeviceModel limited;
+    describe_h100(100, &limited);
+    const CallPlan unlimited_plan = plan_of(wide, m), limited_plan = plan_of(wide, limited);
+    assert_false(same_steps(unlimited_plan.steps, limited_plan.steps));
+    describe_h100(100, &m);  // the same object, another grid limit
+    assert_true(same_steps(plan_of(wide, m).steps, limited_plan.steps));
+}
+
 // TGEMM_KERNEL=rank-k: every product with alpha != 0 and k != 0 on the
 // rank-k kernel, skinny and long ones too; over the grid limit, a failure.
 void test_forced_rank_k(void **)
@@ -318,6 +398,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rank_k_updates), cmocka_unit_test(test_long_k),  cmocka_unit_test(test_skinny_never),
         cmocka_unit_test(test_tiny_products),  cmocka_unit_test(test_model),   cmocka_unit_test(test_grid_limit),
         cmocka_unit_test(test_k_cap),          cmocka_unit_test(test_tiled_share), cmocka_unit_test(test_cluster_residency),
+        cmocka_unit_test(test_remembered_plans),
     };
     const struct CMUnitTest forced_rank_k[] = {cmocka_unit_test(test_forced_rank_k)};
     const struct CMUnitTest forced_family[] = {cmocka_unit_test(test_forced_family)};

@@ -1,6 +1,7 @@
 // Deriving the planners' device model from a device description.
 #include "dispatch/device_model.hpp"
 
+#include <atomic>
 #include <cstring>
 
 #include "core/status.hpp"
@@ -12,6 +13,8 @@ tgemm_status derive_device_model(const DeviceDescription &desc, DeviceModel *mod
     char why[128];
     if (!factors_cover_registry(why, sizeof why))
         return fail(TGEMM_ERROR_INTERNAL, "the dispatcher's factors do not match the kernel registry: %s", why);
+    static std::atomic<uint64_t> serials{0};
+    model->serial = serials.fetch_add(1, std::memory_order_relaxed) + 1;
     model->desc = desc;
     const ArchFactors &f = arch_factors(desc.cc_major, desc.cc_minor);
     // A device that reports no clock or memory bus (a driver that cannot

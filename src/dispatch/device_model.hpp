@@ -50,6 +50,11 @@ struct DeviceModel {
     double warp_flops;        // one warp alone: half its scheduler's issue rate
     double memory_bandwidth;  // the measured bandwidth scaled by this device's theoretical one
     TiledModel tiled[kernels::kTiledFamilyCount];  // in the registry's order
+    // Set anew by each derive_device_model (never 0): tells models apart
+    // for what the planners remember between calls (one object may be
+    // derived again for another device). A model is not changed in place
+    // after it is derived: derive it again.
+    uint64_t serial = 0;
 
     DeviceModel() = default;
     DeviceModel(const DeviceModel &) = delete;  // tiled[] points into desc

@@ -40,7 +40,9 @@ double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_alig
 bool split_fits(const GemmParams &p, int splits);
 
 // The tiled plan with the lowest modelled time (dispatch/tiled.cpp); only
-// `only`'s family where it is not null (TGEMM_KERNEL).
+// `only`'s family where it is not null (TGEMM_KERNEL). Each thread
+// remembers its recent plans and returns the same plan for the same key
+// without weighing the candidates again.
 PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFamily *only);
 // The modelled seconds of one plain tiled plan of p: the registry's family
 // `family`, `splits` slices of K in chunks of `chunk`, in clusters or

@@ -1,7 +1,8 @@
 // The tiled planner: for each family of the registry and each split of K
 // (none, through the workspace, or finished in a thread-block cluster), and
 // for stream-K where the last wave is partly empty, the modelled time; the
-// cheapest plan wins, a split or stream-K only by a margin.
+// cheapest plan wins, a split or stream-K only by a margin. Recent plans
+// are remembered per thread (TiledMemo).
 #include <algorithm>
 #include <cmath>
 
@@ -157,6 +158,54 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
            busiest * e.block_seconds + reduce + (sk.dp_tiles > 0 ? 2 : 1) * a.launch_seconds;
 }
 
+// What plan_tiled reads of a problem: its shape, transposes, alignments
+// (the kernels that run, dispatch/launch.cpp) and whether beta is 0; with
+// the device model's serial and the family asked for. The settings it
+// reads are fixed for the process.
+struct TiledKey {
+    uint64_t serial;
+    const KernelFamily *only;
+    int64_t m, n, k;
+    unsigned flags;
+
+    bool operator==(const TiledKey &o) const
+    {
+        return serial == o.serial && only == o.only && m == o.m && n == o.n && k == o.k && flags == o.flags;
+    }
+};
+
+TiledKey tiled_key(const GemmParams &p, const DeviceModel &m, const KernelFamily *only)
+{
+    const unsigned flags = (p.trans_a ? 1u : 0u) | (p.trans_b ? 2u : 0u) | (operands_aligned(p) ? 4u : 0u) |
+                           (c_aligned(p) ? 8u : 0u) | (p.beta != 0.0f ? 16u : 0u);
+    return TiledKey{m.serial, only, p.m, p.n, p.k, flags};
+}
+
+// The plans plan_tiled made last on this thread, one per slot of a small
+// table indexed by a hash of the key: a program calls the same shapes over
+// and over, and weighing every family and split again costs the host more
+// than the launch. A plan is a function of its key, so a remembered one is
+// the one planning would make.
+struct TiledMemo {
+    bool used = false;
+    TiledKey key = {};
+    PiecePlan plan;
+};
+constexpr size_t kTiledMemoSlots = 64;
+thread_local TiledMemo t_tiled_memo[kTiledMemoSlots];
+
+size_t memo_slot(const TiledKey &key)
+{
+    uint64_t h = key.serial * 0x9e3779b97f4a7c15ull;
+    for (const uint64_t v : {static_cast<uint64_t>(key.m), static_cast<uint64_t>(key.n),
+                             static_cast<uint64_t>(key.k), static_cast<uint64_t>(key.flags),
+                             static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key.only))})
+        h = (h ^ v) * 0x100000001b3ull;
+    return static_cast<size_t>(h ^ (h >> 29)) % kTiledMemoSlots;
+}
+
+PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const KernelFamily *only);
+
 }  // namespace
 
 double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_aligned)
@@ -205,6 +254,22 @@ double tiled_plan_seconds(const GemmParams &p, const DeviceModel &m, int family,
 }
 
 PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFamily *only)
+{
+    const TiledKey key = tiled_key(p, m, only);
+    TiledMemo &slot = t_tiled_memo[memo_slot(key)];
+    if (!slot.used || !(slot.key == key)) {
+        slot.plan = plan_tiled_anew(p, m, only);
+        slot.key = key;
+        slot.used = true;
+    }
+    PiecePlan plan = slot.plan;
+    plan.p = p;
+    return plan;
+}
+
+namespace {
+
+PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const KernelFamily *only)
 {
     PiecePlan best, unsplit;  // the cheapest plan, and the cheapest without split-K
     best.p = unsplit.p = p;
@@ -272,5 +337,7 @@ PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFami
     const PiecePlan &chosen = best.seconds < (1.0 - kSplitMargin) * unsplit.seconds ? best : unsplit;
     return shared.seconds < (1.0 - kStreamKMargin) * chosen.seconds ? shared : chosen;
 }
+
+}  // namespace
 
 }  // namespace tgemm
