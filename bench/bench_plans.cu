@@ -6,7 +6,7 @@
 // dispatcher's cost model (src/dispatch/tiled.cpp, src/dispatch/factors.cpp); bench/plan_regret.py
 // compares the plan the library picks with the fastest one measured.
 //
-//   bench_plans [--op AB] [--family NAME]... [--rounded] M N K [M N K ...]    CSV on standard output
+//   bench_plans [--op AB] [--family NAME]... M N K [M N K ...]    CSV on standard output
 //
 // Column-major, op(A) op(B) with AB one of NN (the default), NT, TN, TT, A
 // and B stored as the op says with no padding (lda = m or k, ldb = k or
@@ -16,9 +16,7 @@
 // call: 40 back-to-back calls between two CUDA events, median of 5 such
 // runs; us_main is the same without the workspace form's reduction
 // kernel. --family keeps the plans of the named families only (repeatable;
-// for comparing builds of one family). --rounded also times the splits the
-// dispatcher leaves out because the rounded chunk makes fewer slices (the
-// split is then the slices it makes), and splits of 96 and 128. Links the library's kernel objects directly (build/obj/kernels),
+// for comparing builds of one family). Links the library's kernel objects directly (build/obj/kernels),
 // not libtgemm.so, whose kernels are internal.
 #include <algorithm>
 #include <cmath>
@@ -76,9 +74,10 @@ __global__ void reference(const float *a, const float *b, double *c, double *mag
     mag[i + j * m] = g;
 }
 
-// Split-K factors and the rule for K per slice, as the dispatcher has them.
-const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
-const int kRoundedSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
+// Split-K factors and the rule for K per slice, as the dispatcher has them
+// (src/dispatch/tiled.cpp): each factor gives the slices its rounded chunk
+// makes, the cluster form only where that is the factor.
+const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
 constexpr long kMinSplitSteps = 2;
 constexpr size_t kWorkBytes = size_t{256} << 20;
 
@@ -87,16 +86,11 @@ constexpr size_t kWorkBytes = size_t{256} << 20;
 int main(int argc, char **argv)
 {
     int first = 1;
-    bool ta = false, tb = false, rounded = false;
+    bool ta = false, tb = false;
     std::vector<std::string> only;  // --family: these families' plans alone
     const KernelFamily *const *fams = kTiledFamilies;  // the registry's, in its order
     constexpr int kFams = kTiledFamilyCount;
     while (argc - first >= 2 && argv[first][0] == '-') {
-        if (std::string(argv[first]) == "--rounded") {
-            rounded = true;
-            ++first;
-            continue;
-        }
         const std::string opt = argv[first], val = argv[first + 1];
         if (opt == "--op") {
             if (val.size() != 2 || (val[0] != 'N' && val[0] != 'T') || (val[1] != 'N' && val[1] != 'T')) {
@@ -117,7 +111,7 @@ int main(int argc, char **argv)
         first += 2;
     }
     if (argc - first < 3 || (argc - first) % 3 != 0) {
-        std::fprintf(stderr, "usage: bench_plans [--op AB] [--family NAME]... [--rounded] M N K [M N K ...]\n");
+        std::fprintf(stderr, "usage: bench_plans [--op AB] [--family NAME]... M N K [M N K ...]\n");
         return 2;
     }
     int dev = 0, cc_major = 0;
@@ -165,19 +159,17 @@ int main(int argc, char **argv)
             if (!only.empty() && std::find(only.begin(), only.end(), fa.name) == only.end())
                 continue;
             const long tiles = ((m + fa.bm - 1) / fa.bm) * ((n + fa.bn - 1) / fa.bn);
-            std::vector<int> tried;
-            for (int asked : rounded ? std::vector<int>(std::begin(kRoundedSplits), std::end(kRoundedSplits))
-                                     : std::vector<int>(std::begin(kSplits), std::end(kSplits))) {
+            int last = 1;  // the slices of the last split timed
+            for (int asked : kSplits) {
                 const long chunk = ((k + asked - 1) / asked + fa.bk - 1) / fa.bk * fa.bk;
-                const int splits = rounded ? static_cast<int>((k + chunk - 1) / chunk) : asked;
-                if (splits > 1 && (chunk < kMinSplitSteps * fa.bk || (k + chunk - 1) / chunk != splits))
+                const int splits = asked == 1 ? 1 : static_cast<int>((k + chunk - 1) / chunk);
+                if (asked > 1 && (chunk < kMinSplitSteps * fa.bk || splits <= last))
                     continue;
-                if (std::find(tried.begin(), tried.end(), splits) != tried.end())
-                    continue;
-                tried.push_back(splits);
+                if (asked > 1)
+                    last = splits;
                 for (int form = 0; form < (splits > 1 ? 2 : 1); ++form) {
                     const bool cluster = form == 1;
-                    if (cluster && (splits > kTiledMaxCluster || cap[f][splits] == 0))
+                    if (cluster && (splits != asked || splits > kTiledMaxCluster || cap[f][splits] == 0))
                         continue;
                     if (splits > 1 && !cluster && sizeof(float) * splits * m * n > kWorkBytes)
                         continue;

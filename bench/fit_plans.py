@@ -43,6 +43,9 @@ SM, CLOCK, BW = 132, 1.98e9, 2.88e12
 SM_FLOPS, WARP_FLOPS = 2 * 128 * CLOCK, 0.5 * 2 * 32 * CLOCK
 STEP, ALONE, OLD_BLOCK = 0.8e-6, 0.75, 0.75e-6
 L2_BYTES, L2_FACTOR = 50e6, 3.0
+# The split-K reduction behind a workspace split: its launch and wait, and
+# each batch of REDUCE_BATCH slices a thread loads (kernels/splitk.cu).
+REDUCE, REDUCE_PER_BATCH, REDUCE_BATCH = 0.9e-6, 0.35e-6, 16
 # name: bm, bn, bk, threads, efficiencies (NN, NT, TN, TT), blocks per SM, step
 # floor, lone share, unaligned factors (NN, NT, TN, TT)
 FAMILIES = {
@@ -117,7 +120,8 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
         reduce = 0.5e-6 + 0.1e-6 * cdiv(bm * bn // 4, splits * threads)
     else:
         slices = splits * m * n * 4.0
-        reduce = 2.0 * slices / (BW * (L2_FACTOR if slices <= 0.5 * L2_BYTES else 1.0)) + m * n * 4 / BW + 3e-6
+        reduce = (2.0 * slices / (BW * (L2_FACTOR if slices <= 0.5 * L2_BYTES else 1.0)) + m * n * 4 / BW + REDUCE
+                  + REDUCE_PER_BATCH * cdiv(splits - 1, REDUCE_BATCH))
     return full * wave_steps(resident) + (wave_steps(rest) if rest else 0.0), busiest, full + (rest > 0), reduce
 
 

@@ -848,7 +848,7 @@ static const special_case_t kSpecial[] = {
     {PATH_SPLIT_CLUSTER, true, true, 727, 959, 551, -1.0f, 0.0f},     /* 64x64x16 split 2 */
     {PATH_SPLIT_CLUSTER, false, false, 1021, 1024, 1001, 1.0f, 0.5f}, /* 128x128x16 split 2 */
     {PATH_SPLIT_CLUSTER, false, false, 333, 640, 501, 2.0f, 0.0f},    /* 64x64x8 split 8 */
-    {PATH_SPLIT_CLUSTER, false, true, 2047, 640, 1001, 1.0f, 1.0f},   /* 128x64x8 split 3 */
+    {PATH_SPLIT_CLUSTER, false, true, 2047, 640, 800, 1.0f, 1.0f},    /* 128x64x8 split 3 */
     {PATH_SPLIT_CLUSTER, false, false, 333, 333, 501, 1.0f, 0.5f},    /* 32x32x8 split 8 */
     {PATH_SPLIT_WORKSPACE, false, false, 256, 256, 8192, 1.0f, 0.0f},  /* 128x128x16 split 32 */
     {PATH_STREAMK, false, false, 3072, 3072, 1024, 1.0f, 1.0f},        /* 264 tiles whole, 24 shared out */

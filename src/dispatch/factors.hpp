@@ -47,6 +47,16 @@ struct ArchFactors {
     // than 16 warps on the SM) at this fraction of its efficiency.
     double alone_factor;
     double launch_seconds;        // one more kernel on the stream
+    // The split-K reduction behind its split-K kernel (launched to overlap
+    // its end): the launch and the wait, and each batch of slices a thread
+    // loads (kernels::kSplitkReduceBatch) beside the traffic.
+    double reduce_seconds;
+    double reduce_batch_seconds;
+    // The host's time to issue a call of one kernel (a shape planned
+    // before), and each further kernel: back-to-back calls cost at least
+    // that much each, whatever their kernels' time.
+    double host_call_seconds;
+    double host_launch_seconds;
     // L2's size and its bandwidth over the memory's, for split-K slices
     // that stay in it.
     double l2_bytes;

@@ -13,7 +13,11 @@
 namespace tgemm {
 namespace {
 
-const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+// The split-K factors asked for; each gives the slices its rounded chunk
+// makes (fewer where K's steps do not share out evenly), through the
+// workspace; the cluster form takes only a split that comes out as asked
+// (clusters of 5 and 7, which only the rounding makes, ran slower).
+const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
 constexpr int64_t kMinSplitSteps = 2;  // K steps per slice, at least
 // A split-K plan is taken only when the model finds it this much faster
 // than the best plan without: its slices of K, running at once, share less
@@ -31,9 +35,10 @@ int64_t chunk_for(int64_t k, int splits, int64_t step)
 }
 
 // The split-K reduction's cost: the slices' traffic through the workspace
-// (through L2 where they fit in half of it) and C's, and the second launch, or in cluster form the barriers and each thread's
-// rounds of reads (one 4-row piece of every slice per round) for its block's
-// 1 / splits of the tile.
+// (through L2 where they fit in half of it) and C's, the reduction's launch
+// and each batch of slices its threads load, or in cluster form the
+// barriers and each thread's rounds of reads (one 4-row piece of every
+// slice per round) for its block's 1 / splits of the tile.
 double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily &f, int splits, bool cluster)
 {
     const ArchFactors &a = *m.factors;
@@ -46,7 +51,9 @@ double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily 
     const double c = (p.beta != 0.0f ? 2.0 : 1.0) * p.m * p.n * 4.0;
     // Slices that fit in half of L2 are read back from it, not from memory.
     const double rate = m.memory_bandwidth * (slices <= 0.5 * a.l2_bytes ? a.l2_bandwidth_factor : 1.0);
-    return 2.0 * slices / rate + c / m.memory_bandwidth + a.launch_seconds;
+    const double batches =
+        static_cast<double>(ceil_div(int64_t{splits} - 1, int64_t{kernels::kSplitkReduceBatch}));
+    return 2.0 * slices / rate + c / m.memory_bandwidth + a.reduce_seconds + a.reduce_batch_seconds * batches;
 }
 
 // The blocks of the family that fit on the device at once in clusters of
@@ -274,11 +281,21 @@ PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const Kerne
     PiecePlan best, unsplit;  // the cheapest plan, and the cheapest without split-K
     best.p = unsplit.p = p;
     best.seconds = unsplit.seconds = INFINITY;
+    // Plans are ranked by the larger of their modelled time and the host's
+    // time to issue them (a split through the workspace is two kernels), ties
+    // by the modelled time: calls back to back cost at least the host's part
+    // each, which for small products is more than the kernels'.
+    double best_rank = INFINITY, unsplit_rank = INFINITY;
+    const ArchFactors &a = *m.factors;
     const auto consider = [&](const TiledModel &e, int splits, int64_t chunk, bool cluster, int cluster_blocks) {
         const double cost = tiled_cost(e, p, m, splits, chunk, cluster_blocks);
+        const double rank =
+            std::max(cost, a.host_call_seconds + (splits > 1 && !cluster ? a.host_launch_seconds : 0.0));
         for (PiecePlan *to : {&best, &unsplit}) {
-            if (cost >= to->seconds || (to == &unsplit && splits != 1))
+            double &to_rank = to == &best ? best_rank : unsplit_rank;
+            if (rank > to_rank || (rank == to_rank && cost >= to->seconds) || (to == &unsplit && splits != 1))
                 continue;
+            to_rank = rank;
             to->seconds = cost;
             to->family = e.family;
             to->splits = splits;
@@ -290,6 +307,7 @@ PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const Kerne
     PiecePlan shared;  // the cheapest stream-K plan
     shared.p = p;
     shared.seconds = INFINITY;
+    double shared_rank = INFINITY;
     // Plans are made as if clusters were allowed whatever TGEMM_CLUSTERS
     // says (plan_call applies it afterwards), so that the setting never
     // changes the plan, and with it the bits of the result.
@@ -307,7 +325,11 @@ PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const Kerne
         if (streamk != StreamKMode::Never && e.family->has_streamk &&
             streamk_shape(e, p, m, streamk == StreamKMode::Always, &sk)) {
             const double cost = streamk_cost(e, p, m, sk);
-            if (cost < shared.seconds) {
+            // The counters' reset and one kernel, or two kernels with whole tiles.
+            const double rank =
+                std::max(cost, a.host_call_seconds + (sk.dp_tiles > 0 ? a.host_launch_seconds : 0.0));
+            if (rank < shared_rank || (rank == shared_rank && cost < shared.seconds)) {
+                shared_rank = rank;
                 shared.seconds = cost;
                 shared.family = e.family;
                 shared.k_chunk = p.k;
@@ -317,25 +339,35 @@ PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const Kerne
         }
         if (streamk == StreamKMode::Always && e.family->has_streamk)
             continue;  // TGEMM_STREAMK=always: families with a stream-K form are planned only in it
-        for (int splits : kSplits) {
-            const int64_t chunk = chunk_for(p.k, splits, e.family->bk);
-            if (splits == 1) {
+        int last = 1;  // the slices of the last split considered
+        for (int asked : kSplits) {
+            const int64_t chunk = chunk_for(p.k, asked, e.family->bk);
+            if (asked == 1) {
                 consider(e, 1, chunk, false, 0);
                 continue;
             }
-            if (chunk < kMinSplitSteps * e.family->bk || ceil_div(p.k, chunk) != splits)
+            const int splits = static_cast<int>(ceil_div(p.k, chunk));
+            if (chunk < kMinSplitSteps * e.family->bk || splits <= last)
                 continue;
+            last = splits;
             if (split_fits(p, splits))
                 consider(e, splits, chunk, false, 0);
-            const int cluster_blocks = cluster_capacity(e, splits);
+            const int cluster_blocks = splits == asked ? cluster_capacity(e, splits) : 0;
             if (cluster_blocks > 0)
                 consider(e, splits, chunk, true, cluster_blocks);
         }
     }
     if (streamk == StreamKMode::Always && shared.family != nullptr)
         return shared;  // else TGEMM_KERNEL names a family without a stream-K form
-    const PiecePlan &chosen = best.seconds < (1.0 - kSplitMargin) * unsplit.seconds ? best : unsplit;
-    return shared.seconds < (1.0 - kStreamKMargin) * chosen.seconds ? shared : chosen;
+    // By the host-floored time, or where the host bounds both, by the kernels'.
+    const auto faster = [](double rank_x, double x, double rank_y, double y, double margin) {
+        return rank_x == rank_y ? x < (1.0 - margin) * y : rank_x < (1.0 - margin) * rank_y;
+    };
+    const bool split = faster(best_rank, best.seconds, unsplit_rank, unsplit.seconds, kSplitMargin);
+    const PiecePlan &chosen = split ? best : unsplit;
+    return faster(shared_rank, shared.seconds, split ? best_rank : unsplit_rank, chosen.seconds, kStreamKMargin)
+               ? shared
+               : chosen;
 }
 
 }  // namespace

@@ -120,6 +120,8 @@ bool skinny_tma_fits(const SkinnyParams &p, int sm_count);
 cudaError_t launch_skinny_tma(const SkinnyParams &p, cudaStream_t s);
 
 // C := alpha * (sum of the split-K slices, in slice order) + beta * C.
+// Each thread loads kSplitkReduceBatch slices at a time before adding them.
+constexpr int kSplitkReduceBatch = 16;
 cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStream_t s);
 
 // The rank-k kernel (rank_k.cu): any product, one block of 256 threads per

@@ -19,7 +19,7 @@ namespace {
 
 // Slices loaded at once: the loads of a batch are all in flight before its
 // first add, so a thread waits on memory once a batch, not once a slice.
-constexpr int kBatch = 16;
+constexpr int kBatch = kSplitkReduceBatch;
 
 // One thread per element of C, over the m x n elements in column order, so
 // that a C of few rows (the streaming kernels' m <= 16) still fills whole
