@@ -20,7 +20,7 @@
 // plans the problems given instead of random ones (operands aligned,
 // leading dimensions the smallest unless given, alpha 1, beta 0 unless
 // --beta); --time N plans each once and then N times more first, and
-// prints the time of the first plan and of one of the others (the host's
+// prints the time of the first plan and the mean of the others (the host's
 // cost of planning a call, of a new shape and of one planned before). --costs reads one tiled plan a line, `M N K TA TB FAMILY SPLITS
 // CHUNK FORM` (FORM none, workspace or cluster; operands unpadded and
 // aligned, alpha 1, beta 0, as bench_plans times them), and prints the

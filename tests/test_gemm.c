@@ -848,9 +848,11 @@ static const special_case_t kSpecial[] = {
     {PATH_SPLIT_CLUSTER, true, true, 727, 959, 551, -1.0f, 0.0f},     /* 64x64x16 split 2 */
     {PATH_SPLIT_CLUSTER, false, false, 1021, 1024, 1001, 1.0f, 0.5f}, /* 128x128x16 split 2 */
     {PATH_SPLIT_CLUSTER, false, false, 333, 640, 501, 2.0f, 0.0f},    /* 64x64x8 split 8 */
-    {PATH_SPLIT_CLUSTER, false, true, 2047, 640, 800, 1.0f, 1.0f},    /* 128x64x8 split 3 */
+    {PATH_SPLIT_CLUSTER, false, true, 2047, 640, 953, 1.0f, 1.0f},    /* 128x64x8 split 3, last slice short */
     {PATH_SPLIT_CLUSTER, false, false, 333, 333, 501, 1.0f, 0.5f},    /* 32x32x8 split 8 */
     {PATH_SPLIT_WORKSPACE, false, false, 256, 256, 8192, 1.0f, 0.0f},  /* 128x128x16 split 32 */
+    {PATH_SPLIT_WORKSPACE, false, false, 64, 64, 20000, 1.0f, 0.0f},   /* 64x64x16 split 125: 8 batches reduced */
+    {PATH_SPLIT_WORKSPACE, false, true, 33, 70, 5000, -0.5f, 2.0f},    /* 64x64x16 split 63, last slice short */
     {PATH_STREAMK, false, false, 3072, 3072, 1024, 1.0f, 1.0f},        /* 264 tiles whole, 24 shared out */
     {PATH_PACKED, true, false, 2048, 2048, 2048, 0.25f, 2.0f},
     {PATH_PEELED, false, false, 4097, 513, 1023, -2.0f, 0.5f}, /* 1 row and 1 column peeled */

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "dispatch/dispatch.hpp"
 #include "dispatch/planners.hpp"
@@ -267,6 +268,8 @@ void test_cluster_residency(void **)
     assert_true(f < kernels::kTiledFamilyCount);
     const int sms = m.desc.sm_count, plain = m.tiled[f].blocks_per_sm;
     const GemmParams p = problem(8192, 8192, 1024, false, false, 0.0f);
+    // Changed in place: only tiled_plan_seconds reads it, which the tiled
+    // planner's memory does not answer.
     m.desc.tiled_cluster_blocks[f][2] = plain * sms;
     const double at_plain = tiled_plan_seconds(p, m, f, 2, 512, true);
     m.desc.tiled_cluster_blocks[f][2] = (plain + 1) * sms;
@@ -305,45 +308,78 @@ GemmParams params_of(const plan_dump::Problem &pr)
 
 // The tiled planner remembers its recent plans per thread
 // (dispatch/tiled.cpp): a plan made from memory must be the plan made
-// anew. Each of 3,000 random problems is planned, planned again (from
-// memory, unless another problem took its slot), and planned once more
-// with A one float off its alignment and with beta 0 and not swapped
-// (other keys); each against the same problem planned on a model derived
-// afresh, which nothing is remembered for. Then one model object derived
-// again with another grid limit must plan as a fresh model with that
-// limit does, not as it did before.
+// anew. For each of 1,500 random problems, each sibling that differs from
+// it in one thing the planner reads (m, n, k, a transpose, the operands'
+// alignment, C's, whether beta is 0) is planned first on a model derived
+// for it, then the problem on the same model, which must plan as on
+// another model (nothing is remembered for it): a key that missed the
+// difference would hand the problem its sibling's plan. Then the problem again (from memory: the
+// hits are counted), the tiled planner alone with each family forced
+// before the unforced plan, and one model object derived again with
+// another grid limit, which must plan as a fresh model with that limit.
 void test_remembered_plans(void **)
 {
     static DeviceModel m, fresh;
-    describe_h100(2147483647, &m);
+    describe_h100(2147483647, &fresh);
     plan_dump::Rng rng{20261127};
-    int remembered = 0;
-    for (int i = 0; i < 3000; ++i) {
-        plan_dump::Problem pr = plan_dump::draw_problem(rng);
-        for (int variant = 0; variant < 3; ++variant) {
-            if (variant == 1)
-                pr.a_off = (pr.a_off + 1) % 8;
-            if (variant == 2)
-                pr.beta = pr.beta == 0.0f ? 0.5f : 0.0f;
-            const GemmParams p = params_of(pr);
-            CallPlan first, again, anew;
-            const tgemm_status st = plan_call(p, m, &first);
-            if (plan_call(p, m, &again) != st)
-                fail_msg("problem %d: the second plan_call returned another status", i);
-            describe_h100(2147483647, &fresh);
-            if (plan_call(p, fresh, &anew) != st)
-                fail_msg("problem %d: a fresh model returned another status", i);
-            if (st != TGEMM_SUCCESS)
-                continue;
-            if (!same_steps(first.steps, anew.steps) || !same_steps(again.steps, anew.steps) ||
-                !same_steps(again.bare, anew.bare))
-                fail_msg("%lldx%lldx%lld %c%c (variant %d): a remembered plan differs from the plan made anew",
+    const uint64_t hits_before = tiled_memo_hits();
+    int compared = 0;
+    for (int i = 0; i < 1500; ++i) {
+        const plan_dump::Problem pr = plan_dump::draw_problem(rng);
+        std::vector<plan_dump::Problem> siblings(8, pr);
+        siblings[0].m += 1;
+        siblings[1].n += 1;
+        siblings[2].k += 1;
+        siblings[3].ta = !pr.ta;
+        siblings[4].tb = !pr.tb;
+        // The operands' alignment and C's turned over: offsets and leading
+        // dimensions to multiples of 4 floats, or the offset off by one.
+        const auto turn = [](int64_t *off, int64_t *ld, bool aligned) {
+            if (aligned) {
+                *off = 1;
+            } else {
+                *off = 0;
+                *ld = (*ld + 3) / 4 * 4;
+            }
+        };
+        const GemmParams p = params_of(pr);
+        turn(&siblings[5].a_off, &siblings[5].lda, operands_aligned(p));
+        turn(&siblings[5].b_off, &siblings[5].ldb, operands_aligned(p));
+        turn(&siblings[6].c_off, &siblings[6].ldc, c_aligned(p));
+        siblings[7].beta = pr.beta == 0.0f ? 0.5f : 0.0f;
+        assert_true(operands_aligned(params_of(siblings[5])) != operands_aligned(p));
+        assert_true(c_aligned(params_of(siblings[6])) != c_aligned(p));
+        CallPlan anew, from_memory, sibling;
+        const tgemm_status st = plan_call(p, fresh, &anew);
+        for (const plan_dump::Problem &sib : siblings) {
+            describe_h100(2147483647, &m);  // a new serial: only the sibling is remembered
+            (void)plan_call(params_of(sib), m, &sibling);
+            if (plan_call(p, m, &from_memory) != st)
+                fail_msg("problem %d: plan_call returned another status after a sibling", i);
+            if (st == TGEMM_SUCCESS &&
+                (!same_steps(from_memory.steps, anew.steps) || !same_steps(from_memory.bare, anew.bare)))
+                fail_msg("%lldx%lldx%lld %c%c: planned after a sibling, its plan differs from the plan made anew",
                          static_cast<long long>(pr.m), static_cast<long long>(pr.n), static_cast<long long>(pr.k),
-                         pr.ta ? 'T' : 'N', pr.tb ? 'T' : 'N', variant);
-            remembered += again.steps.piece[0].kind == KernelKind::Tiled;
+                         pr.ta ? 'T' : 'N', pr.tb ? 'T' : 'N');
+            ++compared;
         }
+        if (plan_call(p, m, &from_memory) == TGEMM_SUCCESS && !same_steps(from_memory.steps, anew.steps))
+            fail_msg("problem %d: planned twice, the second plan differs", i);
+        if (p.m > kSkinnyMax && p.n > kSkinnyMax) {
+            const KernelFamily *forced = kernels::kTiledFamilies[i % kernels::kTiledFamilyCount];
+            const PiecePlan only = plan_tiled(p, m, forced), any = plan_tiled(p, m, nullptr);
+            const PiecePlan only_anew = plan_tiled(p, fresh, forced), any_anew = plan_tiled(p, fresh, nullptr);
+            assert_ptr_equal(only.family, forced);
+            assert_ptr_equal(only.family, only_anew.family);
+            assert_ptr_equal(any.family, any_anew.family);
+            assert_int_equal(any.splits, any_anew.splits);
+            assert_int_equal(any.k_chunk, any_anew.k_chunk);
+            assert_int_equal(any.cluster, any_anew.cluster);
+        }
+        describe_h100(2147483647, &fresh);
     }
-    assert_true(remembered > 1000);
+    assert_int_equal(compared, 1500 * 8);
+    assert_true(tiled_memo_hits() - hits_before > 1000);
     // 700 x 700: 121 tiles of 64 x 64 (its plan without a limit), over a
     // limit of 100.
     const GemmParams wide = problem(700, 700, 300, false, false, 0.0f);

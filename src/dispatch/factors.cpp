@@ -35,9 +35,10 @@ namespace {
 // to 160 timed with it forced (m, n 256 to 20000, every transpose pair);
 // its memory share, fitted at 1.08 (it moves its bytes a little faster
 // than the streaming copy behind measured_bandwidth), is held at 1.
-// The split-K reduction's: what it adds to its split-K kernel's time
-// (bench_plans with and without it) over every workspace plan of 13
-// products with C under 160,000 elements and 2 to 127 slices.
+// The split-K reduction's: what it adds to its split-K kernel's time,
+// bench_plans with and without it (docs/notes/dispatch.md). The host's:
+// tgemm's time to enqueue calls of shapes planned before, of one kernel
+// and of two (docs/notes/dispatch.md).
 constexpr ArchFactors kSm90 = {
     9, 0,
     1980000, 2619000, 5120, 2.88e12,

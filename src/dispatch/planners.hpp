@@ -39,11 +39,15 @@ double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_alig
 // Whether `splits` slices of C fit in kMaxWorkspaceBytes.
 bool split_fits(const GemmParams &p, int splits);
 
-// The tiled plan with the lowest modelled time (dispatch/tiled.cpp); only
-// `only`'s family where it is not null (TGEMM_KERNEL). Each thread
-// remembers its recent plans and returns the same plan for the same key
-// without weighing the candidates again.
+// The tiled plan ranked first (dispatch/tiled.cpp: by the larger of its
+// modelled time and the host's time to issue it, ties by the modelled
+// time); only `only`'s family where it is not null (TGEMM_KERNEL). Each
+// thread remembers its recent plans and returns the same plan for the same
+// key without weighing the candidates again.
 PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFamily *only);
+// How many of this thread's plan_tiled calls were answered from memory
+// (for tests).
+uint64_t tiled_memo_hits();
 // The modelled seconds of one plain tiled plan of p: the registry's family
 // `family`, `splits` slices of K in chunks of `chunk`, in clusters or
 // through the workspace; infinity for a cluster form the family or device

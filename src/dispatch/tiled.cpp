@@ -1,10 +1,12 @@
 // The tiled planner: for each family of the registry and each split of K
 // (none, through the workspace, or finished in a thread-block cluster), and
 // for stream-K where the last wave is partly empty, the modelled time; the
-// cheapest plan wins, a split or stream-K only by a margin. Recent plans
-// are remembered per thread (TiledMemo).
+// plan with the least of the larger of its modelled time and the host's
+// time to issue it wins (ties by the modelled time), a split or stream-K
+// only by a margin. Recent plans are remembered per thread (TiledMemo).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "core/math.hpp"
 #include "core/settings.hpp"
@@ -16,7 +18,7 @@ namespace {
 // The split-K factors asked for; each gives the slices its rounded chunk
 // makes (fewer where K's steps do not share out evenly), through the
 // workspace; the cluster form takes only a split that comes out as asked
-// (clusters of 5 and 7, which only the rounding makes, ran slower).
+// (not the cluster sizes only the rounding makes: docs/notes/dispatch.md).
 const int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
 constexpr int64_t kMinSplitSteps = 2;  // K steps per slice, at least
 // A split-K plan is taken only when the model finds it this much faster
@@ -192,14 +194,27 @@ TiledKey tiled_key(const GemmParams &p, const DeviceModel &m, const KernelFamily
 // table indexed by a hash of the key: a program calls the same shapes over
 // and over, and weighing every family and split again costs the host more
 // than the launch. A plan is a function of its key, so a remembered one is
-// the one planning would make.
+// the one planning would make. Only what plan_tiled decides is kept (the
+// problem is the caller's), in a table allocated on a thread's first plan,
+// so that the library adds a pointer, not the table, to every thread's
+// static TLS.
+struct TiledDecision {
+    KernelKind kind;
+    const KernelFamily *family;
+    int splits;
+    int64_t k_chunk;
+    bool cluster;
+    StreamK sk;
+    double seconds;
+};
 struct TiledMemo {
     bool used = false;
     TiledKey key = {};
-    PiecePlan plan;
+    TiledDecision plan = {};
 };
 constexpr size_t kTiledMemoSlots = 64;
-thread_local TiledMemo t_tiled_memo[kTiledMemoSlots];
+thread_local std::unique_ptr<TiledMemo[]> t_tiled_memo;
+thread_local uint64_t t_tiled_memo_hits = 0;
 
 size_t memo_slot(const TiledKey &key)
 {
@@ -262,16 +277,35 @@ double tiled_plan_seconds(const GemmParams &p, const DeviceModel &m, int family,
 
 PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFamily *only)
 {
+    if (!t_tiled_memo)
+        t_tiled_memo.reset(new TiledMemo[kTiledMemoSlots]);
     const TiledKey key = tiled_key(p, m, only);
     TiledMemo &slot = t_tiled_memo[memo_slot(key)];
-    if (!slot.used || !(slot.key == key)) {
-        slot.plan = plan_tiled_anew(p, m, only);
+    if (slot.used && slot.key == key) {
+        ++t_tiled_memo_hits;
+    } else {
+        const PiecePlan made = plan_tiled_anew(p, m, only);
+        slot.plan = TiledDecision{made.kind, made.family, made.splits, made.k_chunk, made.cluster, made.sk,
+                                  made.seconds};
         slot.key = key;
         slot.used = true;
     }
-    PiecePlan plan = slot.plan;
+    const TiledDecision &d = slot.plan;
+    PiecePlan plan;
     plan.p = p;
+    plan.kind = d.kind;
+    plan.family = d.family;
+    plan.splits = d.splits;
+    plan.k_chunk = d.k_chunk;
+    plan.cluster = d.cluster;
+    plan.sk = d.sk;
+    plan.seconds = d.seconds;
     return plan;
+}
+
+uint64_t tiled_memo_hits()
+{
+    return t_tiled_memo_hits;
 }
 
 namespace {
@@ -359,9 +393,10 @@ PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const Kerne
     }
     if (streamk == StreamKMode::Always && shared.family != nullptr)
         return shared;  // else TGEMM_KERNEL names a family without a stream-K form
-    // By the host-floored time, or where the host bounds both, by the kernels'.
+    // By the host-floored time by the margin, or, floored no slower, by the
+    // modelled time by the margin.
     const auto faster = [](double rank_x, double x, double rank_y, double y, double margin) {
-        return rank_x == rank_y ? x < (1.0 - margin) * y : rank_x < (1.0 - margin) * rank_y;
+        return rank_x < (1.0 - margin) * rank_y || (rank_x <= rank_y && x < (1.0 - margin) * y);
     };
     const bool split = faster(best_rank, best.seconds, unsplit_rank, unsplit.seconds, kSplitMargin);
     const PiecePlan &chosen = split ? best : unsplit;

@@ -6,11 +6,14 @@
 // result is the same bit for bit on every run (and the same as the cluster
 // form's, which adds them in that order too). beta == 0 never reads C.
 //
-// The launch asks for programmatic stream serialization where the device
-// has it (sm_90 on): the reduction's blocks are set up while the split-K
-// kernel before it ends, and wait for it (griddepcontrol.wait) before their
-// first read of the slices. Elsewhere it is an ordinary launch, and the
-// wait is compiled out.
+// Where the kernel's image on the device was compiled for sm_90 or later
+// (it then waits for the kernel before it, griddepcontrol.wait, before its
+// first read of the slices), the launch asks for programmatic stream
+// serialization: the reduction's blocks are set up while the split-K
+// kernel ends. An image without the wait (PTX for an older architecture,
+// compiled for the device when loaded) is launched as any kernel.
+#include <atomic>
+
 #include "family.hpp"
 
 namespace tgemm {
@@ -61,6 +64,32 @@ __global__ void splitk_reduce(const float *work, int splits, int64_t m, int64_t 
     }
 }
 
+// Whether the kernel's image on the current device has the wait (compiled
+// from PTX of sm_90 or later), asked once per device.
+cudaError_t image_waits(bool *waits)
+{
+    constexpr int kDevices = 64;
+    static std::atomic<signed char> known[kDevices];  // 0: not asked yet, 1: no, 2: yes
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    const bool cached = dev >= 0 && dev < kDevices;
+    if (cached) {
+        if (const signed char k = known[dev].load(std::memory_order_relaxed); k != 0) {
+            *waits = k == 2;
+            return cudaSuccess;
+        }
+    }
+    cudaFuncAttributes fa;
+    if ((e = cudaFuncGetAttributes(&fa, splitk_reduce)) != cudaSuccess)
+        return e;
+    *waits = fa.ptxVersion >= 90;
+    if (cached)
+        known[dev].store(*waits ? 2 : 1, std::memory_order_relaxed);
+    return cudaSuccess;
+}
+
 }  // namespace
 
 cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStream_t s)
@@ -68,11 +97,8 @@ cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStre
     constexpr int kThreads = 256;
     constexpr int64_t kMaxBlocks = 4096;  // then each thread takes several elements
     const int64_t blocks = (p.m * p.n + kThreads - 1) / kThreads;
-    int dev = 0, major = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    if (e != cudaSuccess)
+    bool waits = false;
+    if (const cudaError_t e = image_waits(&waits); e != cudaSuccess)
         return e;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks));
@@ -82,7 +108,7 @@ cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStre
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = &attr;
-    cfg.numAttrs = major >= 9 ? 1 : 0;
+    cfg.numAttrs = waits ? 1 : 0;
     return cudaLaunchKernelEx(&cfg, splitk_reduce, sk.work, sk.splits, p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
 }
 
