@@ -194,23 +194,13 @@ TiledKey tiled_key(const GemmParams &p, const DeviceModel &m, const KernelFamily
 // table indexed by a hash of the key: a program calls the same shapes over
 // and over, and weighing every family and split again costs the host more
 // than the launch. A plan is a function of its key, so a remembered one is
-// the one planning would make. Only what plan_tiled decides is kept (the
-// problem is the caller's), in a table allocated on a thread's first plan,
-// so that the library adds a pointer, not the table, to every thread's
-// static TLS.
-struct TiledDecision {
-    KernelKind kind;
-    const KernelFamily *family;
-    int splits;
-    int64_t k_chunk;
-    bool cluster;
-    StreamK sk;
-    double seconds;
-};
+// the one planning would make (its problem replaced by the caller's). The
+// table is allocated on a thread's first plan, so that the library adds a
+// pointer, not the table, to every thread's static TLS.
 struct TiledMemo {
     bool used = false;
     TiledKey key = {};
-    TiledDecision plan = {};
+    PiecePlan plan;
 };
 constexpr size_t kTiledMemoSlots = 64;
 thread_local std::unique_ptr<TiledMemo[]> t_tiled_memo;
@@ -284,22 +274,12 @@ PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFami
     if (slot.used && slot.key == key) {
         ++t_tiled_memo_hits;
     } else {
-        const PiecePlan made = plan_tiled_anew(p, m, only);
-        slot.plan = TiledDecision{made.kind, made.family, made.splits, made.k_chunk, made.cluster, made.sk,
-                                  made.seconds};
+        slot.plan = plan_tiled_anew(p, m, only);
         slot.key = key;
         slot.used = true;
     }
-    const TiledDecision &d = slot.plan;
-    PiecePlan plan;
+    PiecePlan plan = slot.plan;
     plan.p = p;
-    plan.kind = d.kind;
-    plan.family = d.family;
-    plan.splits = d.splits;
-    plan.k_chunk = d.k_chunk;
-    plan.cluster = d.cluster;
-    plan.sk = d.sk;
-    plan.seconds = d.seconds;
     return plan;
 }
 
