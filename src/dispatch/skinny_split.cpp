@@ -21,17 +21,6 @@ int64_t skinny_rows_per_block(const SkinnyParams &p)
 
 namespace {
 
-int64_t dots_cap(int s)
-{
-    switch (short_bucket(s)) {
-    case 1: return dots_chunk_cap<1>();
-    case 2: return dots_chunk_cap<2>();
-    case 4: return dots_chunk_cap<4>();
-    case 8: return dots_chunk_cap<8>();
-    default: return dots_chunk_cap<16>();
-    }
-}
-
 // skinny_rows: two 8-warp blocks per SM keep enough loads in flight; split K
 // until there are that many blocks, keeping every slice at least 4 steps long
 // so the partial sums stay cheap. Where a split of at least 3/4 as many
@@ -75,7 +64,7 @@ constexpr double kClusterFinish = 1e-6;  // seconds: two cluster barriers and th
 SplitK dots_split(SkinnyParams *p, const SkinnyDevice &dev)
 {
     const int S = short_bucket(p->s);
-    const int64_t rw = dots_rw(S), cap = dots_cap(p->s);
+    const int64_t rw = dots_rw(S), cap = dots_chunk_cap_of(S);
     const double slots = 2.0 * dev.sm_count;
     const double block_rate = dev.bandwidth / slots;
     double best = INFINITY;

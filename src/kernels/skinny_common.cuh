@@ -110,6 +110,19 @@ __device__ __forceinline__ float4 load_x4(const float *xp, int64_t stride, int c
     return v;
 }
 
+// The count <= 4 consecutive floats from xp (four values of X along its
+// contiguous dimension: r in skinny_rows, k in skinny_dots), one streaming
+// load each (X not 16-byte aligned), zero past count.
+__device__ __forceinline__ float4 load_x4_stream(const float *xp, int count)
+{
+    float4 v;
+    v.x = count > 0 ? __ldcs(xp) : 0.0f;
+    v.y = count > 1 ? __ldcs(xp + 1) : 0.0f;
+    v.z = count > 2 ? __ldcs(xp + 2) : 0.0f;
+    v.w = count > 3 ? __ldcs(xp + 3) : 0.0f;
+    return v;
+}
+
 // skinny_rows and skinny_rows_ring: how many of the lane's 4 values of r
 // from r on lie inside X (0 to 4).
 __device__ __forceinline__ int lane_rows(const SkinnyParams &p, int64_t r)

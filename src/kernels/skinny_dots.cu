@@ -18,7 +18,8 @@ using namespace skinny;
 
 // skinny_dots: lanes that split the S values of j (each lane keeps S / that
 // many). At S = 16 two halves keep 4 x 8 sums per lane instead of 4 x 16,
-// which leaves the registers for four steps of X loads in flight.
+// which leaves the registers for dots_unroll(16, vec) steps of X loads in
+// flight.
 __host__ __device__ constexpr int dots_jg(int S)
 {
     return S >= 16 ? 2 : 1;
@@ -32,7 +33,7 @@ __host__ __device__ constexpr int dots_jg(int S)
 template <int S>
 __device__ __forceinline__ void stage_y_dots(const SkinnyParams &p, int64_t k0, int len, int padded, float4 *ys)
 {
-    constexpr int kBatch = 8;
+    constexpr int kBatch = stage_batch(S, false);
     constexpr int kPitch = dots_pitch(S);
     const int quads = padded / 4;
     if (p.y_vec && p.y_k == 1) {  // 4 consecutive kk of one j per piece: one cell
@@ -212,18 +213,19 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_dots(SkinnyParams p, Split
                     }
                 }
             };
-            // Steps where every lane's four k lie inside the chunk: 16-byte
-            // streaming loads with no branch around them, so the unrolled
-            // steps' loads are in flight together. The chunk's last partial
-            // step (and unaligned X) is guarded.
-            const int full = kVec ? len / kStep : 0;
-#pragma unroll(S >= 16 ? 2 : 4)
+            // Steps where every lane's four k lie inside the chunk: streaming
+            // loads (16-byte ones where X is aligned, else four of 4 bytes)
+            // with no branch around them, so the unrolled steps' loads are
+            // in flight together. The chunk's last partial step is guarded.
+            const int full = len / kStep;
+#pragma unroll(dots_unroll(S, kVec))
             for (int i = 0; i < full; ++i) {
                 const int kk = kg * 4 + i * kStep;
                 float4 xv[kRw];
 #pragma unroll
                 for (int q = 0; q < kRw; ++q)
-                    xv[q] = __ldcs(reinterpret_cast<const float4 *>(xr[q] + kc + kk));
+                    xv[q] = kVec ? __ldcs(reinterpret_cast<const float4 *>(xr[q] + kc + kk))
+                                 : load_x4_stream(xr[q] + kc + kk, 4);
                 accumulate(xv, kk);
             }
             for (int kk = kg * 4 + full * kStep; kk < padded; kk += kStep) {

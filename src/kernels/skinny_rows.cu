@@ -24,7 +24,7 @@ __device__ __forceinline__ void stage_y(const SkinnyParams &p, int64_t k0, int l
 {
     // Eight loads in flight per thread before the first store: staging is
     // bound by the latency of these (L2-resident) reads, not their number.
-    constexpr int kBatch = 8;
+    constexpr int kBatch = stage_batch(S, false);
     const int total = padded * S;
     for (int base = 0; base < total; base += kBatch * kThreads) {
         float v[kBatch];
@@ -70,7 +70,7 @@ __host__ __device__ constexpr int rows_part_offset(int cap)
 template <int S>
 __device__ __forceinline__ void stage_y_rows_vec(const SkinnyParams &p, int64_t k0, int len, float *ys)
 {
-    constexpr int kBatch = S >= 8 ? 4 : 8;
+    constexpr int kBatch = stage_batch(S, true);
     const int total = (len + 3) / 4 * S;
     for (int base = 0; base < total; base += kBatch * kThreads) {
         float4 v[kBatch];
@@ -103,19 +103,10 @@ __device__ __forceinline__ void stage_y_rows_vec(const SkinnyParams &p, int64_t 
     }
 }
 
-// skinny_rows: steps of X each lane keeps in flight, twice over (the step
-// group being multiplied and the next one loading), as many as the 128
-// registers of two blocks per SM leave beside the 4 x S sums.
-template <int S>
-__host__ __device__ constexpr int rows_unroll()
-{
-    return S >= 16 ? 4 : 8;
-}
-
 template <int S, bool kVec>
 __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, SplitK sk)
 {
-    constexpr int kU = rows_unroll<S>();
+    constexpr int kU = rows_unroll(S);
     const int cap = chunk_for(p, sk, chunk_cap<S>(kRowsStep), kRowsStep);
     extern __shared__ float4 smem_raw[];
     float *const ys = reinterpret_cast<float *>(smem_raw);  // [kk][j] staging, then the warp sums
@@ -126,6 +117,16 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
     const int rows = lane_rows(p, r);
     const float *x = p.x + (rows > 0 ? r : 0) + k0 * p.x_k;
     const bool fast = kVec && rows == 4;
+    // Lanes whose steps run in groups of kU loads in flight: with aligned X
+    // the lanes holding four r (16-byte loads), else every lane holding any
+    // (one load per r, as many as the lane holds).
+    const bool piped = kVec ? fast : rows > 0;
+    const auto load = [&](const float *xp) -> float4 {
+        if constexpr (kVec)
+            return __ldcs(reinterpret_cast<const float4 *>(xp));
+        else
+            return load_x4_stream(xp, rows);
+    };
 
     float acc[4][S];
     zero_sums<S>(acc);
@@ -135,7 +136,7 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
         // This warp's share of the chunk, in groups of kU steps.
         const int per = (len + kWarps - 1) / kWarps;
         const int kb = warp * per, ke = kb + per < len ? kb + per : len;
-        const int groups = fast && ke > kb ? (ke - kb) / kU : 0;
+        const int groups = piped && ke > kb ? (ke - kb) / kU : 0;
         const float *xk = x + (kc + kb) * p.x_k;
         // The first group of X is requested before Y is staged, so that its
         // trip to memory overlaps the staging.
@@ -143,7 +144,7 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
         if (groups > 0) {
 #pragma unroll
             for (int u = 0; u < kU; ++u)
-                cur[u] = __ldcs(reinterpret_cast<const float4 *>(xk + u * p.x_k));
+                cur[u] = load(xk + u * p.x_k);
         }
         if (p.y_k == 1 && p.y_vec)
             stage_y_rows_vec<S>(p, k0 + kc, len, ys);
@@ -161,17 +162,16 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
                 acc[3][j] = fmaf(xv.w, yj, acc[3][j]);
             }
         };
-        // The common case (aligned, all four r inside the matrix): the next
-        // group's loads are issued before this group's FFMAs, with no branch
-        // around them (the last group re-reads its own addresses), so kU to
-        // 2 kU loads per lane are always in flight.
+        // The next group's loads are issued before this group's FFMAs, with
+        // no branch around them (the last group re-reads its own addresses),
+        // so kU to 2 kU steps per lane are always in flight.
         int kk = kb;
         for (int g = 0; g < groups; ++g, kk += kU) {
             const float *nx = g + 1 < groups ? xk + kU * p.x_k : xk;
             float4 nxt[kU];
 #pragma unroll
             for (int u = 0; u < kU; ++u)
-                nxt[u] = __ldcs(reinterpret_cast<const float4 *>(nx + u * p.x_k));
+                nxt[u] = load(nx + u * p.x_k);
 #pragma unroll
             for (int u = 0; u < kU; ++u)
                 accumulate(cur[u], kk + u);
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
         if (groups > 0)
             xk += kU * p.x_k;
         // The rest: the steps after the last whole group, or every step of a
-        // lane whose r run past the matrix or whose X is not aligned.
+        // lane of aligned X whose r run past the matrix.
         for (; kk < ke; ++kk, xk += p.x_k)
             accumulate(fast ? __ldcs(reinterpret_cast<const float4 *>(xk)) : load_x4(xk, 1, rows, false), kk);
         __syncthreads();

@@ -42,8 +42,8 @@ __device__ __forceinline__ void wait_async()
 // of X requested (a pure read of a large X reaches the memory's rate only with
 // about that much in flight per SM), without the registers that loads into
 // registers would hold.
-constexpr int kRingDepth = 5;
-constexpr int kRingXFloats = 4 * 32 * 4;  // one group's X for a warp
+static_assert(kRingSteps == 4, "a group is 4 steps: one 16-byte piece of Y along K");
+constexpr int kRingXFloats = kRingSteps * 32 * 4;  // one group's X for a warp
 
 template <int S>
 __host__ __device__ constexpr int ring_slot_floats()
@@ -202,16 +202,11 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows_ring(SkinnyParams p, 
     rows_finish<S>(p, sk, acc, smem, ring_part_offset<S>());
 }
 
-// Which skinny_rows kernel runs: skinny_rows_ring where X is aligned, Y
-// moves in 16-byte pieces (along j, y_vec implies s % 4 == 0, so S >= 4)
-// and a block's K is longer than one staged piece of Y, which would make
-// skinny_rows stage again behind a barrier. Otherwise skinny_rows, which
-// is as fast or faster.
+// Which skinny_rows kernel runs (rows_ring_runs).
 template <int S>
 bool rows_ring(const SkinnyParams &p, const SplitK &sk)
 {
-    const int64_t span = sk.splits > 1 ? sk.k_chunk : p.k;
-    return p.vec && p.y_vec && span > chunk_cap<S>(kRowsStep);
+    return rows_ring_runs(p.vec, p.y_vec, sk.splits > 1 ? sk.k_chunk : p.k, S);
 }
 
 }  // namespace

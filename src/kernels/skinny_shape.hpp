@@ -34,11 +34,55 @@ inline int short_bucket(int s)
     return s <= 1 ? 1 : s <= 2 ? 2 : s <= 4 ? 4 : s <= 8 ? 8 : 16;
 }
 
+// skinny_rows: steps of X each lane keeps in flight, twice over (the step
+// group being multiplied and the next one loading), as many as the 128
+// registers of two blocks per SM leave beside the 4 x S sums.
+TGEMM_HOST_DEVICE constexpr int rows_unroll(int S)
+{
+    return S >= 16 ? 4 : 8;
+}
+
+// skinny_dots: the steps of a warp's K loop whose loads are in flight
+// together (the loop's unrolling). At S = 16 with unaligned X (four 4-byte
+// loads per value instead of one of 16) one step at a time: two would spill.
+TGEMM_HOST_DEVICE constexpr int dots_unroll(int S, bool vec)
+{
+    return S >= 16 ? (vec ? 2 : 1) : 4;
+}
+
+// The pieces of Y each thread loads before it stores any, when Y is staged
+// in shared memory: skinny_rows' 16-byte pieces (Y contiguous along K) four
+// at S >= 8, where eight would take the registers; else eight.
+TGEMM_HOST_DEVICE constexpr int stage_batch(int S, bool rows_vec)
+{
+    return rows_vec && S >= 8 ? 4 : 8;
+}
+
+// skinny_rows_ring: the slots of each warp's ring, and the steps of K a
+// slot holds (kRingDepth - 1 slots in flight while the warp multiplies one).
+constexpr int kRingDepth = 5;
+constexpr int kRingSteps = 4;
+
 // The most K staged at once: S rows of (chunk + 4) floats fit in kSmemBytes.
+TGEMM_HOST_DEVICE constexpr int chunk_cap_of(int S, int step)
+{
+    return static_cast<int>((kSmemBytes / sizeof(float) / S - 4) / step) * step;
+}
 template <int S>
 TGEMM_HOST_DEVICE constexpr int chunk_cap(int step)
 {
-    return static_cast<int>((kSmemBytes / sizeof(float) / S - 4) / step) * step;
+    return chunk_cap_of(S, step);
+}
+
+// Which skinny_rows kernel runs a product of X contiguous along r, a
+// block's K being `span`: skinny_rows_ring where X is aligned, Y moves in
+// 16-byte pieces (along j, y_vec implies s % 4 == 0, so S >= 4) and the
+// span is longer than one staged piece of Y, which would make skinny_rows
+// stage again behind a barrier. Otherwise skinny_rows, which is as fast or
+// faster.
+TGEMM_HOST_DEVICE constexpr bool rows_ring_runs(bool vec, bool y_vec, int64_t span, int S)
+{
+    return vec && y_vec && span > chunk_cap_of(S, kRowsStep);
 }
 
 // skinny_dots' Y layout: 16-byte cells, cell (kk / 4, j) holding Y(j, kk..kk+3)
@@ -52,10 +96,14 @@ TGEMM_HOST_DEVICE constexpr int dots_pitch(int S)
 }
 
 // The most K skinny_dots stages at once.
+TGEMM_HOST_DEVICE constexpr int dots_chunk_cap_of(int S)
+{
+    return static_cast<int>(kSmemBytes / (4 * sizeof(float)) / dots_pitch(S) / 32) * 128;
+}
 template <int S>
 TGEMM_HOST_DEVICE constexpr int dots_chunk_cap()
 {
-    return static_cast<int>(kSmemBytes / (4 * sizeof(float)) / dots_pitch(S) / 32) * 128;
+    return dots_chunk_cap_of(S);
 }
 
 }  // namespace skinny
