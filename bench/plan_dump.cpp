@@ -8,7 +8,7 @@
 //             [--unreported-clocks]   (clocks and memory bus reported as 0)
 //   plan_dump --check-tables
 //   plan_dump --check-workspace [--device D] [--count N] [--seed S]
-//   plan_dump [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B] [--time N]
+//   plan_dump [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B] [--time N] [--model]
 //   plan_dump [--device D] --costs < PLANS
 //   plan_dump [--device D] --families
 //
@@ -220,6 +220,7 @@ int main(int argc, char **argv)
     bool check_workspace = false;
     bool costs = false, families = false;
     long long time_reps = 0;  // --time: plan each given problem this many times, print the time per plan
+    bool model_lines = false;  // --model: the streaming and tiled models' times of each given problem
     std::vector<plan_dump::Problem> given;
     float beta = 0.0f;
     for (int i = 1; i < argc; ++i) {
@@ -249,6 +250,8 @@ int main(int argc, char **argv)
             device = argv[++i];
         else if (a == "--time" && i + 1 < argc)
             time_reps = std::atoll(argv[++i]);
+        else if (a == "--model")
+            model_lines = true;
         else if (a == "--count" && i + 1 < argc)
             count = std::atoll(argv[++i]);
         else if (a == "--seed" && i + 1 < argc)
@@ -268,7 +271,7 @@ int main(int argc, char **argv)
         else {
             std::fprintf(stderr, "usage: %s [--device h100|a100|h200] [--count N] [--seed S] [--no-workspace]"
                                  " [--unreported-clocks] [--check-workspace]\n"
-                                 "       %s [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B] [--time N]\n"
+                                 "       %s [--device D] --shape M N K TA TB [LDA LDB LDC]... [--beta B] [--time N] [--model]\n"
                                  "       %s [--device D] --costs < PLANS\n"
                                  "       %s [--device D] --families\n"
                                  "       %s --check-tables\n", argv[0], argv[0], argv[0], argv[0], argv[0]);
@@ -334,6 +337,17 @@ int main(int argc, char **argv)
             for (long long r = 0; r < time_reps; ++r)
                 (void)plan_call(p, model, &plan);
             std::printf("# plan_call first %.3f us, again %.3f us: ", first, us_since(t0) / time_reps);
+        }
+        if (model_lines && !given.empty() && p.k > 0 && p.alpha != 0.0f && (p.m <= kSkinnyMax || p.n <= kSkinnyMax)) {
+            const PiecePlan stream = plan_streaming(p, model);
+            const StreamingTerms t = streaming_terms(stream, model);
+            const PiecePlan tiled = plan_tiled(p, model, nullptr);
+            std::printf("# model %s waves=%g trips=%g latency_us=%.3f memory_us=%.3f finish_us=%.3f seconds_us=%.3f "
+                        "floored_us=%.3f | tiled %s split=%d%s seconds_us=%.3f floored_us=%.3f\n",
+                        kernel_kind_name(stream.kind), t.waves, t.trips, 1e6 * t.latency, 1e6 * t.memory,
+                        1e6 * t.finish, 1e6 * stream.seconds, 1e6 * host_floored(stream, model), tiled.family->name,
+                        tiled.splits, tiled.cluster ? " cluster" : "", 1e6 * tiled.seconds,
+                        1e6 * host_floored(tiled, model));
         }
         tgemm_status st = plan_call(p, model, &plan);
         if (check_workspace) {

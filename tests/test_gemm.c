@@ -352,11 +352,11 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {4099, 1, 1999, false, true, 1, 0, 2, 0, false},     /* n = 1 NT, ldb = 1: Y along k, K not a multiple of 4 */
         {1, 4100, 2000, true, true, 3, 0, 1, 0, false},      /* m = 1 TT: Y along k (lda = 2003), X along r */
         {4100, 2, 2048, true, false, 0, 0, 0, 0, false},     /* s = 2: X along k, Y along k */
-        {3, 4100, 1500, false, true, 1, 0, 0, 0, false},     /* s = 3, Y along j (lda = 4): skinny_dots */
+        {3, 4100, 1500, false, true, 1, 0, 0, 0, false},     /* s = 3, Y along j (lda = 4): skinny_rows */
         {5, 4100, 1500, false, true, 3, 0, 0, 0, false},     /* s = 5, Y along j (lda = 8): the least s it takes so */
         {4096, 1, 1020, false, false, 0, 0, 0, 0, false},    /* K < 1024: skinny_rows */
         {4096, 3, 4096, false, false, 1, 0, 0, 0, false},    /* lda = 4097: skinny_rows */
-        {4096, 16, 1020, false, false, 0, 0, 0, 0, false},   /* K < 1024: skinny_rows */
+        {4096, 16, 1020, false, false, 0, 0, 0, 0, false},   /* K < 1024: not the TMA kernel's; a tiled plan (streaming_pays) */
         {3808, 16, 2048, false, false, 0, 0, 0, 0, false},   /* 119 blocks: fits */
         {3776, 16, 2048, false, false, 0, 0, 0, 0, false},   /* 118 blocks: skinny_rows */
         {34001, 13, 1999, false, false, 3, 1, 0, 0, false},  /* 1063 blocks in waves, partial last block */
@@ -858,9 +858,9 @@ static const special_case_t kSpecial[] = {
     {PATH_PEELED, false, false, 4097, 513, 1023, -2.0f, 0.5f}, /* 1 row and 1 column peeled */
     {PATH_TMA, false, false, 4096, 16, 4096, 1.0f, -1.0f},
     {PATH_TMA, true, false, 16, 4096, 4096, 2.0f, 0.0f},
-    {PATH_ROWS, false, true, 3000, 16, 1100, -1.0f, 0.5f}, /* 94 blocks of 32 rows: too few for the TMA kernel */
+    {PATH_ROWS, false, true, 6000, 16, 1100, -1.0f, 0.5f}, /* not the TMA kernel's (skinny_tma_fits); split 4 */
     {PATH_DOTS, false, false, 16, 3000, 1100, 0.5f, 0.25f},
-    {PATH_SKINNY_WORKSPACE, false, false, 5, 7, 9000, 2.0f, -1.0f}, /* dots split 18: more than a cluster holds */
+    {PATH_SKINNY_WORKSPACE, false, false, 5000, 4, 3000, 2.0f, -1.0f}, /* rows split 7: 280 blocks, more than clusters hold */
     {PATH_RANK_K, false, true, 4096, 4096, 16, 1.0f, 0.5f},         /* one chunk of K */
     {PATH_RANK_K, true, false, 3000, 5000, 40, -0.5f, 0.0f},        /* three chunks, the last partial */
 };

@@ -6,9 +6,10 @@
 //   test_rank_k_plan                  the default plans (TGEMM_KERNEL unset):
 //                                     rank-k for rank-k updates (K small
 //                                     against a large m x n), the tiled plans
-//                                     for long K and for any K over 512, the
-//                                     streaming kernels for skinny C whatever
-//                                     K, the grid limit, and the tiled
+//                                     for long K and for any K over 512, for
+//                                     skinny C the streaming kernels or the
+//                                     tiled plan by their models (never
+//                                     rank-k), the grid limit, and the tiled
 //                                     model's cluster form at the device's
 //                                     cluster capacity; the tiled planner's
 //                                     remembered plans against plans made anew
@@ -144,21 +145,80 @@ void test_long_k(void **)
     expect_rank_k(shapes, false);
 }
 
-// C with at most kSkinnyMax rows or columns stays on the streaming
-// kernels, whatever K.
+// C with at most kSkinnyMax rows or columns never runs on the rank-k
+// kernel, whatever K: one plan, streaming where that is modelled no slower
+// than the tiled planner's plan (host-floored both; plan_streaming,
+// plan_tiled, host_floored), else that tiled plan. Both outcomes occur:
+// long skinny products with much memory to stream, and few-row products
+// with long K or K too short for the streaming kernels' lanes.
 void test_skinny_never(void **)
 {
     const int64_t shapes[][3] = {{16, 100000, 8},   {100000, 16, 4},  {1, 20000, 1},  {20000, 1, 16},
                                  {16, 16, 1},       {3, 50000, 40},   {50000, 12, 2}, {16, 8192, 16},
-                                 {8192, 16, 16},    {1, 1, 1}};
+                                 {8192, 16, 16},    {1, 1, 1},        {15, 66, 2567}, {14, 18035, 2},
+                                 {5000, 4, 3000},   {16, 3000, 1100}, {100000, 8, 4096}, {2, 200000, 512}};
+    int streamed = 0, tiled = 0;
     for (const auto &s : shapes)
         for (int pair = 0; pair < 4; ++pair) {
-            const CallPlan plan = plan_of(problem(s[0], s[1], s[2], pair & 2, pair & 1, 1.0f), h100());
+            const GemmParams p = problem(s[0], s[1], s[2], pair & 2, pair & 1, 1.0f);
+            const CallPlan plan = plan_of(p, h100());
             const KernelKind kind = plan.steps.piece[0].kind;
-            if (plan.steps.pieces != 1 || (kind != KernelKind::Streaming && kind != KernelKind::StreamingTma))
-                fail_msg("%lldx%lldx%lld: not one streaming plan", static_cast<long long>(s[0]),
+            const PiecePlan stream = plan_streaming(p, h100());
+            const bool expect_stream = stream.kind == KernelKind::StreamingTma ||
+                                       host_floored(stream, h100()) <= host_floored(plan_tiled(p, h100(), nullptr), h100());
+            const bool is_stream = kind == KernelKind::Streaming || kind == KernelKind::StreamingTma;
+            if (plan.steps.pieces != 1 || kind == KernelKind::RankK || is_stream != expect_stream)
+                fail_msg("%lldx%lldx%lld pair %d: %s, expected the %s plan", static_cast<long long>(s[0]),
+                         static_cast<long long>(s[1]), static_cast<long long>(s[2]), pair, kernel_kind_name(kind),
+                         expect_stream ? "streaming" : "tiled");
+            if (is_stream && kind != stream.kind)
+                fail_msg("%lldx%lldx%lld: not plan_streaming's kernel", static_cast<long long>(s[0]),
                          static_cast<long long>(s[1]), static_cast<long long>(s[2]));
+            const PiecePlan tiled_plan = plan_tiled(p, h100(), nullptr);
+            const PiecePlan &got = plan.steps.piece[0];
+            if (!is_stream && plan.steps.pack_a.ld == 0 && plan.steps.pack_b.ld == 0 && plan.steps.peel_m == 0 &&
+                plan.steps.peel_n == 0 && (got.family != tiled_plan.family || got.splits != tiled_plan.splits))
+                fail_msg("%lldx%lldx%lld: not the tiled planner's family and split", static_cast<long long>(s[0]),
+                         static_cast<long long>(s[1]), static_cast<long long>(s[2]));
+            streamed += is_stream;
+            tiled += !is_stream;
         }
+    if (streamed < 8 || tiled < 8)
+        fail_msg("streaming %d, tiled %d of %zu plans: both choices should occur", streamed, tiled,
+                 4 * (sizeof shapes / sizeof shapes[0]));
+    // Pinned: a few blocks walking a long K, and K too short for the
+    // streaming lanes, go tiled; X of 80 MB (in workspace split) and of 13 MB
+    // (in clusters) stream.
+    const struct {
+        int64_t m, n, k;
+        bool ta, tb, stream;
+    } pinned[] = {{15, 66, 2567, false, true, false},
+                  {14, 18035, 2, true, false, false},
+                  {5000, 4, 3000, false, false, true},
+                  {16, 3000, 1100, false, false, true}};
+    for (const auto &q : pinned) {
+        const CallPlan plan = plan_of(problem(q.m, q.n, q.k, q.ta, q.tb, 1.0f), h100());
+        const KernelKind kind = plan.steps.piece[0].kind;
+        if ((kind == KernelKind::Streaming) != q.stream || plan.steps.pieces != 1)
+            fail_msg("%lldx%lldx%lld: %s, expected %s", static_cast<long long>(q.m), static_cast<long long>(q.n),
+                     static_cast<long long>(q.k), kernel_kind_name(kind), q.stream ? "streaming" : "a tiled plan");
+    }
+}
+
+// Without the workspace, skinny C that planned a tiled split through it
+// runs on the streaming kernel instead (in cluster form or unsplit), not on
+// a tiled plan walking all of K in a few blocks.
+void test_skinny_without_workspace(void **)
+{
+    const GemmParams p = problem(15, 66, 2567, false, true, 1.0f);
+    CallPlan plan = plan_of(p, h100());
+    assert_true(plan.steps.piece[0].kind == KernelKind::Tiled && plan.steps.piece[0].splits > 1 &&
+                !plan.steps.piece[0].cluster);
+    assert_int_equal(drop_workspace(&plan), TGEMM_SUCCESS);
+    assert_int_equal(plan.steps.pieces, 1);
+    assert_true(plan.steps.piece[0].kind == KernelKind::Streaming);
+    assert_true(plan.steps.piece[0].splits == 1 || plan.steps.piece[0].cluster);
+    assert_int_equal(workspace_bytes(plan), 0);
 }
 
 // Tiny products stay where they were: a rank-k block's fixed cost is more
@@ -434,7 +494,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rank_k_updates), cmocka_unit_test(test_long_k),  cmocka_unit_test(test_skinny_never),
         cmocka_unit_test(test_tiny_products),  cmocka_unit_test(test_model),   cmocka_unit_test(test_grid_limit),
         cmocka_unit_test(test_k_cap),          cmocka_unit_test(test_tiled_share), cmocka_unit_test(test_cluster_residency),
-        cmocka_unit_test(test_remembered_plans),
+        cmocka_unit_test(test_remembered_plans), cmocka_unit_test(test_skinny_without_workspace),
     };
     const struct CMUnitTest forced_rank_k[] = {cmocka_unit_test(test_forced_rank_k)};
     const struct CMUnitTest forced_family[] = {cmocka_unit_test(test_forced_family)};

@@ -38,7 +38,10 @@ namespace {
 // The split-K reduction's: what it adds to its split-K kernel's time,
 // bench_plans with and without it (docs/notes/dispatch.md). The host's:
 // tgemm's time to enqueue calls of shapes planned before, of one kernel
-// and of two (docs/notes/dispatch.md).
+// and of two (docs/notes/dispatch.md). The streaming kernels' latency:
+// fitted to their times with operands out of L2 on problems with C of at
+// most 16 rows or columns drawn at random (docs/notes/dispatch.md,
+// "Streaming or tiled").
 constexpr ArchFactors kSm90 = {
     9, 0,
     1980000, 2619000, 5120, 2.88e12,
@@ -57,6 +60,8 @@ constexpr ArchFactors kSm90 = {
     1.09,     // streamk_step_factor
     0.9,      // pack_efficiency
     0.8,      // stream_efficiency
+    3.25e-6,  // stream_block_seconds
+    1.2e-6,   // stream_trip_seconds
     0.3,      // tiled_memory_efficiency
     1.0,      // rank_k_memory_efficiency
     0.70,     // rank_k_efficiency

@@ -70,6 +70,11 @@ struct ArchFactors {
     double streamk_step_factor;
     double pack_efficiency;    // the pack kernel's share of the memory bandwidth
     double stream_efficiency;  // the streaming kernels' share of it, about (peeled strips)
+    // The streaming kernels' latency: a block's fixed time (launch into the
+    // SM, the warps' sums added, the stores), and each round trip to memory
+    // its warps wait for (a piece of Y staged, a group of X loads in flight).
+    double stream_block_seconds;
+    double stream_trip_seconds;
     // The most of the memory bandwidth a tiled plan moves its operands and
     // C at (a block's epilogue overlaps none of its own K steps): a floor
     // under their modelled time where K is short.

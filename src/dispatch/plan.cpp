@@ -1,14 +1,17 @@
 // The dispatcher's table: which kernels run a problem, planned once.
 //
 //   1. alpha == 0 or k == 0: the scaling kernel (C := beta * C).
-//   2. min(m, n) <= kSkinnyMax: a streaming kernel (dispatch/streaming.cpp);
-//      these shapes are memory-bound and gain nothing from tiles.
+//   2. min(m, n) <= kSkinnyMax: a streaming kernel (dispatch/streaming.cpp),
+//      unless the tiled plan of step 3 is modelled faster: these shapes are
+//      memory-bound, but where the streaming grid is small and K long, or
+//      K short, latency bounds the streaming kernels (streaming_pays).
 //   3. otherwise the tiled family and split-K factor with the lowest
 //      modelled time (dispatch/tiled.cpp), or stream-K where the last wave
 //      of tiles is partly empty.
 //   4. the rank-k kernel instead, where the model finds it faster than that
 //      plan with C's traffic added (dispatch/rank_k.cpp): K small against
-//      m x n, where moving C is the cost. Then steps 5 and 6 do not apply.
+//      m x n, where moving C is the cost; never for skinny C (step 2).
+//      Then steps 5 and 6 do not apply.
 //   5. where A is stored transposed, or an operand's columns do not start
 //      on 16 bytes, the operand packed into the workspace first when the
 //      model finds it cheaper (dispatch/pack.cpp).
@@ -36,6 +39,22 @@
 
 namespace tgemm {
 namespace {
+
+// Whether a product with C of at most kSkinnyMax rows or columns runs on its
+// streaming plan (*stream), not on the tiled planner's: the streaming
+// kernels move X once at the memory's rate, but where their grid is small
+// and each block's K long, or K is too short to fill their lanes, the
+// round trips to memory a block waits for one after another cost more
+// than the tiled plan's split of K. Both host-floored; ties stream. The
+// kernel fed by the tensor copy engine is taken where it fits (it has no
+// model here).
+bool streaming_pays(const GemmParams &p, const DeviceModel &m, PiecePlan *stream)
+{
+    *stream = plan_streaming(p, m);
+    if (stream->kind != KernelKind::Streaming)
+        return true;
+    return host_floored(*stream, m) <= host_floored(plan_tiled(p, m, nullptr), m);
+}
 
 
 const KernelFamily *forced_family(const DeviceModel &m, const std::string &name)
@@ -190,17 +209,21 @@ tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan
                     forced.c_str(), names.c_str(), kernel_kind_name(KernelKind::RankK));
     }
     bool packed = false;
-    PiecePlan plain;
+    const bool skinny = p.m <= kSkinnyMax || p.n <= kSkinnyMax;
+    const bool weigh_streaming = !rank_k_forced && only == nullptr && skinny;
+    PiecePlan plain, stream;
+    const bool streamed = weigh_streaming && streaming_pays(p, m, &stream);
     if (rank_k_forced) {
         steps.pieces = 1;
         steps.piece[0] = plan_rank_k(p, m);
-    } else if (only == nullptr && (p.m <= kSkinnyMax || p.n <= kSkinnyMax)) {
+    } else if (streamed) {
         steps.pieces = 1;
-        steps.piece[0] = plan_streaming(p, m);
+        steps.piece[0] = stream;
     } else {
         plain = plan_tiled(p, m, only);
-        const PiecePlan rank_k = only == nullptr ? plan_rank_k(p, m) : PiecePlan{};
-        if (only == nullptr && rank_k_pays(rank_k, plain, m)) {
+        // Skinny C: the rank-k kernel's 128 x 128 tiles would be mostly empty.
+        const PiecePlan rank_k = only == nullptr && !skinny ? plan_rank_k(p, m) : PiecePlan{};
+        if (only == nullptr && !skinny && rank_k_pays(rank_k, plain, m)) {
             steps.pieces = 1;
             steps.piece[0] = rank_k;
         } else {
@@ -220,7 +243,16 @@ tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan
     for (int i = 0; i < steps.pieces; ++i)
         settle(&steps.piece[i]);
     lay_out(&steps);
-    if (packed) {  // without the pack, the product is planned on op(A) where it is
+    if (weigh_streaming && !streamed && steps.workspace_bytes > 0) {
+        // Skinny C without the workspace runs on its streaming plan (in
+        // cluster form or unsplit): the tiled plan without its split would
+        // walk all of K in the few blocks of one row or column of tiles.
+        CallSteps alone;
+        alone.pieces = 1;
+        alone.piece[0] = stream;
+        settle(&alone.piece[0]);
+        plan->bare = without_workspace(alone);
+    } else if (packed) {  // without the pack, the product is planned on op(A) where it is
         plan->bare = tiled_steps(p, m, only, plain);
         for (int i = 0; i < plan->bare.pieces; ++i)
             settle(&plan->bare.piece[i]);

@@ -37,7 +37,7 @@ struct PiecePlan {
     int64_t k_chunk = 0;
     bool cluster = false;  // split-K finished inside the kernel (SplitK::cluster)
     StreamK sk = {};       // StreamK; work and arrivals are set at launch
-    double seconds = 0.0;  // Tiled, StreamK: the modelled time
+    double seconds = 0.0;  // Tiled, StreamK, Streaming: the modelled time (StreamingTma: 0)
     // Its share of the call's workspace: split-K slices or stream-K parts.
     size_t work_offset = 0, work_bytes = 0;
     // Its A (B) is the packed copy (planned at kPackStandIn): launch moves

@@ -56,8 +56,28 @@ double tiled_plan_seconds(const GemmParams &p, const DeviceModel &m, int family,
                           bool cluster);
 
 // The streaming plan for C with at most kSkinnyMax rows or columns
-// (dispatch/streaming.cpp).
+// (dispatch/streaming.cpp), with its modelled time.
 PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m);
+// The parts of a streaming plan's modelled time (plan_streaming's seconds:
+// the larger of latency and memory, plus finish): whole waves of two blocks
+// an SM, the round trips to memory a block's warps wait for one after
+// another, the time its bytes take at the kernels' share of the bandwidth,
+// and the split's finish (cluster exchange or the reduction kernel). All
+// zero for the kernel fed by the tensor copy engine (not modelled).
+struct StreamingTerms {
+    double waves;
+    double trips;
+    double latency;
+    double memory;
+    double finish;
+};
+StreamingTerms streaming_terms(const PiecePlan &plan, const DeviceModel &m);
+// The seconds of the split-K reduction of `splits` slices of p's C through
+// the workspace, behind the kernel that wrote them (dispatch/tiled.cpp).
+double reduction_seconds(const GemmParams &p, const DeviceModel &m, int splits);
+// The larger of a plan's modelled time and the host's time to issue it
+// (one kernel, and one more for a reduction or a stream-K plan's whole tiles).
+double host_floored(const PiecePlan &plan, const DeviceModel &m);
 
 // The rank-k kernel over the whole of C (dispatch/rank_k.cpp), with its
 // modelled time; rank_k_tiles, its blocks. rank_k_pays: whether it is to

@@ -1,11 +1,14 @@
 // The streaming planner: a product whose C has at most kSkinnyMax rows or
 // columns restated for the streaming kernels, which of them runs it, and
 // its split of K (skinny_split).
+#include <algorithm>
 #include <cstdint>
 
+#include "core/math.hpp"
 #include "core/settings.hpp"
 #include "dispatch/planners.hpp"
 #include "dispatch/skinny_split.hpp"
+#include "kernels/skinny_shape.hpp"
 
 namespace tgemm {
 namespace {
@@ -56,6 +59,59 @@ SkinnyParams skinny_params(const GemmParams &p)
 
 }  // namespace
 
+StreamingTerms streaming_terms(const PiecePlan &plan, const DeviceModel &m)
+{
+    using namespace kernels::skinny;
+    StreamingTerms t = {};
+    if (plan.kind != KernelKind::Streaming)
+        return t;  // the tensor copy engine's kernel is not modelled
+    const SkinnyParams &s = plan.skinny;
+    const ArchFactors &a = *m.factors;
+    const int S = short_bucket(s.s);
+    const int64_t len = plan.splits > 1 ? plan.k_chunk : s.k;
+    // A piece of Y staged: every thread loads a batch (stage_batch) of
+    // elements, or of 16-byte pieces where Y allows, before it stores any.
+    const auto stage_trips = [&](int64_t piece, bool vec, bool rows_vec) {
+        return ceil_div(piece * S, int64_t{vec ? 4 : 1} * stage_batch(S, rows_vec) * kThreads);
+    };
+    int64_t rows, trips;
+    if (s.x_r == 1 && rows_ring_runs(s.vec, s.y_vec, len, S)) {
+        // skinny_rows_ring: each warp streams its run of K, kRingDepth - 1
+        // groups in flight, Y with X.
+        trips = ceil_div(ceil_div(len, int64_t{kWarps}), int64_t{kRingSteps} * (kRingDepth - 1));
+        rows = kRowsPerBlock;
+    } else if (s.x_r == 1) {  // skinny_rows: the 8 warps share each piece of K
+        const int64_t cap = chunk_cap_of(S, kRowsStep);
+        const bool vec = s.y_vec && s.y_k == 1;
+        trips = ceil_div(len, cap) * stage_trips(len < cap ? len : cap, vec, vec) +
+                ceil_div(ceil_div(len, int64_t{kWarps}), int64_t{rows_unroll(S)});
+        rows = kRowsPerBlock;
+    } else {  // skinny_dots: each warp walks the block's K for each of its groups of r
+        const int64_t cap = dots_chunk_cap_of(S);
+        const int64_t chunks = ceil_div(len, cap);
+        const int64_t piece = ceil_div(len < cap ? len : cap, int64_t{kDotsStep}) * kDotsStep;
+        const int64_t step = 4 * 32 / (S >= 16 ? 2 : 1);
+        const int64_t walk = ceil_div(ceil_div(len, step), int64_t{dots_unroll(S, s.vec)});
+        // One piece of K: Y staged once for all groups; more: staged again
+        // for every group.
+        trips = (chunks == 1 ? 1 : s.groups) * chunks * stage_trips(piece, s.y_vec, false) + s.groups * walk;
+        rows = kWarps * dots_rw(S) * s.groups;
+    }
+    const int64_t row_blocks = ceil_div(s.r, rows);
+    t.waves = static_cast<double>(ceil_div(row_blocks * plan.splits, int64_t{2} * m.desc.sm_count));
+    t.trips = static_cast<double>(trips);
+    t.latency = t.waves * (a.stream_block_seconds + t.trips * a.stream_trip_seconds);
+    // X and C once, Y once from memory and again from L2 for each further
+    // block row.
+    const double once =
+        4.0 * (static_cast<double>(s.r) * s.k + static_cast<double>(S) * s.k +
+               (s.beta != 0.0f ? 2.0 : 1.0) * static_cast<double>(s.r) * s.s);
+    const double again = 4.0 * static_cast<double>(S) * s.k * static_cast<double>(row_blocks - 1);
+    t.memory = (once + again / a.l2_bandwidth_factor) / (a.stream_efficiency * m.memory_bandwidth);
+    t.finish = plan.splits <= 1 ? 0.0 : plan.cluster ? a.cluster_sync_seconds : reduction_seconds(plan.p, m, plan.splits);
+    return t;
+}
+
 // On sm_90, where the operands are aligned for the tensor copy engine, K is
 // long and the 32-row blocks fill the SMs (skinny_tma_fits), the kernel it
 // feeds (TGEMM_TMA=0 turns it off); else skinny.cu's, split as
@@ -84,6 +140,8 @@ PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m)
         plan.k_chunk = sk.k_chunk;
         plan.cluster = sk.cluster;
     }
+    const StreamingTerms t = streaming_terms(plan, m);
+    plan.seconds = std::max(t.latency, t.memory) + t.finish;
     return plan;
 }
 

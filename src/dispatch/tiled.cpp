@@ -49,13 +49,7 @@ double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily 
     if (cluster)
         return a.cluster_sync_seconds +
                a.dsmem_round_seconds * static_cast<double>(ceil_div(f.bm * f.bn / 4, int64_t{splits} * f.threads));
-    const double slices = static_cast<double>(splits) * p.m * p.n * 4.0;
-    const double c = (p.beta != 0.0f ? 2.0 : 1.0) * p.m * p.n * 4.0;
-    // Slices that fit in half of L2 are read back from it, not from memory.
-    const double rate = m.memory_bandwidth * (slices <= 0.5 * a.l2_bytes ? a.l2_bandwidth_factor : 1.0);
-    const double batches =
-        static_cast<double>(ceil_div(int64_t{splits} - 1, int64_t{kernels::kSplitkReduceBatch}));
-    return 2.0 * slices / rate + c / m.memory_bandwidth + a.reduce_seconds + a.reduce_batch_seconds * batches;
+    return reduction_seconds(p, m, splits);
 }
 
 // The blocks of the family that fit on the device at once in clusters of
@@ -286,6 +280,25 @@ PiecePlan plan_tiled(const GemmParams &p, const DeviceModel &m, const KernelFami
 uint64_t tiled_memo_hits()
 {
     return t_tiled_memo_hits;
+}
+
+double reduction_seconds(const GemmParams &p, const DeviceModel &m, int splits)
+{
+    const ArchFactors &a = *m.factors;
+    const double slices = static_cast<double>(splits) * p.m * p.n * 4.0;
+    const double c = (p.beta != 0.0f ? 2.0 : 1.0) * p.m * p.n * 4.0;
+    // Slices that fit in half of L2 are read back from it, not from memory.
+    const double rate = m.memory_bandwidth * (slices <= 0.5 * a.l2_bytes ? a.l2_bandwidth_factor : 1.0);
+    const double batches =
+        static_cast<double>(ceil_div(int64_t{splits} - 1, int64_t{kernels::kSplitkReduceBatch}));
+    return 2.0 * slices / rate + c / m.memory_bandwidth + a.reduce_seconds + a.reduce_batch_seconds * batches;
+}
+
+double host_floored(const PiecePlan &plan, const DeviceModel &m)
+{
+    const ArchFactors &a = *m.factors;
+    const bool second = plan.kind == KernelKind::StreamK ? plan.sk.dp_tiles > 0 : plan.splits > 1 && !plan.cluster;
+    return std::max(plan.seconds, a.host_call_seconds + (second ? a.host_launch_seconds : 0.0));
 }
 
 namespace {
