@@ -56,7 +56,6 @@ bool streaming_pays(const GemmParams &p, const DeviceModel &m, PiecePlan *stream
     return host_floored(*stream, m) <= host_floored(plan_tiled(p, m, nullptr), m);
 }
 
-
 const KernelFamily *forced_family(const DeviceModel &m, const std::string &name)
 {
     for (const TiledModel &e : m.tiled)
