@@ -41,19 +41,21 @@ namespace tgemm {
 namespace {
 
 // Whether a product with C of at most kSkinnyMax rows or columns runs on its
-// streaming plan (*stream), not on the tiled planner's: the streaming
-// kernels move X once at the memory's rate, but where their grid is small
-// and each block's K long, or K is too short to fill their lanes, the
-// round trips to memory a block waits for one after another cost more
-// than the tiled plan's split of K. Both host-floored; ties stream. The
-// kernel fed by the tensor copy engine is taken where it fits (it has no
-// model here).
-bool streaming_pays(const GemmParams &p, const DeviceModel &m, PiecePlan *stream)
+// streaming plan (*stream), not on the tiled planner's (*tiled, planned
+// where it is weighed): the streaming kernels move X once at the memory's
+// rate, but where their grid is small and each block's K long, or K is too
+// short to fill their lanes, the round trips to memory a block waits for
+// one after another cost more than the tiled plan's split of K. Both
+// host-floored; ties stream. The kernel fed by the tensor copy engine is
+// taken where it fits (it has no model here).
+bool streaming_pays(const GemmParams &p, const DeviceModel &m, PiecePlan *stream, PiecePlan *tiled, bool *planned)
 {
     *stream = plan_streaming(p, m);
     if (stream->kind != KernelKind::Streaming)
         return true;
-    return host_floored(*stream, m) <= host_floored(plan_tiled(p, m, nullptr), m);
+    *tiled = plan_tiled(p, m, nullptr);
+    *planned = true;
+    return host_floored(*stream, m) <= host_floored(*tiled, m);
 }
 
 const KernelFamily *forced_family(const DeviceModel &m, const std::string &name)
@@ -211,7 +213,8 @@ tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan
     const bool skinny = p.m <= kSkinnyMax || p.n <= kSkinnyMax;
     const bool weigh_streaming = !rank_k_forced && only == nullptr && skinny;
     PiecePlan plain, stream;
-    const bool streamed = weigh_streaming && streaming_pays(p, m, &stream);
+    bool plain_planned = false;  // by streaming_pays: the same plan_tiled of the same problem
+    const bool streamed = weigh_streaming && streaming_pays(p, m, &stream, &plain, &plain_planned);
     if (rank_k_forced) {
         steps.pieces = 1;
         steps.piece[0] = plan_rank_k(p, m);
@@ -219,7 +222,8 @@ tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan
         steps.pieces = 1;
         steps.piece[0] = stream;
     } else {
-        plain = plan_tiled(p, m, only);
+        if (!plain_planned)
+            plain = plan_tiled(p, m, only);
         // Skinny C: the rank-k kernel's 128 x 128 tiles would be mostly empty.
         const PiecePlan rank_k = only == nullptr && !skinny ? plan_rank_k(p, m) : PiecePlan{};
         if (only == nullptr && !skinny && rank_k_pays(rank_k, plain, m)) {

@@ -75,8 +75,10 @@ StreamingTerms streaming_terms(const PiecePlan &plan, const DeviceModel &m);
 // The seconds of the split-K reduction of `splits` slices of p's C through
 // the workspace, behind the kernel that wrote them (dispatch/tiled.cpp).
 double reduction_seconds(const GemmParams &p, const DeviceModel &m, int splits);
-// The larger of a plan's modelled time and the host's time to issue it
-// (one kernel, and one more for a reduction or a stream-K plan's whole tiles).
+// The larger of `seconds` and the host's time to issue a call of one
+// kernel, or of two (second_kernel). host_floored: a plan's, its second
+// kernel a split's reduction or a stream-K plan's whole tiles.
+double host_floor(const DeviceModel &m, double seconds, bool second_kernel);
 double host_floored(const PiecePlan &plan, const DeviceModel &m);
 
 // The rank-k kernel over the whole of C (dispatch/rank_k.cpp), with its

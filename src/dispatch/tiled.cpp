@@ -294,11 +294,16 @@ double reduction_seconds(const GemmParams &p, const DeviceModel &m, int splits)
     return 2.0 * slices / rate + c / m.memory_bandwidth + a.reduce_seconds + a.reduce_batch_seconds * batches;
 }
 
-double host_floored(const PiecePlan &plan, const DeviceModel &m)
+double host_floor(const DeviceModel &m, double seconds, bool second_kernel)
 {
     const ArchFactors &a = *m.factors;
+    return std::max(seconds, a.host_call_seconds + (second_kernel ? a.host_launch_seconds : 0.0));
+}
+
+double host_floored(const PiecePlan &plan, const DeviceModel &m)
+{
     const bool second = plan.kind == KernelKind::StreamK ? plan.sk.dp_tiles > 0 : plan.splits > 1 && !plan.cluster;
-    return std::max(plan.seconds, a.host_call_seconds + (second ? a.host_launch_seconds : 0.0));
+    return host_floor(m, plan.seconds, second);
 }
 
 namespace {
@@ -313,11 +318,9 @@ PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const Kerne
     // by the modelled time: calls back to back cost at least the host's part
     // each, which for small products is more than the kernels'.
     double best_rank = INFINITY, unsplit_rank = INFINITY;
-    const ArchFactors &a = *m.factors;
     const auto consider = [&](const TiledModel &e, int splits, int64_t chunk, bool cluster, int cluster_blocks) {
         const double cost = tiled_cost(e, p, m, splits, chunk, cluster_blocks);
-        const double rank =
-            std::max(cost, a.host_call_seconds + (splits > 1 && !cluster ? a.host_launch_seconds : 0.0));
+        const double rank = host_floor(m, cost, splits > 1 && !cluster);
         for (PiecePlan *to : {&best, &unsplit}) {
             double &to_rank = to == &best ? best_rank : unsplit_rank;
             if (rank > to_rank || (rank == to_rank && cost >= to->seconds) || (to == &unsplit && splits != 1))
@@ -353,8 +356,7 @@ PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const Kerne
             streamk_shape(e, p, m, streamk == StreamKMode::Always, &sk)) {
             const double cost = streamk_cost(e, p, m, sk);
             // The counters' reset and one kernel, or two kernels with whole tiles.
-            const double rank =
-                std::max(cost, a.host_call_seconds + (sk.dp_tiles > 0 ? a.host_launch_seconds : 0.0));
+            const double rank = host_floor(m, cost, sk.dp_tiles > 0);
             if (rank < shared_rank || (rank == shared_rank && cost < shared.seconds)) {
                 shared_rank = rank;
                 shared.seconds = cost;
