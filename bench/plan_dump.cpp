@@ -77,6 +77,7 @@ plan_dump::Piece dump_piece(const PiecePlan &x)
     case KernelKind::StreamingTma:
         d.s = x.skinny.s;
         d.groups = x.skinny.groups;
+        d.gemv_rw = x.skinny.gemv_rw;
         d.rows = x.skinny.x_r == 1;
         d.vec = x.skinny.vec;
         d.y_vec = x.skinny.y_vec;

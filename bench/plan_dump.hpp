@@ -114,6 +114,7 @@ struct Piece {
     int64_t dp = 0, sk = 0, iters = 0;  // stream-k
     int ctas = 0;
     int s = 0, groups = 0;  // streaming
+    int gemv_rw = 0;        // streaming: skinny_gemv's warps along r (0: another kernel)
     bool rows = false, vec = false, y_vec = false;
     int64_t grid_x = 0;  // blocks along x (tiles, or blocks of r); grid_y = splits
 };
@@ -167,7 +168,8 @@ inline std::string format_line(const Problem &p, const Call &c)
             std::snprintf(buf, sizeof buf,
                           " streaming %s %lldx%lldx%lld s=%d groups=%d vec=%d y_vec=%d split=%d %s k_chunk=%lld "
                           "grid=%lldx%d",
-                          x.rows ? "rows" : "dots", (long long)x.m, (long long)x.n, (long long)x.k, x.s, x.groups,
+                          x.gemv_rw > 0 ? "gemv" : x.rows ? "rows" : "dots", (long long)x.m, (long long)x.n,
+                          (long long)x.k, x.s, x.gemv_rw > 0 ? x.gemv_rw : x.groups,
                           x.vec, x.y_vec, x.splits, form, (long long)x.k_chunk, (long long)x.grid_x, x.splits);
         line += buf;
         if (i + 1 < c.pieces)

@@ -377,6 +377,16 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {4096, 16, 4096, false, false, 1, 0, 0, 0, false},   /* lda = 4097: not a multiple of 4, skinny_rows */
         {4096, 16, 4096, false, false, 0, 2, 0, 0, false},   /* ldb = 4098: skinny_rows */
         {4096, 16, 4096, false, false, 0, 0, 0, 1, false},   /* operands one float past 16-byte alignment */
+        /* skinny_gemv (s = 1, X contiguous along r; src/kernels/skinny_gemv.cu)
+         * where the H100 plans it: K split in clusters, a block's warps along
+         * r and K, runs of K not whole groups, y strided, r past the last
+         * block, K split through the workspace. */
+        {1, 1017, 2963, false, true, 0, 0, 31, 0, false},   /* m = 1 NT, ldb odd: K split in 6 clusters */
+        {1542, 1, 1445, false, false, 0, 0, 0, 0, false},   /* n = 1 NN, lda 1542: split 3 in clusters */
+        {1, 6399, 366, true, true, 0, 26, 0, 0, false},     /* m = 1 TT: no split */
+        {16007, 1, 300, false, false, 1, 0, 0, 0, false},   /* two warps along r, a partial last block */
+        {1, 5000, 700, false, true, 2, 1, 0, 0, false},     /* y strided (lda = 3) */
+        {24, 1, 7155, false, true, 0, 0, 0, 1, false},     /* K split through the workspace */
         /* The branch-free K step of 256x128x16's TN kernel
          * (kBranchFreePairs in src/kernels/tiled/shapes.cuh): blocks of whole
          * tiles, aligned operands, K a multiple of 16 and at least 32. The
@@ -819,12 +829,14 @@ typedef enum {
     PATH_ROWS,             /* skinny_rows, K split */
     PATH_DOTS,             /* skinny_dots, K split */
     PATH_SKINNY_WORKSPACE, /* a streaming kernel, K split through the workspace */
+    PATH_GEMV,             /* skinny_gemv, K split */
     PATH_RANK_K,           /* the rank-k kernel alone */
 } path_t;
 
 static const char *const kPathName[] = {"scale", "tiled",  "splitk_cluster", "splitk_workspace",
                                         "streamk", "packed", "peeled",         "tma",
-                                        "rows",    "dots",   "skinny_workspace", "rank_k"};
+                                        "rows",    "dots",   "skinny_workspace", "gemv",
+                                        "rank_k"};
 
 typedef struct {
     path_t path;
@@ -861,6 +873,7 @@ static const special_case_t kSpecial[] = {
     {PATH_ROWS, false, true, 6000, 16, 1100, -1.0f, 0.5f}, /* not the TMA kernel's (skinny_tma_fits); split 4 */
     {PATH_DOTS, false, false, 16, 3000, 1100, 0.5f, 0.25f},
     {PATH_SKINNY_WORKSPACE, false, false, 5000, 4, 3000, 2.0f, -1.0f}, /* rows split 7: 280 blocks, more than clusters hold */
+    {PATH_GEMV, false, true, 1, 1017, 2963, -1.0f, 0.5f},             /* split 6 in clusters */
     {PATH_RANK_K, false, true, 4096, 4096, 16, 1.0f, 0.5f},         /* one chunk of K */
     {PATH_RANK_K, true, false, 3000, 5000, 40, -0.5f, 0.0f},        /* three chunks, the last partial */
 };
@@ -878,6 +891,7 @@ typedef struct {
     int packed, peeled;     /* op(A) packed; rows or columns peeled */
     int tiled, streamk;     /* tiled plans; of those, in stream-K form */
     int tma, rows, dots;    /* streaming plans */
+    int gemv;               /* streaming plans on skinny_gemv */
     int rank_k;             /* rank-k plans */
     int split;              /* the largest split-k= of the plans not in stream-K form */
     int cluster, workspace; /* plans with K split, in each form */
@@ -933,6 +947,8 @@ static plans_t read_plans(const char *log)
             s.rows++;
         } else if (strstr(buf, " streaming dots ") != NULL) {
             s.dots++;
+        } else if (strstr(buf, " streaming gemv ") != NULL) {
+            s.gemv++;
         } else {
             fail_msg("unknown plan line: %s", buf);
         }
@@ -954,7 +970,7 @@ static plans_t read_plans(const char *log)
  * run's settings; else what they should have been. */
 static const char *path_mismatch(path_t path, const plans_t *s)
 {
-    const int streaming = s->tma + s->rows + s->dots;
+    const int streaming = s->tma + s->rows + s->dots + s->gemv;
     if (!g_plan_env.clusters && s->cluster > 0)
         return "no split of K in cluster form (TGEMM_CLUSTERS=0)";
     if (path == PATH_SCALE)
@@ -990,9 +1006,11 @@ static const char *path_mismatch(path_t path, const plans_t *s)
     case PATH_DOTS:
         return s->lines == 1 && s->dots == 1 && s->split > 1 ? NULL : "skinny_dots with K split";
     case PATH_SKINNY_WORKSPACE:
-        return s->lines == 1 && s->rows + s->dots == 1 && s->workspace == 1
+        return s->lines == 1 && s->rows + s->dots + s->gemv == 1 && s->workspace == 1
                    ? NULL
                    : "a streaming kernel, K split through the workspace";
+    case PATH_GEMV:
+        return s->lines == 1 && s->gemv == 1 && s->split > 1 ? NULL : "skinny_gemv with K split";
     case PATH_RANK_K:
         return s->lines == 1 && s->rank_k == 1 ? NULL : "the rank-k kernel alone";
     default:

@@ -11,19 +11,23 @@
 //                                     tiled plan by their models (never
 //                                     rank-k), the grid limit, and the tiled
 //                                     model's cluster form at the device's
-//                                     cluster capacity; the tiled planner's
+//                                     cluster capacity; skinny_gemv's
+//                                     arrangements; the tiled planner's
 //                                     remembered plans against plans made anew
 //   test_rank_k_plan forced-rank-k    TGEMM_KERNEL=rank-k: every product on it
 //   test_rank_k_plan forced-family    TGEMM_KERNEL=256x128x8: that family,
 //                                     never rank-k
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <vector>
 
+#include "core/math.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/planners.hpp"
+#include "kernels/skinny_shape.hpp"
 #include "plan_dump.hpp"
 
 // After the library's headers: cmocka.h defines a macro named fail.
@@ -219,6 +223,68 @@ void test_skinny_without_workspace(void **)
     assert_true(plan.steps.piece[0].kind == KernelKind::Streaming);
     assert_true(plan.steps.piece[0].splits == 1 || plan.steps.piece[0].cluster);
     assert_int_equal(workspace_bytes(plan), 0);
+}
+
+// Matrix-vector products (s == 1) with X contiguous along r: where
+// plan_streaming takes skinny_gemv, its arrangement is one the kernel runs
+// (1, 2, 4 or 8 warps along r; slices of whole groups of kGemvSteps; a
+// cluster only where every block fits at once; workspace slices only where
+// they fit), and its time is its model's. Products with X contiguous along
+// K, or s > 1, never take it. Both kernels occur on the grid; pinned: the
+// long-K products of few blocks that skinny_rows walked in many round
+// trips, and without the workspace the split one runs unsplit.
+void test_gemv_plans(void **)
+{
+    using namespace kernels::skinny;
+    const DeviceModel &m = h100();
+    int gemv = 0, other = 0;
+    for (int64_t r : {64, 584, 1017, 1542, 4099, 4232, 16007, 100000})
+        for (int64_t k : {16, 300, 1075, 1445, 2963, 100000})
+            for (int s : {1, 2})
+                for (int pair = 0; pair < 8; ++pair) {
+                    const bool m_small = pair & 4;
+                    const GemmParams p =
+                        problem(m_small ? s : r, m_small ? r : s, k, pair & 2, pair & 1, pair % 3 ? 1.0f : 0.0f);
+                    const PiecePlan x = plan_streaming(p, m);
+                    if (x.kind != KernelKind::Streaming || x.skinny.gemv_rw == 0) {
+                        other++;
+                        continue;
+                    }
+                    gemv++;
+                    const kernels::SkinnyParams &q = x.skinny;
+                    if (q.s != 1 || q.x_r != 1)
+                        fail_msg("%lldx%lldx%lld pair %d: skinny_gemv for s %d, x_r %lld",
+                                 static_cast<long long>(p.m), static_cast<long long>(p.n),
+                                 static_cast<long long>(p.k), pair, q.s, static_cast<long long>(q.x_r));
+                    assert_true(q.gemv_rw == 1 || q.gemv_rw == 2 || q.gemv_rw == 4 || q.gemv_rw == 8);
+                    if (x.splits > 1) {
+                        assert_int_equal(x.k_chunk % kGemvSteps, 0);
+                        assert_int_equal(x.splits, ceil_div(k, x.k_chunk));
+                        const int64_t blocks = ceil_div(r, int64_t{kGemvRows} * q.gemv_rw) * x.splits;
+                        if (x.cluster)
+                            assert_true(x.splits <= kMaxCluster && blocks <= m.desc.skinny_cluster_blocks[x.splits]);
+                        else
+                            assert_true(split_fits(p, x.splits));
+                    } else {
+                        assert_int_equal(x.k_chunk, k);
+                    }
+                    const StreamingTerms t = streaming_terms(x, m);
+                    assert_true(t.trips >= 1 && t.waves >= 1);
+                    assert_true(x.seconds == std::max(t.latency, t.memory) + t.finish);
+                }
+    if (gemv < 20 || other < 20)
+        fail_msg("skinny_gemv %d, other %d plans: both should occur", gemv, other);
+    const CallPlan cl = plan_of(problem(1, 1017, 2963, false, true, 0.0f), m);
+    assert_true(cl.steps.pieces == 1 && cl.steps.piece[0].kind == KernelKind::Streaming);
+    assert_true(cl.steps.piece[0].skinny.gemv_rw > 0 && cl.steps.piece[0].splits > 1 && cl.steps.piece[0].cluster);
+    CallPlan ws = plan_of(problem(24, 1, 7155, false, true, 1.0f), m);
+    assert_true(ws.steps.pieces == 1 && ws.steps.piece[0].skinny.gemv_rw > 0);
+    assert_true(ws.steps.piece[0].splits > kMaxCluster && !ws.steps.piece[0].cluster);
+    assert_true(workspace_bytes(ws) > 0);
+    assert_int_equal(drop_workspace(&ws), TGEMM_SUCCESS);
+    assert_true(ws.steps.piece[0].kind == KernelKind::Streaming && ws.steps.piece[0].skinny.gemv_rw > 0);
+    assert_int_equal(ws.steps.piece[0].splits, 1);
+    assert_int_equal(workspace_bytes(ws), 0);
 }
 
 // Tiny products stay where they were: a rank-k block's fixed cost is more
@@ -495,6 +561,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tiny_products),  cmocka_unit_test(test_model),   cmocka_unit_test(test_grid_limit),
         cmocka_unit_test(test_k_cap),          cmocka_unit_test(test_tiled_share), cmocka_unit_test(test_cluster_residency),
         cmocka_unit_test(test_remembered_plans), cmocka_unit_test(test_skinny_without_workspace),
+        cmocka_unit_test(test_gemv_plans),
     };
     const struct CMUnitTest forced_rank_k[] = {cmocka_unit_test(test_forced_rank_k)};
     const struct CMUnitTest forced_family[] = {cmocka_unit_test(test_forced_family)};

@@ -16,6 +16,8 @@ using namespace kernels::skinny;
 
 int64_t skinny_rows_per_block(const SkinnyParams &p)
 {
+    if (p.gemv_rw > 0)
+        return int64_t{kGemvRows} * p.gemv_rw;
     return p.x_r == 1 ? kRowsPerBlock : kWarps * dots_rw(short_bucket(p.s)) * p.groups;
 }
 

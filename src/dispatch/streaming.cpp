@@ -75,7 +75,12 @@ StreamingTerms streaming_terms(const PiecePlan &plan, const DeviceModel &m)
         return ceil_div(piece * S, int64_t{vec ? 4 : 1} * stage_batch(S, rows_vec) * kThreads);
     };
     int64_t rows, trips;
-    if (s.x_r == 1 && rows_ring_runs(s.vec, s.y_vec, len, S)) {
+    if (s.gemv_rw > 0) {
+        // skinny_gemv: each warp walks its run of the block's K, a group of
+        // kGemvSteps loads per lane at a time, y with X.
+        trips = ceil_div(ceil_div(len, int64_t{kWarps / s.gemv_rw}), int64_t{kGemvSteps});
+        rows = int64_t{kGemvRows} * s.gemv_rw;
+    } else if (s.x_r == 1 && rows_ring_runs(s.vec, s.y_vec, len, S)) {
         // skinny_rows_ring: each warp streams its run of K, kRingDepth - 1
         // groups in flight, Y with X.
         trips = ceil_div(ceil_div(len, int64_t{kWarps}), int64_t{kRingSteps} * (kRingDepth - 1));
@@ -112,10 +117,81 @@ StreamingTerms streaming_terms(const PiecePlan &plan, const DeviceModel &m)
     return t;
 }
 
+namespace {
+
+// A streaming plan's time: the larger of its latency and memory terms, plus
+// its finish.
+double seconds_of(const StreamingTerms &t)
+{
+    return std::max(t.latency, t.memory) + t.finish;
+}
+
+// A matrix-vector product (s == 1, X contiguous along r): skinny_gemv where
+// an arrangement of it is modelled faster than rows_plan, skinny_rows'
+// plan. For each count of a block's warps along r (1, 2, 4 or 8; the rest
+// along K), three splits of K in slices of whole groups of steps: none;
+// enough slices to fill the SMs' block slots, as clusters that fit at once
+// (the most up to kMaxCluster that do); and as many through the workspace,
+// where it fits. Only plans whose warps walk at most kGemvMaxTrips groups:
+// past a few, the trips of an SM's blocks share its bandwidth, which the
+// model's fixed cost per trip does not see, and skinny_rows' deeper
+// staging streams faster. A handful of candidates, each priced once: the
+// plan is made on every call. Ties keep skinny_rows, then the earlier.
+constexpr int64_t kGemvMaxSplits = 64;
+constexpr double kGemvMaxTrips = 4;
+
+PiecePlan plan_gemv(const PiecePlan &rows_plan, const DeviceModel &m)
+{
+    using namespace kernels::skinny;
+    PiecePlan best = rows_plan, g = rows_plan;
+    g.skinny.groups = 1;
+    const int64_t r = rows_plan.skinny.r, k = rows_plan.skinny.k;
+    const int64_t slots = int64_t{2} * m.desc.sm_count;
+    // The slices of whole groups of steps closest to `want`.
+    const auto chunk_of = [&](int64_t want) {
+        return ceil_div(ceil_div(k, want), int64_t{kGemvSteps}) * kGemvSteps;
+    };
+    const auto price = [&](int64_t chunk, bool cluster) {
+        const int64_t splits = ceil_div(k, chunk);
+        g.splits = static_cast<int>(splits);
+        g.k_chunk = splits > 1 ? chunk : k;
+        g.cluster = cluster && splits > 1;
+        if (splits > 1 && !cluster && !split_fits(g.p, g.splits))
+            return;
+        const StreamingTerms t = streaming_terms(g, m);
+        g.seconds = seconds_of(t);
+        if (t.trips <= kGemvMaxTrips && g.seconds < best.seconds)
+            best = g;
+    };
+    for (int rw = 1; rw <= kWarps; rw *= 2) {
+        g.skinny.gemv_rw = rw;
+        const int64_t row_blocks = ceil_div(r, int64_t{kGemvRows} * rw);
+        // At least a group of steps for each warp along K in every slice.
+        const int64_t most = std::max<int64_t>(1, k / (int64_t{kGemvSteps} * (kWarps / rw)));
+        const int64_t fill = std::min(ceil_div(slots, row_blocks), most);
+        price(k, false);
+        // Rounding the slices to whole groups can leave fewer of them than
+        // asked for: the capacity that counts is that of the clusters made.
+        for (int64_t n = std::min<int64_t>(fill, kMaxCluster); n > 1; --n) {
+            const int64_t chunk = chunk_of(n), splits = ceil_div(k, chunk);
+            if (splits > 1 && row_blocks * splits <= m.desc.skinny_cluster_blocks[splits]) {
+                price(chunk, true);
+                break;
+            }
+        }
+        if (fill > 1)
+            price(chunk_of(std::min(fill, kGemvMaxSplits)), false);
+    }
+    return best;
+}
+
+}  // namespace
+
 // On sm_90, where the operands are aligned for the tensor copy engine, K is
 // long and the 32-row blocks fill the SMs (skinny_tma_fits), the kernel it
 // feeds (TGEMM_TMA=0 turns it off); else skinny.cu's, split as
-// skinny_split finds best.
+// skinny_split finds best, or for a matrix-vector product with X contiguous
+// along r skinny_gemv where plan_gemv finds it faster.
 PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m)
 {
     PiecePlan plan;
@@ -140,8 +216,9 @@ PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m)
         plan.k_chunk = sk.k_chunk;
         plan.cluster = sk.cluster;
     }
-    const StreamingTerms t = streaming_terms(plan, m);
-    plan.seconds = std::max(t.latency, t.memory) + t.finish;
+    plan.seconds = seconds_of(streaming_terms(plan, m));
+    if (s.s == 1 && s.x_r == 1)
+        plan = plan_gemv(plan, m);
     return plan;
 }
 

@@ -86,6 +86,7 @@ struct SkinnyParams {
     bool y_vec;        // y is 16-byte aligned and groups of 4 along its unit stride can move as one
                        // (y_k == 1: s == 1 or y_j % 4 == 0; y_j == 1: s % 4 == 0 and y_k % 4 == 0)
     int groups;        // skinny_dots: groups of r per warp in a block (set by dispatch's skinny_split)
+    int gemv_rw;       // s == 1, x_r == 1: 0, or skinny_gemv with this many of a block's 8 warps along r
 };
 
 cudaError_t launch_skinny(const SkinnyParams &p, const SplitK &sk, cudaStream_t s);

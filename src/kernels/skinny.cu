@@ -1,9 +1,10 @@
 // The streaming kernels' entry points (family.hpp): per device, the shared
 // memory their kernels may use and their cluster capacity (prepare_skinny);
-// per product, the technique that runs it (launch_skinny): skinny_rows or
-// skinny_rows_ring where X is contiguous along r, skinny_dots where it is
-// contiguous along k. The split of K comes from the planner
-// (dispatch/skinny_split.cpp).
+// per product, the technique that runs it (launch_skinny): skinny_gemv where
+// the planner chose it (s == 1), else skinny_rows or skinny_rows_ring where
+// X is contiguous along r; skinny_dots where it is contiguous along k. The
+// split of K comes from the planner (dispatch/skinny_split.cpp,
+// dispatch/streaming.cpp).
 #include "kernels/skinny_common.cuh"
 
 namespace tgemm {
@@ -19,7 +20,8 @@ cudaError_t prepare_skinny(int cc_major, int *cluster_blocks)
     // The cluster form's sums need kPartBytes more; ask for them only where
     // it can run (GPUs of compute capability 8.6 and 8.9 allow 99 KiB a block).
     const int max_bytes = static_cast<int>(kSmemBytes + (cluster_code ? kPartBytes : 0));
-    const cudaError_t e[] = {prepare_rows(max_bytes), prepare_dots(max_bytes), prepare_rows_ring(max_bytes)};
+    const cudaError_t e[] = {prepare_rows(max_bytes), prepare_dots(max_bytes), prepare_rows_ring(max_bytes),
+                             prepare_gemv(max_bytes)};
     for (cudaError_t x : e)
         if (x != cudaSuccess)
             return x;
@@ -36,6 +38,8 @@ cudaError_t launch_skinny(const SkinnyParams &p, const SplitK &sk, cudaStream_t 
 {
     if (p.x_r != 1)
         return launch_dots(p, sk, st);
+    if (p.gemv_rw > 0)
+        return launch_gemv(p, sk, st);
     return rows_ring_takes(p, sk) ? launch_rows_ring(p, sk, st) : launch_rows(p, sk, st);
 }
 

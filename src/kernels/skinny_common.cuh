@@ -1,8 +1,8 @@
 // What the streaming kernels (skinny_rows.cu, skinny_rows_ring.cu,
-// skinny_dots.cu) share: the range of K a block walks, the stores of
-// finished sums (C, a split-K workspace slice, or the cluster form's
-// exchange), skinny_rows' end, the launch, and each technique's host entry
-// points, which skinny.cu chooses among.
+// skinny_gemv.cu, skinny_dots.cu) share: the range of K a block walks, the
+// stores of finished sums (C, a split-K workspace slice, or the cluster
+// form's exchange), skinny_rows' end, the launch, and each technique's host
+// entry points, which skinny.cu chooses among.
 #pragma once
 
 #include <cstdint>
@@ -239,6 +239,8 @@ cudaError_t prepare_rows_ring(int max_bytes);
 // Whether skinny_rows_ring takes this launch of skinny_rows' products.
 bool rows_ring_takes(const SkinnyParams &p, const SplitK &sk);
 cudaError_t launch_rows_ring(const SkinnyParams &p, const SplitK &sk, cudaStream_t st);
+cudaError_t prepare_gemv(int max_bytes);
+cudaError_t launch_gemv(const SkinnyParams &p, const SplitK &sk, cudaStream_t st);
 cudaError_t prepare_dots(int max_bytes);
 cudaError_t launch_dots(const SkinnyParams &p, const SplitK &sk, cudaStream_t st);
 // Whether the code of skinny_dots in use here has the cluster form, and the

@@ -85,6 +85,11 @@ TGEMM_HOST_DEVICE constexpr bool rows_ring_runs(bool vec, bool y_vec, int64_t sp
     return vec && y_vec && span > chunk_cap_of(S, kRowsStep);
 }
 
+// skinny_gemv: r per warp (one per lane), and the steps of K a lane keeps in
+// flight (one of y per lane).
+constexpr int kGemvRows = 32;
+constexpr int kGemvSteps = 32;
+
 // skinny_dots' Y layout: 16-byte cells, cell (kk / 4, j) holding Y(j, kk..kk+3)
 // at cell index (kk / 4) * dots_pitch(S) + j. The pitch is odd, so the eight
 // lanes of a 16-byte shared load, at eight consecutive kk / 4, hit eight
