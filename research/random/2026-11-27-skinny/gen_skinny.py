@@ -5,7 +5,9 @@ dimensions, tile edges oversampled, random transposes, leading dimensions
 padded by nothing or 1 to 64, three alpha/beta classes, the same caps), but
 with the short side log-uniform over 1 to 16.
 
-    gen_skinny.py SEED COUNT > shapes.txt    (bench_random --shapes format)
+    gen_skinny.py SEED COUNT [SHORT_MAX] > shapes.txt    (bench_random --shapes format)
+
+SHORT_MAX (default 16) caps the short side: 1 draws matrix-vector products.
 """
 import math
 import random
@@ -42,11 +44,12 @@ def scale(r):
 
 def main():
     seed, count = int(sys.argv[1]), int(sys.argv[2])
+    short_max = int(sys.argv[3]) if len(sys.argv) > 3 else 16
     r = random.Random(seed)
-    print(f"# gen_skinny.py {seed} {count}")
+    print(f"# gen_skinny.py {' '.join(sys.argv[1:])}")
     made = 0
     while made < count:
-        short, long_, k = log_uniform(r, 1, 16), dim(r, 1, 20000), dim(r, 1, 20000)
+        short, long_, k = log_uniform(r, 1, short_max), dim(r, 1, 20000), dim(r, 1, 20000)
         m, n = (short, long_) if r.randrange(2) == 0 else (long_, short)
         ta, tb = r.choice("NT"), r.choice("NT")
         lda = padded(r, m if ta == "N" else k)
