@@ -166,10 +166,10 @@ inline std::string format_line(const Problem &p, const Call &c)
                           (long long)x.n, (long long)x.k, x.s, (long long)x.grid_x);
         else
             std::snprintf(buf, sizeof buf,
-                          " streaming %s %lldx%lldx%lld s=%d groups=%d vec=%d y_vec=%d split=%d %s k_chunk=%lld "
+                          " streaming %s %lldx%lldx%lld s=%d %s=%d vec=%d y_vec=%d split=%d %s k_chunk=%lld "
                           "grid=%lldx%d",
                           x.gemv_rw > 0 ? "gemv" : x.rows ? "rows" : "dots", (long long)x.m, (long long)x.n,
-                          (long long)x.k, x.s, x.gemv_rw > 0 ? x.gemv_rw : x.groups,
+                          (long long)x.k, x.s, x.gemv_rw > 0 ? "rw" : "groups", x.gemv_rw > 0 ? x.gemv_rw : x.groups,
                           x.vec, x.y_vec, x.splits, form, (long long)x.k_chunk, (long long)x.grid_x, x.splits);
         line += buf;
         if (i + 1 < c.pieces)

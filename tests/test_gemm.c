@@ -354,7 +354,7 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {4100, 2, 2048, true, false, 0, 0, 0, 0, false},     /* s = 2: X along k, Y along k */
         {3, 4100, 1500, false, true, 1, 0, 0, 0, false},     /* s = 3, Y along j (lda = 4): skinny_rows */
         {5, 4100, 1500, false, true, 3, 0, 0, 0, false},     /* s = 5, Y along j (lda = 8): the least s it takes so */
-        {4096, 1, 1020, false, false, 0, 0, 0, 0, false},    /* K < 1024: skinny_rows */
+        {4096, 1, 1020, false, false, 0, 0, 0, 0, false},    /* K < 1024: skinny_gemv, 4 warps along r */
         {4096, 3, 4096, false, false, 1, 0, 0, 0, false},    /* lda = 4097: skinny_rows */
         {4096, 16, 1020, false, false, 0, 0, 0, 0, false},   /* K < 1024: not the TMA kernel's; a tiled plan (streaming_pays) */
         {3808, 16, 2048, false, false, 0, 0, 0, 0, false},   /* 119 blocks: fits */
@@ -381,12 +381,13 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
          * where the H100 plans it: K split in clusters, a block's warps along
          * r and K, runs of K not whole groups, y strided, r past the last
          * block, K split through the workspace. */
-        {1, 1017, 2963, false, true, 0, 0, 31, 0, false},   /* m = 1 NT, ldb odd: K split in 6 clusters */
-        {1542, 1, 1445, false, false, 0, 0, 0, 0, false},   /* n = 1 NN, lda 1542: split 3 in clusters */
+        {1, 1017, 2963, false, true, 0, 0, 31, 0, false},   /* m = 1 NT, ldb odd: K split in 7 clusters */
+        {1542, 1, 1445, false, false, 0, 0, 0, 0, false},   /* n = 1 NN, lda 1542: split 4 in clusters */
         {1, 6399, 366, true, true, 0, 26, 0, 0, false},     /* m = 1 TT: no split */
         {16007, 1, 300, false, false, 1, 0, 0, 0, false},   /* two warps along r, a partial last block */
         {1, 5000, 700, false, true, 2, 1, 0, 0, false},     /* y strided (lda = 3) */
-        {24, 1, 7155, false, true, 0, 0, 0, 1, false},     /* K split through the workspace */
+        {64, 1, 20000, false, false, 0, 0, 0, 1, false},    /* K split through the workspace */
+        {100000, 1, 40, false, false, 0, 0, 0, 0, false},   /* 8 warps along r, K unsplit */
         /* The branch-free K step of 256x128x16's TN kernel
          * (kBranchFreePairs in src/kernels/tiled/shapes.cuh): blocks of whole
          * tiles, aligned operands, K a multiple of 16 and at least 32. The
@@ -873,7 +874,7 @@ static const special_case_t kSpecial[] = {
     {PATH_ROWS, false, true, 6000, 16, 1100, -1.0f, 0.5f}, /* not the TMA kernel's (skinny_tma_fits); split 4 */
     {PATH_DOTS, false, false, 16, 3000, 1100, 0.5f, 0.25f},
     {PATH_SKINNY_WORKSPACE, false, false, 5000, 4, 3000, 2.0f, -1.0f}, /* rows split 7: 280 blocks, more than clusters hold */
-    {PATH_GEMV, false, true, 1, 1017, 2963, -1.0f, 0.5f},             /* split 6 in clusters */
+    {PATH_GEMV, false, true, 1, 1017, 2963, -1.0f, 0.5f},             /* split 7 in clusters */
     {PATH_RANK_K, false, true, 4096, 4096, 16, 1.0f, 0.5f},         /* one chunk of K */
     {PATH_RANK_K, true, false, 3000, 5000, 40, -0.5f, 0.0f},        /* three chunks, the last partial */
 };

@@ -269,7 +269,7 @@ void test_gemv_plans(void **)
                         assert_int_equal(x.k_chunk, k);
                     }
                     const StreamingTerms t = streaming_terms(x, m);
-                    assert_true(t.trips >= 1 && t.waves >= 1);
+                    assert_true(t.trips >= 1 && t.trips <= kGemvMaxTrips && t.waves >= 1);
                     assert_true(x.seconds == std::max(t.latency, t.memory) + t.finish);
                 }
     if (gemv < 20 || other < 20)
@@ -277,13 +277,20 @@ void test_gemv_plans(void **)
     const CallPlan cl = plan_of(problem(1, 1017, 2963, false, true, 0.0f), m);
     assert_true(cl.steps.pieces == 1 && cl.steps.piece[0].kind == KernelKind::Streaming);
     assert_true(cl.steps.piece[0].skinny.gemv_rw > 0 && cl.steps.piece[0].splits > 1 && cl.steps.piece[0].cluster);
-    CallPlan ws = plan_of(problem(24, 1, 7155, false, true, 1.0f), m);
+    // Ranked by the host-floored time: a split through the workspace is two
+    // kernels to issue, so where a cluster split is modelled close, it wins.
+    const CallPlan near = plan_of(problem(24, 1, 7155, false, true, 1.0f), m);
+    assert_true(near.steps.piece[0].skinny.gemv_rw > 0 && near.steps.piece[0].cluster);
+    CallPlan ws = plan_of(problem(64, 1, 20000, false, false, 1.0f), m);
     assert_true(ws.steps.pieces == 1 && ws.steps.piece[0].skinny.gemv_rw > 0);
     assert_true(ws.steps.piece[0].splits > kMaxCluster && !ws.steps.piece[0].cluster);
     assert_true(workspace_bytes(ws) > 0);
+    // Without the workspace, planned again without it: no long walk on
+    // skinny_gemv (here skinny_rows in clusters).
     assert_int_equal(drop_workspace(&ws), TGEMM_SUCCESS);
-    assert_true(ws.steps.piece[0].kind == KernelKind::Streaming && ws.steps.piece[0].skinny.gemv_rw > 0);
-    assert_int_equal(ws.steps.piece[0].splits, 1);
+    const PiecePlan &bare = ws.steps.piece[0];
+    assert_true(bare.kind == KernelKind::Streaming && (bare.splits == 1 || bare.cluster));
+    assert_true(bare.skinny.gemv_rw == 0 || streaming_terms(bare, m).trips <= kGemvMaxTrips);
     assert_int_equal(workspace_bytes(ws), 0);
 }
 

@@ -52,11 +52,13 @@ void log_piece(const PiecePlan &piece)
                      ll(p.m), ll(p.n), ll(p.k), ta, tb, piece.skinny.s);
         break;
     case KernelKind::Streaming:
+        // skinny_gemv's arrangement is its warps along r (rw), the others' the row groups of a block.
         std::fprintf(stderr,
-                     "tgemm: device plan m=%lld n=%lld k=%lld %c%c streaming %s s=%d groups=%d split-k=%d (%s) "
+                     "tgemm: device plan m=%lld n=%lld k=%lld %c%c streaming %s s=%d %s=%d split-k=%d (%s) "
                      "k-chunk=%lld\n",
                      ll(p.m), ll(p.n), ll(p.k), ta, tb,
                      piece.skinny.gemv_rw > 0 ? "gemv" : piece.skinny.x_r == 1 ? "rows" : "dots", piece.skinny.s,
+                     piece.skinny.gemv_rw > 0 ? "rw" : "groups",
                      piece.skinny.gemv_rw > 0 ? piece.skinny.gemv_rw : piece.skinny.groups, piece.splits, form,
                      ll(piece.k_chunk));
         break;

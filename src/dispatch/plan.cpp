@@ -110,13 +110,17 @@ void lay_out(CallSteps *steps)
     steps->workspace_bytes = offset;
 }
 
-// The same steps without workspace.
-CallSteps without_workspace(CallSteps steps)
+// The same steps without workspace. A streaming piece split through it is
+// planned again without (its kernel may change: skinny_gemv unsplit would
+// walk a long K, which its planner avoids).
+CallSteps without_workspace(CallSteps steps, const DeviceModel &m)
 {
     steps.pack_a = OperandPack{};
     steps.pack_b = OperandPack{};
     for (int i = 0; i < steps.pieces; ++i) {
         PiecePlan &piece = steps.piece[i];
+        if (piece.kind == KernelKind::Streaming && piece.splits > 1 && !piece.cluster)
+            piece = plan_streaming(piece.p, m, false);
         if (piece.kind == KernelKind::StreamK)
             piece.kind = KernelKind::Tiled;  // splits 1, K whole: as planned
         if (piece.splits > 1 && !piece.cluster) {
@@ -254,14 +258,14 @@ tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan
         alone.pieces = 1;
         alone.piece[0] = stream;
         settle(&alone.piece[0]);
-        plan->bare = without_workspace(alone);
+        plan->bare = without_workspace(alone, m);
     } else if (packed) {  // without the pack, the product is planned on op(A) where it is
         plan->bare = tiled_steps(p, m, only, plain);
         for (int i = 0; i < plan->bare.pieces; ++i)
             settle(&plan->bare.piece[i]);
-        plan->bare = without_workspace(plan->bare);
+        plan->bare = without_workspace(plan->bare, m);
     } else {
-        plan->bare = without_workspace(steps);
+        plan->bare = without_workspace(steps, m);
     }
     return check_grid(steps, plan->max_grid_x);
 }

@@ -56,8 +56,10 @@ double tiled_plan_seconds(const GemmParams &p, const DeviceModel &m, int family,
                           bool cluster);
 
 // The streaming plan for C with at most kSkinnyMax rows or columns
-// (dispatch/streaming.cpp), with its modelled time.
-PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m);
+// (dispatch/streaming.cpp), with its modelled time. Without `workspace`,
+// only plans that need none: K unsplit, or split in clusters where
+// TGEMM_CLUSTERS allows.
+PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m, bool workspace = true);
 // The parts of a streaming plan's modelled time (plan_streaming's seconds:
 // the larger of latency and memory, plus finish): whole waves of two blocks
 // an SM, the round trips to memory a block's warps wait for one after

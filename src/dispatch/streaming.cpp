@@ -1,6 +1,6 @@
 // The streaming planner: a product whose C has at most kSkinnyMax rows or
 // columns restated for the streaming kernels, which of them runs it, and
-// its split of K (skinny_split).
+// its split of K (skinny_split; plan_gemv for skinny_gemv).
 #include <algorithm>
 #include <cstdint>
 
@@ -127,23 +127,26 @@ double seconds_of(const StreamingTerms &t)
 }
 
 // A matrix-vector product (s == 1, X contiguous along r): skinny_gemv where
-// an arrangement of it is modelled faster than rows_plan, skinny_rows'
-// plan. For each count of a block's warps along r (1, 2, 4 or 8; the rest
-// along K), three splits of K in slices of whole groups of steps: none;
-// enough slices to fill the SMs' block slots, as clusters that fit at once
-// (the most up to kMaxCluster that do); and as many through the workspace,
-// where it fits. Only plans whose warps walk at most kGemvMaxTrips groups:
-// past a few, the trips of an SM's blocks share its bandwidth, which the
-// model's fixed cost per trip does not see, and skinny_rows' deeper
-// staging streams faster. A handful of candidates, each priced once: the
-// plan is made on every call. Ties keep skinny_rows, then the earlier.
+// an arrangement of it ranks before rows_plan, skinny_rows' plan, by the
+// host-floored time (a split through the workspace is two kernels to
+// issue), then by the modelled time. For each count of a block's warps
+// along r (1, 2, 4 or 8; the rest along K), three splits of K in slices of
+// whole groups of steps: none; enough slices to fill the SMs' block slots,
+// as clusters that fit at once (the most up to kMaxCluster that do) where
+// `clusters` allows; and as many through the workspace, where it fits and
+// `workspace` allows. Only plans whose warps walk at most kGemvMaxTrips
+// groups: past a few, the trips of an SM's blocks share its bandwidth,
+// which the model's fixed cost per trip does not see, and skinny_rows'
+// deeper staging streams faster. A handful of candidates, each priced
+// once: the plan is made on every call. Ties keep skinny_rows, then the
+// earlier.
 constexpr int64_t kGemvMaxSplits = 64;
-constexpr double kGemvMaxTrips = 4;
 
-PiecePlan plan_gemv(const PiecePlan &rows_plan, const DeviceModel &m)
+PiecePlan plan_gemv(const PiecePlan &rows_plan, const DeviceModel &m, bool workspace, bool clusters)
 {
     using namespace kernels::skinny;
     PiecePlan best = rows_plan, g = rows_plan;
+    double best_floor = host_floored(best, m);
     g.skinny.groups = 1;
     const int64_t r = rows_plan.skinny.r, k = rows_plan.skinny.k;
     const int64_t slots = int64_t{2} * m.desc.sm_count;
@@ -160,8 +163,11 @@ PiecePlan plan_gemv(const PiecePlan &rows_plan, const DeviceModel &m)
             return;
         const StreamingTerms t = streaming_terms(g, m);
         g.seconds = seconds_of(t);
-        if (t.trips <= kGemvMaxTrips && g.seconds < best.seconds)
+        const double floor = host_floored(g, m);
+        if (t.trips <= kGemvMaxTrips && (floor < best_floor || (floor == best_floor && g.seconds < best.seconds))) {
             best = g;
+            best_floor = floor;
+        }
     };
     for (int rw = 1; rw <= kWarps; rw *= 2) {
         g.skinny.gemv_rw = rw;
@@ -172,14 +178,14 @@ PiecePlan plan_gemv(const PiecePlan &rows_plan, const DeviceModel &m)
         price(k, false);
         // Rounding the slices to whole groups can leave fewer of them than
         // asked for: the capacity that counts is that of the clusters made.
-        for (int64_t n = std::min<int64_t>(fill, kMaxCluster); n > 1; --n) {
+        for (int64_t n = clusters ? std::min<int64_t>(fill, kMaxCluster) : 1; n > 1; --n) {
             const int64_t chunk = chunk_of(n), splits = ceil_div(k, chunk);
             if (splits > 1 && row_blocks * splits <= m.desc.skinny_cluster_blocks[splits]) {
                 price(chunk, true);
                 break;
             }
         }
-        if (fill > 1)
+        if (fill > 1 && workspace)
             price(chunk_of(std::min(fill, kGemvMaxSplits)), false);
     }
     return best;
@@ -192,7 +198,7 @@ PiecePlan plan_gemv(const PiecePlan &rows_plan, const DeviceModel &m)
 // feeds (TGEMM_TMA=0 turns it off); else skinny.cu's, split as
 // skinny_split finds best, or for a matrix-vector product with X contiguous
 // along r skinny_gemv where plan_gemv finds it faster.
-PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m)
+PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m, bool workspace)
 {
     PiecePlan plan;
     plan.p = p;
@@ -210,15 +216,18 @@ PiecePlan plan_streaming(const GemmParams &p, const DeviceModel &m)
                                            : (s.y_j == 1 && s.s % 4 == 0 && s.y_k % 4 == 0));
     const SkinnyDevice sd = {m.desc.sm_count, m.desc.skinny_cluster_blocks, m.memory_bandwidth,
                              m.factors->launch_seconds};
+    // Without the workspace, a split only in clusters, and only where they
+    // may run.
+    const bool clusters = workspace || settings().clusters;
     const SplitK sk = skinny_split(&plan.skinny, sd);
-    if (sk.splits > 1 && (sk.cluster || split_fits(p, sk.splits))) {
+    if (sk.splits > 1 && (sk.cluster ? clusters : workspace && split_fits(p, sk.splits))) {
         plan.splits = sk.splits;
         plan.k_chunk = sk.k_chunk;
         plan.cluster = sk.cluster;
     }
     plan.seconds = seconds_of(streaming_terms(plan, m));
     if (s.s == 1 && s.x_r == 1)
-        plan = plan_gemv(plan, m);
+        plan = plan_gemv(plan, m, workspace, clusters);
     return plan;
 }
 

@@ -3,7 +3,7 @@
 // X(r, k) y(k) + beta * C(r), y(k) = Y(0, k), a matrix-vector product. It
 // is planned where skinny_rows waits for too many round trips to memory
 // (dispatch/streaming.cpp): a lane owns one r, so a warp's load of one k is
-// 32 consecutive floats, whole sectors whatever X's alignment, and each
+// 32 consecutive floats, fully coalesced whatever X's alignment, and each
 // lane keeps a group of kGemvSteps steps of K in flight (one load each), the
 // next group's loads issued before the current group's FFMAs. y needs no
 // shared memory or barrier: lane u of a warp loads y(k + u) for the group
@@ -65,7 +65,8 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_gemv(SkinnyParams p, Split
         yk += kGemvSteps * p.y_k;
         float nxt[kGemvSteps], ynxt;
         load_group(p, xk, yk, left - kGemvSteps, live, nxt, &ynxt);
-        // Past the run both factors are zero: the sum is unchanged.
+        // Past the run both factors are zero: the sum keeps its value (a -0
+        // sum, from products that underflowed, becomes +0).
 #pragma unroll
         for (int u = 0; u < kGemvSteps; ++u)
             acc = fmaf(cur[u], __shfl_sync(kFullMask, ycur, u), acc);

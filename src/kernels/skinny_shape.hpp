@@ -89,6 +89,9 @@ TGEMM_HOST_DEVICE constexpr bool rows_ring_runs(bool vec, bool y_vec, int64_t sp
 // flight (one of y per lane).
 constexpr int kGemvRows = 32;
 constexpr int kGemvSteps = 32;
+// The most groups of kGemvSteps a warp of a skinny_gemv plan walks
+// (dispatch/streaming.cpp, plan_gemv).
+constexpr int kGemvMaxTrips = 4;
 
 // skinny_dots' Y layout: 16-byte cells, cell (kk / 4, j) holding Y(j, kk..kk+3)
 // at cell index (kk / 4) * dots_pitch(S) + j. The pitch is odd, so the eight
