@@ -29,16 +29,17 @@ tgemm_status prepare_device_model(const DeviceInfo &dev, const DeviceModel **mod
 // Plans C := alpha * op(A) * op(B) + beta * C on a device (m, n >= 1);
 // pure: reads the problem's pointers only for their alignment, calls
 // nothing on the device. Fails where no launch could run the problem:
-// TGEMM_KERNEL not a kernel family, a grid over the device's limit. Also
-// plans the same call without workspace (drop_workspace).
+// TGEMM_KERNEL not a kernel family, a grid over the device's limit.
 tgemm_status plan_call(const GemmParams &p, const DeviceModel &model, CallPlan *plan);
 
 // Device memory the plan needs, in one piece (0: none).
 size_t workspace_bytes(const CallPlan &plan);
 
-// Switches to the plan planned for no workspace: op(A) read where it is,
-// split-K slices that would go through the workspace run in the kernel
-// (splits 1, K whole), stream-K's family runs whole tiles.
+// Switches to the same call planned for no workspace (planned now, on the
+// model plan_call used): op(A) read where it is, split-K slices that would
+// go through the workspace run in the kernel (splits 1, K whole) or, for a
+// streaming product, its streaming plan made without workspace;
+// stream-K's family runs whole tiles.
 tgemm_status drop_workspace(CallPlan *plan);
 
 // Enqueues the plan on s; `workspace` holds workspace_bytes(plan) bytes,

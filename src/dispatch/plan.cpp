@@ -190,17 +190,24 @@ const char *kernel_kind_name(KernelKind kind)
     return "?";
 }
 
-tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan)
+namespace {
+
+// plan_call's work; with `bare`, also the same call planned for no
+// workspace (drop_workspace), which only a call that cannot have its
+// workspace needs: it is planned again then, not on every call.
+tgemm_status plan_steps(const GemmParams &p, const DeviceModel &m, CallPlan *plan, CallSteps *bare)
 {
     *plan = CallPlan{};
     plan->problem = p;
     plan->max_grid_x = m.desc.max_grid_x;
+    plan->model = &m;
     CallSteps &steps = plan->steps;
     if (p.k == 0 || p.alpha == 0.0f) {
         steps.pieces = 1;
         steps.piece[0].kind = KernelKind::Scale;
         steps.piece[0].p = p;
-        plan->bare = steps;
+        if (bare != nullptr)
+            *bare = steps;
         return TGEMM_SUCCESS;
     }
     const std::string &forced = settings().kernel;
@@ -250,24 +257,33 @@ tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan
     for (int i = 0; i < steps.pieces; ++i)
         settle(&steps.piece[i]);
     lay_out(&steps);
-    if (weigh_streaming && !streamed && steps.workspace_bytes > 0) {
-        // Skinny C without the workspace runs on its streaming plan (in
-        // cluster form or unsplit): the tiled plan without its split would
-        // walk all of K in the few blocks of one row or column of tiles.
-        CallSteps alone;
-        alone.pieces = 1;
-        alone.piece[0] = stream;
-        settle(&alone.piece[0]);
-        plan->bare = without_workspace(alone, m);
-    } else if (packed) {  // without the pack, the product is planned on op(A) where it is
-        plan->bare = tiled_steps(p, m, only, plain);
-        for (int i = 0; i < plan->bare.pieces; ++i)
-            settle(&plan->bare.piece[i]);
-        plan->bare = without_workspace(plan->bare, m);
-    } else {
-        plan->bare = without_workspace(steps, m);
+    if (bare != nullptr) {
+        if (weigh_streaming && !streamed && steps.workspace_bytes > 0) {
+            // Skinny C without the workspace runs on its streaming plan (in
+            // cluster form or unsplit): the tiled plan without its split would
+            // walk all of K in the few blocks of one row or column of tiles.
+            CallSteps alone;
+            alone.pieces = 1;
+            alone.piece[0] = stream;
+            settle(&alone.piece[0]);
+            *bare = without_workspace(alone, m);
+        } else if (packed) {  // without the pack, the product is planned on op(A) where it is
+            *bare = tiled_steps(p, m, only, plain);
+            for (int i = 0; i < bare->pieces; ++i)
+                settle(&bare->piece[i]);
+            *bare = without_workspace(*bare, m);
+        } else {
+            *bare = without_workspace(steps, m);
+        }
     }
     return check_grid(steps, plan->max_grid_x);
+}
+
+}  // namespace
+
+tgemm_status plan_call(const GemmParams &p, const DeviceModel &m, CallPlan *plan)
+{
+    return plan_steps(p, m, plan, nullptr);
 }
 
 size_t workspace_bytes(const CallPlan &plan)
@@ -277,7 +293,12 @@ size_t workspace_bytes(const CallPlan &plan)
 
 tgemm_status drop_workspace(CallPlan *plan)
 {
-    plan->steps = plan->bare;
+    CallPlan again;
+    CallSteps bare;
+    const tgemm_status st = plan_steps(plan->problem, *plan->model, &again, &bare);
+    if (st != TGEMM_SUCCESS)
+        return st;
+    plan->steps = bare;
     return check_grid(plan->steps, plan->max_grid_x);
 }
 

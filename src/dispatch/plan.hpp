@@ -67,11 +67,15 @@ struct CallSteps {
     size_t workspace_bytes = 0;
 };
 
+struct DeviceModel;
+
 struct CallPlan {
     GemmParams problem = {};
     int max_grid_x = 0;
     CallSteps steps;  // the plan
-    CallSteps bare;   // the plan for when its workspace cannot be had (drop_workspace)
+    // The model it was planned on, which drop_workspace plans on again for
+    // no workspace (a model lives as long as the process).
+    const DeviceModel *model = nullptr;
 };
 
 // The address the workspace's start is planned at, where the packed copies
