@@ -98,6 +98,37 @@ __device__ __forceinline__ void cluster_finish(const SkinnyParams &p, const Spli
 #endif
 }
 
+// Stages Y(j, k0 + kk) for kk < padded and j < S where Y is contiguous
+// along K (y_k == 1), handing each value to store(kk, j, value): zero for kk
+// in [len, padded) and j >= p.s. Neighbouring threads take neighbouring kk,
+// and a thread has eight loads in flight before it stores any (every j of
+// 8 / S values of kk, or all S at S >= 8). No index is divided at run
+// time: a block's staging costs a few round trips to L2, not the divisions.
+template <int S, class Store>
+__device__ __forceinline__ void stage_y_along_k(const SkinnyParams &p, int64_t k0, int len, int padded, Store &&store)
+{
+    constexpr int kKs = S >= 8 ? 1 : 8 / S;  // values of kk per thread per round
+    for (int base = 0; base < padded; base += kKs * kThreads) {
+        float v[kKs][S];
+#pragma unroll
+        for (int i = 0; i < kKs; ++i) {
+            const int kk = base + i * kThreads + static_cast<int>(threadIdx.x);
+#pragma unroll
+            for (int j = 0; j < S; ++j)
+                v[i][j] = kk < len && j < p.s ? __ldg(p.y + j * p.y_j + k0 + kk) : 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < kKs; ++i) {
+            const int kk = base + i * kThreads + static_cast<int>(threadIdx.x);
+            if (kk < padded) {
+#pragma unroll
+                for (int j = 0; j < S; ++j)
+                    store(kk, j, v[i][j]);
+            }
+        }
+    }
+}
+
 __device__ __forceinline__ float4 load_x4(const float *xp, int64_t stride, int count, bool vec)
 {
     if (vec && count >= 4)

@@ -30,41 +30,58 @@ __host__ __device__ constexpr int dots_jg(int S)
 // allows, every thread moves 16-byte pieces (along K when Y is contiguous
 // along K, else along j), eight in flight per thread before the first store,
 // so one block's staging costs about one L2 round trip, not one per element.
+// No index is divided at run time.
 template <int S>
 __device__ __forceinline__ void stage_y_dots(const SkinnyParams &p, int64_t k0, int len, int padded, float4 *ys)
 {
     constexpr int kBatch = stage_batch(S, false);
     constexpr int kPitch = dots_pitch(S);
-    const int quads = padded / 4;
     if (p.y_vec && p.y_k == 1) {  // 4 consecutive kk of one j per piece: one cell
-        const int total = S * quads;
-        for (int base = 0; base < total; base += kBatch * kThreads) {
-            float4 v[kBatch];
+        // Neighbouring threads take neighbouring cells along K; a thread
+        // loads up to eight j of kQs cells before it stores any.
+        constexpr int kJs = S < kBatch ? S : kBatch, kQs = kBatch / kJs;
+        const int quads = padded / 4;
+        for (int base = 0; base < quads; base += kQs * kThreads) {
 #pragma unroll
-            for (int u = 0; u < kBatch; ++u) {
-                const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
-                const int j = idx / quads, kk = (idx % quads) * 4;
-                const float *src = p.y + j * p.y_j + k0 + kk;
-                if (idx < total && j < p.s && kk + 4 <= len) {
-                    v[u] = __ldg(reinterpret_cast<const float4 *>(src));
-                } else {
-                    const bool in = idx < total && j < p.s;
-                    v[u].x = in && kk + 0 < len ? __ldg(src + 0) : 0.0f;
-                    v[u].y = in && kk + 1 < len ? __ldg(src + 1) : 0.0f;
-                    v[u].z = in && kk + 2 < len ? __ldg(src + 2) : 0.0f;
-                    v[u].w = in && kk + 3 < len ? __ldg(src + 3) : 0.0f;
+            for (int j0 = 0; j0 < S; j0 += kJs) {
+                float4 v[kQs][kJs];
+#pragma unroll
+                for (int i = 0; i < kQs; ++i) {
+                    const int q = base + i * kThreads + static_cast<int>(threadIdx.x), kk = q * 4;
+#pragma unroll
+                    for (int jj = 0; jj < kJs; ++jj) {
+                        const int j = j0 + jj;
+                        const bool in = q < quads && j < p.s;
+                        const float *src = p.y + (in ? j * p.y_j + k0 + kk : 0);
+                        if (in && kk + 4 <= len) {
+                            v[i][jj] = __ldg(reinterpret_cast<const float4 *>(src));
+                        } else {
+                            v[i][jj].x = in && kk + 0 < len ? __ldg(src + 0) : 0.0f;
+                            v[i][jj].y = in && kk + 1 < len ? __ldg(src + 1) : 0.0f;
+                            v[i][jj].z = in && kk + 2 < len ? __ldg(src + 2) : 0.0f;
+                            v[i][jj].w = in && kk + 3 < len ? __ldg(src + 3) : 0.0f;
+                        }
+                    }
                 }
-            }
 #pragma unroll
-            for (int u = 0; u < kBatch; ++u) {
-                const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
-                if (idx < total)
-                    ys[(idx % quads) * kPitch + idx / quads] = v[u];
+                for (int i = 0; i < kQs; ++i) {
+                    const int q = base + i * kThreads + static_cast<int>(threadIdx.x);
+                    if (q < quads) {
+#pragma unroll
+                        for (int jj = 0; jj < kJs; ++jj)
+                            ys[q * kPitch + j0 + jj] = v[i][jj];
+                    }
+                }
             }
         }
         return;
     }
     float *const yf = reinterpret_cast<float *>(ys);
+    if (p.y_k == 1) {  // any j stride: one element per load, neighbouring threads along K
+        stage_y_along_k<S>(p, k0, len, padded,
+                           [&](int kk, int j, float v) { yf[((kk / 4) * kPitch + j) * 4 + kk % 4] = v; });
+        return;
+    }
     if constexpr (S >= 4) {
         if (p.y_vec) {  // Y contiguous along j (y_j == 1): 4 consecutive j of one kk per piece
             constexpr int kQuads = S / 4;
@@ -95,21 +112,21 @@ __device__ __forceinline__ void stage_y_dots(const SkinnyParams &p, int64_t k0, 
             return;
         }
     }
-    // Any strides: one element per load, neighbouring threads along the
-    // operand's contiguous dimension.
+    // Any strides, Y not contiguous along K: one element per load,
+    // neighbouring threads along j.
     const int total = padded * S;
     for (int base = 0; base < total; base += kBatch * kThreads) {
         float v[kBatch];
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
             const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
-            const int kk = p.y_k == 1 ? idx % padded : idx / S, j = p.y_k == 1 ? idx / padded : idx % S;
+            const int kk = idx / S, j = idx % S;
             v[u] = (idx < total && kk < len && j < p.s) ? __ldg(p.y + j * p.y_j + (k0 + kk) * p.y_k) : 0.0f;
         }
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
             const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
-            const int kk = p.y_k == 1 ? idx % padded : idx / S, j = p.y_k == 1 ? idx / padded : idx % S;
+            const int kk = idx / S, j = idx % S;
             if (idx < total)
                 yf[((kk / 4) * kPitch + j) * 4 + kk % 4] = v[u];
         }

@@ -22,35 +22,31 @@ template <int S>
 __device__ __forceinline__ void stage_y(const SkinnyParams &p, int64_t k0, int len, int padded, float *ys, int ld_k,
                                         int ld_j)
 {
+    if (p.y_k == 1) {  // K contiguous in memory: neighbouring threads along K
+        stage_y_along_k<S>(p, k0, len, padded, [&](int kk, int j, float v) { ys[kk * ld_k + j * ld_j] = v; });
+        return;
+    }
     // Eight loads in flight per thread before the first store: staging is
     // bound by the latency of these (L2-resident) reads, not their number.
+    // Neighbouring threads along j.
     constexpr int kBatch = stage_batch(S, false);
     const int total = padded * S;
     for (int base = 0; base < total; base += kBatch * kThreads) {
         float v[kBatch];
-        int at[kBatch];
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
             const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
-            int kk, j;
-            if (p.y_k == 1) {  // K contiguous in memory: neighbouring threads along K
-                kk = idx % padded;
-                j = idx / padded;
-            } else {
-                j = idx % S;
-                kk = idx / S;
-            }
-            const bool in = idx < total;
-            at[u] = in ? kk * ld_k + j * ld_j : -1;
-            v[u] = (in && kk < len && j < p.s) ? __ldg(p.y + j * p.y_j + (k0 + kk) * p.y_k) : 0.0f;
+            const int j = idx % S, kk = idx / S;
+            v[u] = (idx < total && kk < len && j < p.s) ? __ldg(p.y + j * p.y_j + (k0 + kk) * p.y_k) : 0.0f;
         }
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u)
-            if (at[u] >= 0)
-                ys[at[u]] = v[u];
+        for (int u = 0; u < kBatch; ++u) {
+            const int idx = base + u * kThreads + static_cast<int>(threadIdx.x);
+            if (idx < total)
+                ys[idx / S * ld_k + idx % S * ld_j] = v[u];
+        }
     }
 }
-
 
 // skinny_rows' shared memory: the staging area (cap x S), which then holds
 // the warps' sums (8 x 128 x S), then (cluster form) the block's sums.
@@ -117,13 +113,15 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
     const int rows = lane_rows(p, r);
     const float *x = p.x + (rows > 0 ? r : 0) + k0 * p.x_k;
     const bool fast = kVec && rows == 4;
-    // Lanes whose steps run in groups of kU loads in flight: with aligned X
-    // the lanes holding four r (16-byte loads), else every lane holding any
-    // (one load per r, as many as the lane holds).
-    const bool piped = kVec ? fast : rows > 0;
+    // Every lane holding any r runs its steps in groups of kU loads in
+    // flight: one 16-byte load a step with aligned X where the lane holds
+    // four r, else one load per r it holds. (A lane at the end of r taking
+    // its steps one load at a time would hold its whole warp, and the
+    // product, for a round trip to memory per step.)
+    const bool piped = rows > 0;
     const auto load = [&](const float *xp) -> float4 {
         if constexpr (kVec)
-            return __ldcs(reinterpret_cast<const float4 *>(xp));
+            return fast ? __ldcs(reinterpret_cast<const float4 *>(xp)) : load_x4_stream(xp, rows);
         else
             return load_x4_stream(xp, rows);
     };
@@ -133,19 +131,25 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
 
     for (int64_t kc = 0; kc < kn; kc += cap) {
         const int len = kn - kc < cap ? static_cast<int>(kn - kc) : cap;
-        // This warp's share of the chunk, in groups of kU steps.
+        // This warp's share of the chunk, in groups of kU steps, the first
+        // one partial where kU does not divide the share.
         const int per = (len + kWarps - 1) / kWarps;
-        const int kb = warp * per, ke = kb + per < len ? kb + per : len;
-        const int groups = piped && ke > kb ? (ke - kb) / kU : 0;
+        const int kb = warp * per, steps = piped && kb + per <= len ? per : piped && kb < len ? len - kb : 0;
+        const int groups = (steps + kU - 1) / kU, first = steps - (groups - 1) * kU;
         const float *xk = x + (kc + kb) * p.x_k;
+        // Loads a group of steps from xp: the first count of them (count >=
+        // 1). No load is predicated: the others read step 0 again, and are
+        // never multiplied.
+        const auto load_group = [&](float4 (&v)[kU], const float *xp, int count) {
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                v[u] = load(xp + (u < count ? u : 0) * p.x_k);
+        };
         // The first group of X is requested before Y is staged, so that its
         // trip to memory overlaps the staging.
         float4 cur[kU];
-        if (groups > 0) {
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                cur[u] = load(xk + u * p.x_k);
-        }
+        if (groups > 0)
+            load_group(cur, xk, first);
         if (p.y_k == 1 && p.y_vec)
             stage_y_rows_vec<S>(p, k0 + kc, len, ys);
         else
@@ -162,30 +166,27 @@ __global__ void __launch_bounds__(kThreads, 2) skinny_rows(SkinnyParams p, Split
                 acc[3][j] = fmaf(xv.w, yj, acc[3][j]);
             }
         };
-        // The next group's loads are issued before this group's FFMAs, with
-        // no branch around them (the last group re-reads its own addresses),
-        // so kU to 2 kU steps per lane are always in flight.
+        // The next group's loads are issued before this group's FFMAs, so
+        // kU to 2 kU steps per lane are in flight, the partial first group's
+        // with the whole group after it: no step waits alone for its trip
+        // to memory. Past the last group a lane loads the last group again
+        // (in flight while it is multiplied; never multiplied twice).
         int kk = kb;
-        for (int g = 0; g < groups; ++g, kk += kU) {
-            const float *nx = g + 1 < groups ? xk + kU * p.x_k : xk;
+        for (int g = 0; g < groups; ++g) {
+            const int here = g == 0 ? first : kU;
+            if (g + 1 < groups)
+                xk += here * p.x_k;
             float4 nxt[kU];
+            load_group(nxt, xk, g + 1 < groups ? kU : here);
 #pragma unroll
             for (int u = 0; u < kU; ++u)
-                nxt[u] = load(nx + u * p.x_k);
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                accumulate(cur[u], kk + u);
+                if (u < here)
+                    accumulate(cur[u], kk + u);
 #pragma unroll
             for (int u = 0; u < kU; ++u)
                 cur[u] = nxt[u];
-            xk = nx;
+            kk += here;
         }
-        if (groups > 0)
-            xk += kU * p.x_k;
-        // The rest: the steps after the last whole group, or every step of a
-        // lane of aligned X whose r run past the matrix.
-        for (; kk < ke; ++kk, xk += p.x_k)
-            accumulate(fast ? __ldcs(reinterpret_cast<const float4 *>(xk)) : load_x4(xk, 1, rows, false), kk);
         __syncthreads();
     }
 
