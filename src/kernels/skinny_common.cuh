@@ -100,10 +100,11 @@ __device__ __forceinline__ void cluster_finish(const SkinnyParams &p, const Spli
 
 // Stages Y(j, k0 + kk) for kk < padded and j < S where Y is contiguous
 // along K (y_k == 1), handing each value to store(kk, j, value): zero for kk
-// in [len, padded) and j >= p.s. Neighbouring threads take neighbouring kk,
-// and a thread has eight loads in flight before it stores any (every j of
-// 8 / S values of kk, or all S at S >= 8). No index is divided at run
-// time: a block's staging costs a few round trips to L2, not the divisions.
+// in [len, padded) and j >= p.s. Neighbouring threads take neighbouring kk
+// (coalesced loads), and a thread has max(8, S) loads in flight before it
+// stores any (every j of 8 / S values of kk, or all S at S >= 8). No index
+// is divided at run time. (Where the layout puts neighbouring kk S words
+// apart, the stores meet bank conflicts, as they did before.)
 template <int S, class Store>
 __device__ __forceinline__ void stage_y_along_k(const SkinnyParams &p, int64_t k0, int len, int padded, Store &&store)
 {
