@@ -31,8 +31,12 @@
 //     where beta != 0), in two halves of 8 columns whose old values are all
 //     requested before the first is used;
 //   - 16-byte accesses to C where C's pointer and ldc allow them and the
-//     lane's 4 rows exist, else scalar ones; rows from m and columns from n
-//     on are neither read nor written (rows m .. ldc - 1 are untouched);
+//     lane's 4 rows exist; else the sums go through shared memory (the
+//     panels' space, a warp's 128 x 8 half at a time) and each warp access
+//     to C is 4 bytes a lane over 128 contiguous bytes (rows lane + 32 i):
+//     4 bytes of every 16 over 512 would cost L2 four partial sector
+//     writes for each full one; rows from m and columns from n on are
+//     neither read nor written (rows m .. ldc - 1 are untouched);
 //     beta == 0 never reads C; no atomics: the result does not depend on
 //     scheduling.
 #include "family.hpp"
@@ -54,6 +58,11 @@ constexpr int kLd = kTile + 4;
 constexpr int kStage = kChunk * kLd;  // one panel of one chunk
 
 static_assert(kTile == 4 * 32, "a warp's lanes cover the tile's rows, 4 each");
+// A warp's half of its columns, staged on its way to a C without 16-byte
+// accesses: kCols / 2 columns of kLd floats (rows 16-byte aligned), the
+// block's 8 warps together in the panels' space.
+constexpr int kStaged = kCols / 2 * kLd;
+static_assert(kWarps * kStaged <= 4 * kStage, "the warps' halves fit in the panels' space");
 static_assert(kCols % 8 == 0, "a lane's columns: whole 16-byte reads, two halves");
 
 // One panel of op(A) (kMnContig: A not transposed) or op(B) (kMnContig: B
@@ -65,8 +74,8 @@ static_assert(PanelLoader<true>::kLds == kLd && PanelLoader<false>::kLds == kLd,
 // C := alpha * acc + beta * C for the lane's 4 rows (from lm) and its
 // columns from ln0 of the tile, c pointing at the first of them; in halves:
 // the old values of a half are all requested before the first is used, so
-// their latencies overlap.
-template <bool kVec>
+// their latencies overlap. For a C that takes 16-byte accesses (rows past
+// rem_m go 4 bytes at a time).
 __device__ __forceinline__ void store_lane(const GemmParams &p, float *c, int lm, int ln0, int rem_m, int rem_n,
                                            const float (&acc)[4][kCols])
 {
@@ -79,7 +88,7 @@ __device__ __forceinline__ void store_lane(const GemmParams &p, float *c, int lm
             for (int j = 0; j < kHalf; ++j) {
                 const int jj = h * kHalf + j;
                 if (ln0 + jj < rem_n) {
-                    const float4 o = load_c4<kVec>(c + jj * p.ldc, lm, rem_m);
+                    const float4 o = load_c4<true>(c + jj * p.ldc, lm, rem_m);
                     old[j][0] = o.x;
                     old[j][1] = o.y;
                     old[j][2] = o.z;
@@ -96,8 +105,54 @@ __device__ __forceinline__ void store_lane(const GemmParams &p, float *c, int lm
 #pragma unroll
             for (int ii = 0; ii < 4; ++ii)
                 r[ii] = p.alpha * acc[ii][jj];
-            put_c4<kVec>(c + jj * p.ldc, r, old[j], lm, rem_m, p.beta);
+            put_c4<true>(c + jj * p.ldc, r, old[j], lm, rem_m, p.beta);
         }
+    }
+}
+
+// store_lane for a C without 16-byte accesses: each half of the lane's
+// columns, times alpha, goes to the warp's part of shared memory (stage,
+// its columns kLd apart) and comes back as rows lane + 32 i, so that a warp
+// access to C is 128 contiguous bytes of one column; the old values of a
+// half are all requested before the first is used, and the arithmetic is
+// store_lane's. c points at row `lane` and column ln0 of the tile; the
+// caller has made sure that no thread still reads the panels.
+__device__ __forceinline__ void store_lane_staged(const GemmParams &p, float *c, float *stage, int lane, int ln0,
+                                                  int rem_m, int rem_n, const float (&acc)[4][kCols])
+{
+    constexpr int kHalf = kCols / 2;
+    const int left = rem_m - lane;  // row lane + 32 i exists where 32 i < left
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int j = 0; j < kHalf; ++j)
+            *reinterpret_cast<float4 *>(stage + j * kLd + 4 * lane) =
+                make_float4(p.alpha * acc[0][h * kHalf + j], p.alpha * acc[1][h * kHalf + j],
+                            p.alpha * acc[2][h * kHalf + j], p.alpha * acc[3][h * kHalf + j]);
+        __syncwarp();
+        float *const half = c + h * kHalf * p.ldc;
+        float old[kHalf][4] = {};
+        if (p.beta != 0.0f) {
+#pragma unroll
+            for (int j = 0; j < kHalf; ++j)
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    if (ln0 + h * kHalf + j < rem_n && 32 * i < left)
+                        old[j][i] = half[j * p.ldc + 32 * i];
+        }
+#pragma unroll
+        for (int j = 0; j < kHalf; ++j) {
+            if (ln0 + h * kHalf + j >= rem_n)
+                continue;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                if (32 * i >= left)
+                    continue;
+                const float r = stage[j * kLd + lane + 32 * i];
+                half[j * p.ldc + 32 * i] = p.beta != 0.0f ? fmaf(p.beta, old[j][i], r) : r;
+            }
+        }
+        __syncwarp();  // the warp has read the half before the next overwrites it
     }
 }
 
@@ -133,9 +188,10 @@ __device__ __forceinline__ void multiply_chunk(const float *sa, const float *sb,
 template <bool kTransA, bool kTransB, bool kVec>
 __global__ void __launch_bounds__(kThreads, kRankKBlocksPerSm) rank_k(GemmParams p)
 {
-    // op(A)(m0 + x, k0 + kk) at sa[stage * kStage + kk * kLd + x], op(B)(k0 + kk, n0 + x) likewise in sb.
-    __shared__ __align__(16) float sa[2 * kStage];
-    __shared__ __align__(16) float sb[2 * kStage];
+    // op(A)(m0 + x, k0 + kk) at sa[stage * kStage + kk * kLd + x], op(B)(k0 + kk, n0 + x) likewise in sb;
+    // after the K loop, the warps' staged halves where C takes no 16-byte accesses.
+    __shared__ __align__(16) float panels[4 * kStage];
+    float *const sa = panels, *const sb = panels + 2 * kStage;
     const int64_t tiles_m = (p.m + kTile - 1) / kTile;
     const int64_t m0 = static_cast<int64_t>(blockIdx.x) % tiles_m * kTile;
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) / tiles_m * kTile;
@@ -168,7 +224,23 @@ __global__ void __launch_bounds__(kThreads, kRankKBlocksPerSm) rank_k(GemmParams
         }
         multiply_chunk(sa + stage * kStage + lm, sb + stage * kStage + ln0, chunk_len(t), acc);
     }
-    store_lane<kVec>(p, p.c + (n0 + ln0) * p.ldc + m0 + lm, lm, ln0, rem_m, rem_n, acc);
+    if (kVec) {
+        store_lane(p, p.c + (n0 + ln0) * p.ldc + m0 + lm, lm, ln0, rem_m, rem_n, acc);
+    } else {
+        __syncthreads();  // every warp is done with the panels
+        // The tile's origin again, from a fresh read of the block index: the
+        // same expressions as before the K loop would be merged with them,
+        // keeping m0 and n0 in registers through the loop (the NT kernel
+        // then spilled).
+        unsigned block;
+        asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(block));
+        const int64_t bm = static_cast<int64_t>(block) % tiles_m * kTile;
+        const int64_t bn = static_cast<int64_t>(block) / tiles_m * kTile;
+        const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+        store_lane_staged(p, p.c + (bn + kCols * warp) * p.ldc + bm + lane, panels + warp * kStaged, lane,
+                          kCols * warp, p.m - bm < kTile ? static_cast<int>(p.m - bm) : kTile,
+                          p.n - bn < kTile ? static_cast<int>(p.n - bn) : kTile, acc);
+    }
 }
 
 }  // namespace
