@@ -2,6 +2,9 @@
 //   - store_tile: C := alpha * acc + beta * C for the lane's elements inside
 //     the matrix (beta == 0 never reads C), 128-bit stores where kVec, the
 //     old values of C read in batches;
+//   - store_tile_staged: store_tile for a C without 16-byte accesses, the
+//     lane's sums passed through shared memory so that each warp access to
+//     C is 128 contiguous bytes of one column;
 //   - cluster_store_tile: the cluster form of split-K, the slices of one
 //     tile added in order through distributed shared memory, then C;
 //   - load_c4 / put_c4: four rows of one column, the old values read in
@@ -152,6 +155,107 @@ __device__ __forceinline__ void store_tile(float *c, int64_t ldc, int lm0, int l
                 put_c4<kVec>(c + (int64_t)off * ldc + i * T::kStrideM, r, old[b][i], lm0 + i * T::kStrideM, rem_m,
                              beta);
             }
+        }
+    }
+}
+
+// Whether the family's plain kernels write a C without 16-byte accesses
+// through store_tile_staged: not the 32x32 family (one warp a block, the
+// planner's choice for a small m x n cut into many slices of K), whose
+// problems ran slower staged: on tiles of a few rows or columns the
+// staging costs more than the partial writes it saves.
+template <class T>
+constexpr bool kStagedEpilogue = T::BM > 32;
+
+// And only where the launch writes this many elements of C (or of the
+// split-K workspace) or more (the launcher picks the kernel): below it the
+// problem is a wave of blocks or less, whose epilogues' round trips through
+// shared memory nothing hides, and such problems ran slower staged.
+constexpr int64_t kStagedMinElements = int64_t{1} << 19;
+
+// Floats of shared memory store_tile_staged takes: each warp's slice of 4
+// columns by WM rows (a column kStagedLd apart, 16-byte aligned).
+template <class T>
+constexpr int kStagedLd = T::WM + 4;
+template <class T>
+constexpr int kStagedFloats = T::kThreads / 32 * 4 * kStagedLd<T>;
+
+// store_tile for a C without 16-byte accesses (kVec false), where a lane's
+// 4 consecutive rows would make each warp access 4 bytes of every 16 over
+// 512 bytes, and L2 take four partial sector writes for each full one.
+// The warp's tile goes out one slice at a time: the 4 columns that its 4
+// lanes along N hold at the same place (column 16 j + jj of each lane's),
+// all WM rows. Each lane puts its rows of the slice (times alpha) into the
+// warp's part of stage, then takes rows lane + 32 r of each of the slice's
+// columns, so that a warp access to C is 32 consecutive rows. Where beta
+// != 0 the old values of a batch of slices (up to 32 a lane) are all
+// requested before the first slice is staged. The arithmetic is
+// store_tile's. c points at the block's first element (row 0, column 0 of
+// its tile); stage holds kStagedFloats<T> and no thread reads it any more
+// (the main loop's last barrier).
+template <class T>
+__device__ __forceinline__ void store_tile_staged(float *c, int64_t ldc, float *stage, int lm0, int ln0, int rem_m,
+                                                  int rem_n, float alpha, float beta, const float (&acc)[T::TM][T::TN])
+{
+    constexpr int kLd = kStagedLd<T>, kRows = T::WM / 32;  // rows of a slice column a lane takes: kRows
+    static_assert(T::WM % 32 == 0, "a warp's rows in whole groups of 32");
+    static_assert(sizeof(float) * kStagedFloats<T> <= T::kSmemBytes, "the slices fit in the stages");
+    const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+    const int lane_m = lane % T::kLanesM, lane_n = lane / T::kLanesM;
+    float *const slab = stage + warp * 4 * kLd;
+    // The warp's corner in the tile, and the lane's rows and columns of it
+    // on the way out: rows wm0 + lane + 32 r, where 32 r < left.
+    const int wm0 = lm0 - 4 * lane_m, wn0 = ln0 - 4 * lane_n;
+    const int left = rem_m - wm0 - lane;
+    float *const out = c + static_cast<int64_t>(wn0) * ldc + wm0 + lane;
+    // Slice q (0 .. TN - 1) is column (q / 4) * kStrideN + q % 4 of each
+    // lane's; its column u (0 .. 3) is the warp tile's column 4 u + that.
+    // Slices whose old values are requested together: store_tile's batch,
+    // halved where a thread has 128 registers (the 64x64 families spilled).
+    constexpr int kBatch = T::kMinBlocks == 1 || T::kEpilogueBatchCols == 1 ? T::kEpilogueBatchCols
+                                                                             : T::kEpilogueBatchCols / 2;
+    static_assert(T::TN % kBatch == 0, "whole batches of slices");
+#pragma unroll
+    for (int q0 = 0; q0 < T::TN; q0 += kBatch) {
+        float old[kBatch][4][kRows];
+        if (beta != 0.0f) {
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b) {
+                const int q = q0 + b, col = (q / 4) * T::kStrideN + q % 4;
+#pragma unroll
+                for (int u = 0; u < 4; ++u)
+#pragma unroll
+                    for (int r = 0; r < kRows; ++r)
+                        old[b][u][r] = wn0 + 4 * u + col < rem_n && 32 * r < left
+                                           ? out[static_cast<int64_t>(4 * u + col) * ldc + 32 * r]
+                                           : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+            const int q = q0 + b, col = (q / 4) * T::kStrideN + q % 4;
+            if (wn0 + col >= rem_n)  // none of the slice's columns exists (the same for the whole warp)
+                continue;
+#pragma unroll
+            for (int i = 0; i < T::kSubM; ++i)
+                *reinterpret_cast<float4 *>(slab + lane_n * kLd + 4 * lane_m + i * T::kStrideM) =
+                    make_float4(alpha * acc[4 * i][q], alpha * acc[4 * i + 1][q], alpha * acc[4 * i + 2][q],
+                                alpha * acc[4 * i + 3][q]);
+            __syncwarp();
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                if (wn0 + 4 * u + col >= rem_n)
+                    continue;
+#pragma unroll
+                for (int r = 0; r < kRows; ++r) {
+                    if (32 * r >= left)
+                        continue;
+                    const float v = slab[u * kLd + lane + 32 * r];
+                    out[static_cast<int64_t>(4 * u + col) * ldc + 32 * r] =
+                        beta != 0.0f ? fmaf(beta, old[b][u][r], v) : v;
+                }
+            }
+            __syncwarp();  // the warp has read the slice before the next overwrites it
         }
     }
 }

@@ -22,15 +22,22 @@ namespace kernels {
 // Aligned operands beside an unaligned C take the cluster kernel of that
 // alignment, but the plain kernel of unaligned operands: its main loop was
 // as fast or faster than the aligned one's beside a scalar epilogue, and it
-// spills nowhere. Unaligned operands take the one cluster kernel of scalar
-// accesses, whatever C's alignment (the launch index has no finer variant
-// for them).
+// spills nowhere. That plain kernel comes in the form with the staged
+// epilogue where the launch writes kStagedMinElements or more (epilogue.cuh).
+// Unaligned operands take the one cluster kernel of scalar accesses,
+// whatever C's alignment (the launch index has no finer variant for them).
 template <class T, bool kTA, bool kTB, bool kAligned, bool kVecC>
 cudaError_t launch_tiled(const GemmParams &p, const SplitK &sk, cudaStream_t s)
 {
     const int64_t tiles = ((p.m + T::BM - 1) / T::BM) * ((p.n + T::BN - 1) / T::BN);
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(sk.splits));
     if (!sk.cluster) {
+        if constexpr (!(kAligned && kVecC) && kStagedEpilogue<T>) {
+            if (p.m * p.n * sk.splits >= kStagedMinElements) {
+                sgemm_tiled<T, kTA, kTB, false, false, false, true><<<grid, T::kThreads, T::kSmemBytes, s>>>(p, sk);
+                return cudaGetLastError();
+            }
+        }
         sgemm_tiled<T, kTA, kTB, kAligned && kVecC><<<grid, T::kThreads, T::kSmemBytes, s>>>(p, sk);
         return cudaGetLastError();
     }
@@ -100,6 +107,8 @@ cudaError_t prepare_tiled(int cc_major, int *cluster_blocks)
     const cudaError_t e = each_variant([cc_major](auto ta, auto tb, auto al) {
         constexpr bool kTA = decltype(ta)::value, kTB = decltype(tb)::value, kAl = decltype(al)::value;
         cudaError_t x = allow_smem(sgemm_tiled<T, kTA, kTB, kAl>, T::kSmemBytes);
+        if constexpr (!kAl && kStagedEpilogue<T>)
+            x = x != cudaSuccess ? x : allow_smem(sgemm_tiled<T, kTA, kTB, false, false, false, true>, T::kSmemBytes);
         if constexpr (kHasStreamK<T>)
             x = x != cudaSuccess ? x : allow_smem(sgemm_streamk<T, kTA, kTB, kAl>, kStreamKSmemBytes<T>);
         // The cluster kernels: of aligned operands with C aligned and not,

@@ -26,7 +26,9 @@
 //     whose contiguous dimension is K are transposed on the way in;
 //   - a warp is 8 x 4 lanes; a lane owns (WM/8) x (WN/4) elements of C as
 //     4 x 4 sub-blocks strided 32 rows and 16 columns apart, which makes the
-//     fragment reads conflict-free and the C stores 128-byte coalesced;
+//     fragment reads conflict-free and the C stores 128-byte coalesced
+//     (where C takes no 16-byte accesses, through shared memory:
+//     store_tile_staged);
 //   - split-K slices finish either in a workspace (reduced by a second
 //     kernel) or inside their cluster through distributed shared memory;
 //   - edges are predicated inside the kernel: out-of-range elements load as
@@ -88,10 +90,14 @@ __device__ __forceinline__ GemmParams slice_of(GemmParams p, const SplitK &sk)
 // kCluster: the cluster form of split-K (sk.cluster), a kernel of its own so
 // that its epilogue does not change the register allocation of the others
 // (with one kernel for both forms, the plain kernels took the cluster
-// form's allocation and ran slower).
-template <class T, bool kTransA, bool kTransB, bool kAligned, bool kCluster = false, bool kVecC = kAligned>
+// form's allocation and ran slower). kStaged: the plain kernel's epilogue
+// is store_tile_staged, for a C without 16-byte accesses (kernels of their
+// own too: with both epilogues in one kernel, 128x64x8's spilled).
+template <class T, bool kTransA, bool kTransB, bool kAligned, bool kCluster = false, bool kVecC = kAligned,
+          bool kStaged = false>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmParams p, SplitK sk)
 {
+    static_assert(!kStaged || (!kVecC && !kCluster), "the staged epilogue is for the plain kernel's scalar C");
     extern __shared__ float4 smem_raw[];
     float *const sa = reinterpret_cast<float *>(smem_raw);
     float *const sb = sa + T::kBuffers * T::kStageA;
@@ -125,8 +131,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) sgemm_tiled(GemmPa
                 cluster_store_tile<T, kVecC>(p, sk, sa, lm0, ln0, acc);
                 return;
             }
-            float *c = p.c + (n0 + ln0) * p.ldc + m0 + lm0;
-            store_tile<T, kVecC>(c, p.ldc, lm0, ln0, rem_m, rem_n, p.alpha, p.beta, acc);
+            if constexpr (kStaged) {  // through the stages, which the main loop's last barrier has freed
+                store_tile_staged<T>(p.c + n0 * p.ldc + m0, p.ldc, sa, lm0, ln0, rem_m, rem_n, p.alpha, p.beta, acc);
+            } else {
+                float *c = p.c + (n0 + ln0) * p.ldc + m0 + lm0;
+                store_tile<T, kVecC>(c, p.ldc, lm0, ln0, rem_m, rem_n, p.alpha, p.beta, acc);
+            }
         });
 }
 
