@@ -23,19 +23,20 @@
 //     flight while the current chunk is multiplied;
 //   - a lane owns 4 consecutive rows (one 16-byte read of op(A)'s panel) by
 //     16 consecutive columns (four 16-byte broadcast reads of op(B)'s): the
-//     32 lanes of a warp cover 128 rows, so each of its C accesses is 512
-//     contiguous bytes of one column;
+//     32 lanes of a warp cover 128 rows, so each of its 16-byte C accesses
+//     is 512 contiguous bytes of one column;
 //   - each element's sum runs over k in increasing order with fmaf from
 //     0, and C is written with the tiled kernels' epilogue arithmetic
 //     (kernels/tiled/epilogue.cuh: alpha * sum, plus fmaf(beta, C, .)
 //     where beta != 0), in two halves of 8 columns whose old values are all
 //     requested before the first is used;
-//   - 16-byte accesses to C where C's pointer and ldc allow them and the
-//     lane's 4 rows exist; else the sums go through shared memory (the
-//     panels' space, a warp's 128 x 8 half at a time) and each warp access
-//     to C is 4 bytes a lane over 128 contiguous bytes (rows lane + 32 i):
-//     4 bytes of every 16 over 512 would cost L2 four partial sector
-//     writes for each full one; rows from m and columns from n on are
+//   - where C's pointer and ldc allow 16-byte accesses, a lane's 4 rows
+//     move as one where all 4 exist (else 4 bytes at a time); where they do
+//     not, the sums go through shared memory (the panels' space, a warp's
+//     128 x 8 half at a time) and each warp access to C is 4 bytes a lane
+//     over 128 contiguous bytes (rows lane + 32 i): 4 bytes of every 16
+//     over 512 would cost L2 four partial sector writes for each full one;
+//     rows from m and columns from n on are
 //     neither read nor written (rows m .. ldc - 1 are untouched);
 //     beta == 0 never reads C; no atomics: the result does not depend on
 //     scheduling.

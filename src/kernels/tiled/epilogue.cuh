@@ -211,7 +211,8 @@ __device__ __forceinline__ void store_tile_staged(float *c, int64_t ldc, float *
     // Slice q (0 .. TN - 1) is column (q / 4) * kStrideN + q % 4 of each
     // lane's; its column u (0 .. 3) is the warp tile's column 4 u + that.
     // Slices whose old values are requested together: store_tile's batch,
-    // halved where a thread has 128 registers (the 64x64 families spilled).
+    // halved in the families of 128 registers a thread (with the whole
+    // batch the 64x64 families spilled).
     constexpr int kBatch = T::kMinBlocks == 1 || T::kEpilogueBatchCols == 1 ? T::kEpilogueBatchCols
                                                                              : T::kEpilogueBatchCols / 2;
     static_assert(T::TN % kBatch == 0, "whole batches of slices");

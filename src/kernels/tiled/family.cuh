@@ -83,7 +83,7 @@ cudaError_t allow_smem(Kernel kernel, size_t bytes)
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
 }
 
-// f(ta, tb, aligned) for each of a family's 8 plain kernels
+// f(ta, tb, aligned) for each transpose pair and operand alignment
 // (std::bool_constant arguments); the first failure, or cudaSuccess.
 template <class F>
 cudaError_t each_variant(F &&f)

@@ -26,9 +26,9 @@
 //     whose contiguous dimension is K are transposed on the way in;
 //   - a warp is 8 x 4 lanes; a lane owns (WM/8) x (WN/4) elements of C as
 //     4 x 4 sub-blocks strided 32 rows and 16 columns apart, which makes the
-//     fragment reads conflict-free and the C stores 128-byte coalesced
-//     (where C takes no 16-byte accesses, through shared memory:
-//     store_tile_staged);
+//     fragment reads conflict-free and the 16-byte C stores 128-byte
+//     coalesced (kStaged: a C without 16-byte accesses goes through shared
+//     memory, store_tile_staged, so that its 4-byte stores are too);
 //   - split-K slices finish either in a workspace (reduced by a second
 //     kernel) or inside their cluster through distributed shared memory;
 //   - edges are predicated inside the kernel: out-of-range elements load as
