@@ -99,10 +99,14 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
     busiest = cdiv(blocks, SM)
     full, rest = divmod(busiest, per_sm)
     plain_per_sm = per_sm
-    if cluster:  # the cluster kernels' residency may exceed the plain ones'
-        full, rest = cdiv(blocks, cluster_blocks(family, splits)), 0
-        per_sm = max(per_sm, cdiv(cluster_blocks(family, splits), SM))
     resident = min(per_sm, busiest)
+    if cluster:  # the cluster kernels' residency may exceed the plain ones'
+        cap = cluster_blocks(family, splits)
+        full, rest = cdiv(blocks, cap), 0
+        per_sm = max(per_sm, cdiv(cap, SM))
+        # a wave of clusters fills the SMs in proportion to the capacity
+        resident = min(per_sm, cdiv(cdiv(blocks, full) * cdiv(cap, SM), cap))
+        busiest = full * resident
     lda, ldb = (k if ta else m), (n if tb else k)
     aligned = lda % 4 == 0 and ldb % 4 == 0 and m % 4 == 0
     u = unaligned[2 * ta + tb] if unaligned_factor is None else unaligned_factor

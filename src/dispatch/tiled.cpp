@@ -103,14 +103,22 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
         return steps * std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
     };
     int64_t full = busiest / e.blocks_per_sm, rest = busiest % e.blocks_per_sm;
+    int64_t resident = std::min<int64_t>(per_sm, busiest), most = busiest;
     if (cluster_blocks > 0) {
-        full = ceil_div(blocks, int64_t{cluster_blocks});
+        // Clusters land on the SMs of a GPC together, so a wave of them fills
+        // the SMs in proportion to the device's cluster capacity, not evenly:
+        // the busiest SM holds its share of the most cluster blocks an SM
+        // holds, rounded up (a grid of one block an SM in clusters leaves
+        // some SMs two).
+        const int64_t cap = cluster_blocks, cap_per_sm = ceil_div(cap, int64_t{sm_count});
+        full = ceil_div(blocks, cap);
         rest = 0;
+        resident = std::min<int64_t>(per_sm, ceil_div(ceil_div(blocks, full) * cap_per_sm, cap));
+        most = full * resident;
     }
-    const int64_t resident = std::min<int64_t>(per_sm, busiest);
     const double waves = static_cast<double>(full + (rest > 0 ? 1 : 0));
     return static_cast<double>(full) * wave_steps(resident) + (rest > 0 ? wave_steps(rest) : 0.0) +
-           waves * e.wave_seconds + static_cast<double>(busiest) * e.block_seconds +
+           waves * e.wave_seconds + static_cast<double>(most) * e.block_seconds +
            split_cost(p, m, f, splits, cluster_blocks > 0);
 }
 
