@@ -92,7 +92,9 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
     seconds) of op(A) op(B), A and B unpadded as bench_plans stores them:
     without clusters, the busiest SM's whole waves of the blocks it holds at
     once, then the rest as a partial wave with fewer resident; in cluster
-    form, whole waves of the blocks that fit in clusters (tiled_cost)."""
+    form, whole waves of the blocks that fit in clusters, the grid shared
+    equally over them, each filling the busiest SM in proportion to the
+    clusters' capacity (tiled_cost)."""
     bm, bn, bk, threads, effs, per_sm, floor, alone_share, unaligned = FAMILIES[family]
     eff = effs[2 * ta + tb]
     blocks = cdiv(m, bm) * cdiv(n, bn) * splits

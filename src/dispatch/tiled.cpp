@@ -64,22 +64,24 @@ int cluster_capacity(const TiledModel &e, int splits)
 // as one ends): whole waves of as many blocks as it holds at once, then the
 // rest as a last, partial wave with fewer blocks resident, not priced as a
 // whole one. In cluster form, whole waves of the blocks that fit in
-// clusters of `splits` (a cluster waits for room on several SMs at once).
-// Each block walks its K steps (plus the prologue's) at the slower of the
-// step latency and its share of the SM's FFMA rate, a share that grows when
+// clusters of `splits` (a cluster waits for room on several SMs at once),
+// the grid shared equally over them, each wave filling the busiest SM in
+// proportion to the clusters' capacity rather than evenly. Each block
+// walks its K steps (plus the prologue's) at the slower of the step
+// latency and its share of the SM's FFMA rate, a share that grows when
 // fewer blocks than the SM could hold are resident, up to what its own
 // warps can issue (and, for a lone block of a many-block family, its
 // `alone` share of the efficiency); plus the family's block_seconds for
 // each block the busiest SM runs and its wave_seconds for each wave, a
 // partial one included; plus the split's reduction. cluster_blocks: 0 for
-// the workspace form.
+// the workspace form. The problem has m, n >= 1 (empty calls never plan).
 double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m, int splits, int64_t chunk,
                   int cluster_blocks)
 {
     const KernelFamily &f = *e.family;
     const int sm_count = m.desc.sm_count;
     const int64_t blocks = tiles(f, p) * splits;
-    const int64_t busiest = ceil_div(blocks, sm_count);  // blocks on the busiest SM
+    const int64_t busiest = ceil_div(blocks, sm_count);  // blocks on the busiest SM, spread evenly
     // The kernel's stores: the workspace slices' (ld = m) or C's, as launch picks the kernel.
     const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
     const double family_rate = family_efficiency(e, p, out_aligned);
@@ -103,13 +105,15 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
         return steps * std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / rate);
     };
     int64_t full = busiest / e.blocks_per_sm, rest = busiest % e.blocks_per_sm;
+    // `most`: the blocks the busiest SM runs in all, each costing block_seconds.
     int64_t resident = std::min<int64_t>(per_sm, busiest), most = busiest;
     if (cluster_blocks > 0) {
         // Clusters land on the SMs of a GPC together, so a wave of them fills
         // the SMs in proportion to the device's cluster capacity, not evenly:
-        // the busiest SM holds its share of the most cluster blocks an SM
-        // holds, rounded up (a grid of one block an SM in clusters leaves
-        // some SMs two).
+        // the busiest SM holds the wave's fraction of the capacity times the
+        // most cluster blocks an SM holds, rounded up. Where the capacity is
+        // not a whole number of blocks an SM, a grid of one block an SM in
+        // clusters leaves some SMs two.
         const int64_t cap = cluster_blocks, cap_per_sm = ceil_div(cap, int64_t{sm_count});
         full = ceil_div(blocks, cap);
         rest = 0;
