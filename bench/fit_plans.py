@@ -14,6 +14,14 @@
         among each set's measured plans with the present factors and the
         fitted ones; with two sets or more, also each set with factors
         fitted on the others only (held out).
+    python3 bench/fit_plans.py clusters SET.csv[.xz] [SET.csv[.xz] ...]
+        The split-K cluster form against the model and the workspace form:
+        the cluster plans' log-rms and mean log error (measured over
+        modelled); per set, what the planner's rule (the best plan unsplit
+        against the best split by the 3% margin) loses against the fastest
+        plan measured; and, from rows with us_main, the cluster kernels'
+        time over the workspace kernels' of the same family and split, by
+        the grid's blocks per SM.
     python3 bench/fit_plans.py fit FIT.csv[,FIT.csv...] VAL.csv[,VAL.csv...] [--plan-dump build/bench/plan_dump]
         FIT, VAL: bench_plans output on independent sets, each a
         comma-separated list of files (NN, or a transposed pair's with
@@ -34,6 +42,7 @@ and scipy for `fit`.
 import argparse
 import collections
 import csv
+import lzma
 import math
 import random
 import subprocess
@@ -190,9 +199,14 @@ def plan_time(m, n, k, ta, tb, family, splits, chunk, cluster, factors):
     return steps + block * busiest + wave * waves + reduce
 
 
+def open_text(path):
+    """A bench_plans CSV, plain or xz-compressed."""
+    return lzma.open(path, "rt") if path.endswith(".xz") else open(path)
+
+
 def plans_by_shape(path):
     shapes = collections.defaultdict(list)
-    for r in csv.DictReader(open(path)):
+    for r in csv.DictReader(open_text(path)):
         shapes[(int(r["m"]), int(r["n"]), int(r["k"]), *ops(r))].append(
             (r["family"], int(r["splits"]), int(r["k_chunk"]), r["form"] == "cluster", float(r["us"]) * 1e-6))
     return shapes
@@ -228,6 +242,70 @@ def pick_loss(shapes, factors):
     return math.exp(sum(logs) / len(logs))
 
 
+SPLIT_MARGIN = 0.03  # src/dispatch/tiled.cpp, kSplitMargin
+
+
+def rule_loss(shapes):
+    """Per product, the measured time of the planner's pick over the fastest plan measured: the best
+    modelled plan unsplit, or the best split where the model finds it faster by the margin."""
+    losses = []
+    for (m, n, k, ta, tb), plans in shapes.items():
+        def t(p):
+            return plan_time(m, n, k, ta, tb, p[0], p[1], p[2], p[3], {})
+        unsplit = [p for p in plans if p[1] == 1]
+        if not unsplit:
+            continue
+        best_unsplit, best = min(unsplit, key=t), min(plans, key=t)
+        pick = best if t(best) < (1.0 - SPLIT_MARGIN) * t(best_unsplit) else best_unsplit
+        losses.append(pick[4] / min(p[4] for p in plans))
+    return losses
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def cluster_report(paths):
+    errors, pooled = [], []
+    for path in paths:
+        shapes = plans_by_shape(path)
+        for (m, n, k, ta, tb), plans in shapes.items():
+            errors += [math.log(p[4] / plan_time(m, n, k, ta, tb, *p[:4], {})) for p in plans if p[3]]
+        losses = rule_loss(shapes)
+        pooled += losses
+        print(f"{path}: {len(losses)} products, the pick loses {100 * (geomean(losses) - 1):.2f}%")
+    print(f"all: {len(pooled)} products, the pick loses {100 * (geomean(pooled) - 1):.2f}%")
+    if errors:
+        print(f"cluster plans: {len(errors)}, log-rms error {math.sqrt(sum(e * e for e in errors) / len(errors)):.3f}, "
+              f"mean {sum(errors) / len(errors):.3f}")
+    # The K loops alone (us_main): cluster over workspace, same product, family and split.
+    main_us, pairs = {}, collections.defaultdict(list)
+    rows = [r for path in paths for r in csv.DictReader(open_text(path)) if r.get("us_main")]
+    for r in rows:
+        if r["form"] == "workspace":
+            main_us[(r["m"], r["n"], r["k"], *ops(r), r["family"], r["splits"])] = float(r["us_main"])
+    for r in rows:
+        key = (r["m"], r["n"], r["k"], *ops(r), r["family"], r["splits"])
+        if r["form"] != "cluster" or key not in main_us:
+            continue
+        per_sm, cap = int(r["blocks"]) / SM, int(r["cluster_capacity"])
+        if int(r["blocks"]) > cap:
+            bucket = "more than the clusters' capacity"
+        elif per_sm < 0.9:
+            bucket = "below 0.9"
+        elif abs(per_sm - round(per_sm)) <= 0.1:
+            bucket = f"{round(per_sm)} (within 0.1)"
+        else:
+            bucket = "between whole numbers"
+        pairs[bucket].append(float(r["us_main"]) / main_us[key])
+    if pairs:
+        print(f"| blocks / {SM} SMs | plans | geomean | median | max |")
+        print("|---|---:|---:|---:|---:|")
+        for bucket in sorted(pairs):
+            v = sorted(pairs[bucket])
+            print(f"| {bucket} | {len(v)} | {geomean(v):.3f} | {v[len(v) // 2]:.3f} | {v[-1]:.2f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -238,6 +316,8 @@ def main():
     sh.add_argument("--k", type=float, nargs=2, default=[16, 4096])
     un = sub.add_parser("unaligned")
     un.add_argument("sets", nargs="+")
+    cl = sub.add_parser("clusters")
+    cl.add_argument("sets", nargs="+")
     ft = sub.add_parser("fit")
     ft.add_argument("fit")
     ft.add_argument("val")
@@ -251,6 +331,9 @@ def main():
             if m * n <= 1.6e7 and 2 * m * n * k <= 2e10:
                 out.append(f"{m} {n} {k}")
         print(" ".join(out))
+        return 0
+    if a.cmd == "clusters":
+        cluster_report(a.sets)
         return 0
     if a.cmd == "unaligned":
         sets = [plans_by_shape(p) for p in a.sets]
