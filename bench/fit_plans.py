@@ -233,32 +233,30 @@ def fit_unaligned(sets):
     return factors
 
 
-def pick_loss(shapes, factors):
-    """Geometric mean of the measured time of the model's pick over the fastest measured plan."""
-    logs = []
-    for (m, n, k, ta, tb), plans in shapes.items():
-        pick = min(plans, key=lambda p: plan_time(m, n, k, ta, tb, p[0], p[1], p[2], p[3], factors))
-        logs.append(math.log(pick[4] / min(p[4] for p in plans)))
-    return math.exp(sum(logs) / len(logs))
-
-
 SPLIT_MARGIN = 0.03  # src/dispatch/tiled.cpp, kSplitMargin
 
 
-def rule_loss(shapes):
-    """Per product, the measured time of the planner's pick over the fastest plan measured: the best
-    modelled plan unsplit, or the best split where the model finds it faster by the margin."""
+def pick_losses(shapes, factors, margin=0.0):
+    """Per product, the measured time of the model's pick over the fastest plan measured. The pick is
+    the plan the model finds fastest; with a margin, as the planner's rule has it, a split plan only
+    where the model finds it faster than the best unsplit plan by the margin."""
     losses = []
     for (m, n, k, ta, tb), plans in shapes.items():
         def t(p):
-            return plan_time(m, n, k, ta, tb, p[0], p[1], p[2], p[3], {})
+            return plan_time(m, n, k, ta, tb, p[0], p[1], p[2], p[3], factors)
+        pick = min(plans, key=t)
         unsplit = [p for p in plans if p[1] == 1]
-        if not unsplit:
-            continue
-        best_unsplit, best = min(unsplit, key=t), min(plans, key=t)
-        pick = best if t(best) < (1.0 - SPLIT_MARGIN) * t(best_unsplit) else best_unsplit
+        if margin > 0.0 and unsplit and pick[1] != 1:
+            best_unsplit = min(unsplit, key=t)
+            if not t(pick) < (1.0 - margin) * t(best_unsplit):
+                pick = best_unsplit
         losses.append(pick[4] / min(p[4] for p in plans))
     return losses
+
+
+def pick_loss(shapes, factors):
+    """Geometric mean of the measured time of the model's pick over the fastest measured plan."""
+    return geomean(pick_losses(shapes, factors))
 
 
 def geomean(xs):
@@ -271,7 +269,7 @@ def cluster_report(paths):
         shapes = plans_by_shape(path)
         for (m, n, k, ta, tb), plans in shapes.items():
             errors += [math.log(p[4] / plan_time(m, n, k, ta, tb, *p[:4], {})) for p in plans if p[3]]
-        losses = rule_loss(shapes)
+        losses = pick_losses(shapes, {}, SPLIT_MARGIN)
         pooled += losses
         print(f"{path}: {len(losses)} products, the pick loses {100 * (geomean(losses) - 1):.2f}%")
     print(f"all: {len(pooled)} products, the pick loses {100 * (geomean(pooled) - 1):.2f}%")

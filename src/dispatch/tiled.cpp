@@ -90,9 +90,8 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
     // plain kernels' residency and the device's count for the cluster
     // kernels (their own registers); all of them share the SM's rate. A
     // smaller count only leaves fewer blocks a wave (the waves below).
-    const int64_t per_sm =
-        cluster_blocks > 0 ? std::max<int64_t>(e.blocks_per_sm, ceil_div(int64_t{cluster_blocks}, int64_t{sm_count}))
-                           : e.blocks_per_sm;
+    const int64_t cluster_per_sm = ceil_div(int64_t{cluster_blocks}, int64_t{sm_count});  // the most an SM holds
+    const int64_t per_sm = cluster_blocks > 0 ? std::max<int64_t>(e.blocks_per_sm, cluster_per_sm) : e.blocks_per_sm;
     // The seconds of one wave's K steps with `resident` blocks on the SM. A
     // block's share never falls below its share in a full wave: the lone
     // blocks' loss applies where it leaves them more than that.
@@ -114,10 +113,10 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
         // most cluster blocks an SM holds, rounded up. Where the capacity is
         // not a whole number of blocks an SM, a grid of one block an SM in
         // clusters leaves some SMs two.
-        const int64_t cap = cluster_blocks, cap_per_sm = ceil_div(cap, int64_t{sm_count});
+        const int64_t cap = cluster_blocks;
         full = ceil_div(blocks, cap);
         rest = 0;
-        resident = std::min<int64_t>(per_sm, ceil_div(ceil_div(blocks, full) * cap_per_sm, cap));
+        resident = std::min<int64_t>(per_sm, ceil_div(ceil_div(blocks, full) * cluster_per_sm, cap));
         most = full * resident;
     }
     const double waves = static_cast<double>(full + (rest > 0 ? 1 : 0));

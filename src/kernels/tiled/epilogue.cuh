@@ -10,7 +10,8 @@
 //   - load_c4 / put_c4: four rows of one column, the old values read in
 //     one step and the results stored in another, for the epilogues that
 //     read a batch of old values before storing any; store_c4: four rows
-//     where beta == 0.
+//     where beta == 0; epilogue_value: one element, the arithmetic all of
+//     them share.
 // Edges: rows from rem_m and columns from rem_n on do not exist and are
 // neither read nor written.
 #pragma once
@@ -55,6 +56,14 @@ __device__ __forceinline__ float4 load_c4(const float *p, int lm, int rem_m)
     return v;
 }
 
+// One element of C from r (already times alpha) and its old value loaded
+// before (not used when beta == 0): the one rounding every epilogue of the
+// tiled and rank-k kernels applies, so that their results agree bit for bit.
+__device__ __forceinline__ float epilogue_value(float r, float old, float beta)
+{
+    return beta != 0.0f ? fmaf(beta, old, r) : r;
+}
+
 // Writes r[0..3] (already times alpha) plus beta times the old values of C
 // loaded before (load_c4; not used when beta == 0) to rows lm to lm + 3 of
 // one column of C at p; rows from rem_m on do not exist.
@@ -65,7 +74,7 @@ __device__ __forceinline__ void put_c4(float *p, const float (&r)[4], const floa
     float out[4];
 #pragma unroll
     for (int ii = 0; ii < 4; ++ii)
-        out[ii] = beta != 0.0f ? fmaf(beta, old[ii], r[ii]) : r[ii];
+        out[ii] = epilogue_value(r[ii], old[ii], beta);
     if (kVec && lm + 3 < rem_m) {
         *reinterpret_cast<float4 *>(p) = make_float4(out[0], out[1], out[2], out[3]);
     } else {
@@ -252,8 +261,7 @@ __device__ __forceinline__ void store_tile_staged(float *c, int64_t ldc, float *
                     if (32 * r >= left)
                         continue;
                     const float v = slab[u * kLd + lane + 32 * r];
-                    out[static_cast<int64_t>(4 * u + col) * ldc + 32 * r] =
-                        beta != 0.0f ? fmaf(beta, old[b][u][r], v) : v;
+                    out[static_cast<int64_t>(4 * u + col) * ldc + 32 * r] = epilogue_value(v, old[b][u][r], beta);
                 }
             }
             __syncwarp();  // the warp has read the slice before the next overwrites it
