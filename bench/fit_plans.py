@@ -22,6 +22,11 @@
         plan measured; and, from rows with us_main, the cluster kernels'
         time over the workspace kernels' of the same family and split, by
         the grid's blocks per SM.
+    python3 bench/fit_plans.py waves SET.csv[.xz] [SET.csv[.xz] ...]
+        The plans without a split: measured over modelled time (geometric
+        mean, and how many plans), per family, by the K steps a block walks
+        and by whether the busiest SM runs a whole wave of the family's
+        blocks or more (where short_wave_seconds applies).
     python3 bench/fit_plans.py fit FIT.csv[,FIT.csv...] VAL.csv[,VAL.csv...] [--plan-dump build/bench/plan_dump]
         FIT, VAL: bench_plans output on independent sets, each a
         comma-separated list of files (NN, or a transposed pair's with
@@ -82,6 +87,10 @@ BLOCK_WAVE = {
     "64x64x16": (0.00e-6, 1.57e-6),
     "32x32x8": (0.12e-6, 0.00e-6),
 }
+# Each whole wave at full residency of a plan without a split while a block
+# walks few K steps (the seconds, and the K steps up to which it is taken in
+# full), as factors.cpp has them: short_wave_seconds, short_wave_steps.
+SHORT_WAVE = {"32x32x8": (4e-6, 8)}
 CLUSTER_BLOCKS = {"256": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
                   "128x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "64x64x16": [0, 0, 528, 489, 496, 470, 474, 483, 496],
                   "64x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "32x32x8": [0, 0, 1056, 981, 992, 965, 978, 973, 992]}
@@ -100,7 +109,8 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
     """(K steps' seconds, blocks on the busiest SM, waves, split's reduction
     seconds) of op(A) op(B), A and B unpadded as bench_plans stores them:
     without clusters, the busiest SM's whole waves of the blocks it holds at
-    once, then the rest as a partial wave with fewer resident; in cluster
+    once (each with SHORT_WAVE's cost where K is short), then the rest as a
+    partial wave with fewer resident; in cluster
     form, whole waves of the blocks that fit in clusters, the grid shared
     equally over them, each filling the busiest SM in proportion to the
     clusters' capacity (tiled_cost)."""
@@ -137,7 +147,9 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
         slices = splits * m * n * 4.0
         reduce = (2.0 * slices / (BW * (L2_FACTOR if slices <= 0.5 * L2_BYTES else 1.0)) + m * n * 4 / BW + REDUCE
                   + REDUCE_PER_BATCH * cdiv(splits - 1, REDUCE_BATCH))
-    return full * wave_steps(resident) + (wave_steps(rest) if rest else 0.0), busiest, full + (rest > 0), reduce
+    short_seconds, short_steps = SHORT_WAVE.get(family, (0.0, 0.0))
+    short = 0.0 if splits > 1 else full * short_seconds * min(1.0, short_steps / cdiv(chunk, bk))
+    return full * wave_steps(resident) + (wave_steps(rest) if rest else 0.0) + short, busiest, full + (rest > 0), reduce
 
 
 def ops(r):
@@ -304,6 +316,34 @@ def cluster_report(paths):
             print(f"| {bucket} | {len(v)} | {geomean(v):.3f} | {v[len(v) // 2]:.3f} | {v[-1]:.2f} |")
 
 
+STEP_BUCKETS = ((4, "1-4"), (8, "5-8"), (16, "9-16"), (40, "17-40"), (None, "over 40"))
+
+
+def waves_report(paths):
+    """The plans without a split, measured over modelled time (geometric mean, plans), per family, by
+    the K steps a block walks and by whether the busiest SM runs a whole wave of blocks or more."""
+    cells = collections.defaultdict(list)
+    for path in paths:
+        for (m, n, k, ta, tb), plans in plans_by_shape(path).items():
+            for family, splits, chunk, cluster, t in plans:
+                if splits != 1:
+                    continue
+                busiest = features(m, n, k, family, splits, chunk, cluster, ta, tb)[1]
+                k_steps = cdiv(chunk, FAMILIES[family][2])
+                bucket = next(name for top, name in STEP_BUCKETS if top is None or k_steps <= top)
+                whole = busiest >= FAMILIES[family][5]
+                cells[(family, whole, bucket)].append(t / plan_time(m, n, k, ta, tb, family, splits, chunk, cluster, {}))
+    names = [name for _, name in STEP_BUCKETS]
+    print("| family | busiest SM | " + " | ".join(f"K steps {b}" for b in names) + " |")
+    print("|---|---|" + "---:|" * len(names))
+    for family in FAMILIES:
+        for whole in (False, True):
+            row = [cells.get((family, whole, b), []) for b in names]
+            if any(row):
+                print(f"| {family} | {'a whole wave or more' if whole else 'less than a wave'} | " +
+                      " | ".join(f"{geomean(v):.2f} ({len(v)})" if v else "-" for v in row) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -316,6 +356,8 @@ def main():
     un.add_argument("sets", nargs="+")
     cl = sub.add_parser("clusters")
     cl.add_argument("sets", nargs="+")
+    wv = sub.add_parser("waves")
+    wv.add_argument("sets", nargs="+")
     ft = sub.add_parser("fit")
     ft.add_argument("fit")
     ft.add_argument("val")
@@ -332,6 +374,9 @@ def main():
         return 0
     if a.cmd == "clusters":
         cluster_report(a.sets)
+        return 0
+    if a.cmd == "waves":
+        waves_report(a.sets)
         return 0
     if a.cmd == "unaligned":
         sets = [plans_by_shape(p) for p in a.sets]

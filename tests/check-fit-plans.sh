@@ -2,14 +2,15 @@
 # bench/fit_plans.py, no GPU: its mirror of the tiled model agrees with the
 # sm_90 row of src/dispatch/factors.cpp (efficiencies, blocks per SM,
 # unaligned factors per transpose pair, step floors, lone shares, block
-# and wave seconds, the architecture's step and lone share), and
+# and wave seconds, short waves' seconds and steps, the architecture's
+# step and lone share), and
 # `unaligned` recovers a factor from plan times made with it: 0.8 for
 # 128x128x16 on TN, every other family's at its present value, with the
 # pair's index as tiled.cpp takes it (2 ta + tb). With plan_dump (its
 # path the first argument), the mirror's time of 600 random plans (every
 # family, split and form, partial waves among them) against the tiled
 # model's own (plan_dump --costs), term for term: within 1e-9; and the
-# rank-k plans' --costs lines.
+# rank-k plans' --costs lines. `waves` on made-up plans.
 # One "[       OK ]" or "[  FAILED  ]" line per check (tests/run.sh counts them).
 set -u
 plan_dump=${1:-}
@@ -29,17 +30,17 @@ print("step", "ok" if arch and float(arch.group(1)) == fp.STEP else "differs")
 print("alone", "ok" if arch and float(arch.group(2)) == fp.ALONE else "differs")
 rows = re.findall(r'\{"([0-9x]+)", \{(' + num + r'), (' + num + r'), (' + num + r'), (' + num + r')\}, (\d+), \{(' + num
                   + r'), (' + num + r'), (' + num + r'), (' + num + r')\}, (' + num + r'), (' + num + r'), \d+, (' + num
-                  + r'), (' + num + r')\}', row)
+                  + r'), (' + num + r')(?:, (' + num + r'), (' + num + r'))?\}', row)
 print("rows", len(rows), "families", len(fp.FAMILIES))
 for r in rows:
-    name, v = r[0], [float(x) for x in r[1:5]] + [int(r[5])] + [float(x) for x in r[6:]]
+    name, v = r[0], [float(x) for x in r[1:5]] + [int(r[5])] + [float(x) if x else 0.0 for x in r[6:]]
     f = fp.FAMILIES.get(name)
     if f is None:
         print(name, "missing")
         continue
     want = (tuple(v[0:4]), v[4], tuple(v[5:9]), v[9] if v[9] > 0 else fp.STEP, v[10] if v[10] > 0 else fp.ALONE,
-            (v[11], v[12]))
-    got = (tuple(f[4]), f[5], tuple(f[8]), f[6], f[7], fp.BLOCK_WAVE[name])
+            (v[11], v[12]), (v[13], v[14]))
+    got = (tuple(f[4]), f[5], tuple(f[8]), f[6], f[7], fp.BLOCK_WAVE[name], fp.SHORT_WAVE.get(name, (0.0, 0.0)))
     print(name, "ok" if want == got else f"differs: factors.cpp {want}, fit_plans.py {got}")
 PY
 cat "$tmp/mirror.txt"
@@ -50,6 +51,15 @@ check "one row for each of the registry's families, in factors.cpp and the mirro
     grep -qx "rows $families families $families" "$tmp/mirror.txt"
 check "every family's factors as factors.cpp has them" \
     sh -c "[ \$(grep -cE '^[0-9x]+ ok\$' '$tmp/mirror.txt') -eq $families ]"
+
+# fit_plans.py SUBCOMMAND over the made-up set $tmp/NAME.csv: its output
+# in $tmp/NAME.txt (printed), and the check that it exits 0.
+run_fit() {
+    PYTHONPATH="$bench" python3 "$bench/fit_plans.py" "$1" "$tmp/$2.csv" > "$tmp/$2.txt" 2>&1
+    status=$?
+    cat "$tmp/$2.txt"
+    check "$1 exits 0" [ "$status" -eq 0 ]
+}
 
 # Plan times of 24 unaligned TN products (lda = k and m odd), every family
 # timed with no split, made by the mirror with 128x128x16's TN factor 0.8.
@@ -64,15 +74,12 @@ for _ in range(24):
         t = fp.plan_time(m, n, k, True, False, fam, 1, k, False, {("128x128x16", 2): 0.8})
         print(f"{m},{n},{k},{fam},1,none,{k},0,0,{t * 1e6:.4f},0.01,T,N")
 PY
-PYTHONPATH="$bench" python3 "$bench/fit_plans.py" unaligned "$tmp/tn.csv" > "$tmp/fit.txt" 2>&1
-status=$?
-cat "$tmp/fit.txt"
-check "unaligned exits 0" [ "$status" -eq 0 ]
+run_fit unaligned tn
 check "the factor used is recovered, at the TN column" \
-    sh -c "grep -E '^128x128x16 +- +- +0\.800 0\.916 +- *\$' '$tmp/fit.txt' > /dev/null"
+    sh -c "grep -E '^128x128x16 +- +- +0\.800 0\.916 +- *\$' '$tmp/tn.txt' > /dev/null"
 check "another family's fitted at its present value" \
-    sh -c "grep -E '^256x128x16 +- +- +0\.895 0\.897 +- *\$|^256x128x16 +- +- +0\.900 0\.897 +- *\$' '$tmp/fit.txt' > /dev/null"
-check "the set's pick loss reported" grep -qF "tn.csv: the model's pick loses" "$tmp/fit.txt"
+    sh -c "grep -E '^256x128x16 +- +- +0\.895 0\.897 +- *\$|^256x128x16 +- +- +0\.900 0\.897 +- *\$' '$tmp/tn.txt' > /dev/null"
+check "the set's pick loss reported" grep -qF "tn.csv: the model's pick loses" "$tmp/tn.txt"
 
 # clusters: one product's three plans timed at the mirror's times, but the
 # plan the planner's rule picks made 1.25 times the fastest of the others
@@ -93,15 +100,32 @@ for (f, s, c, cl), v in t.items():
     print(f"{m},{n},{k},{f},{s},{form},{c},132,{264 if cl else 0},{v * 1e6:.6f},0.01,N,N,"
           f"{150 if cl else 100}")
 PY
-PYTHONPATH="$bench" python3 "$bench/fit_plans.py" clusters "$tmp/clusters.csv" > "$tmp/clusters.txt" 2>&1
-status=$?
-cat "$tmp/clusters.txt"
-check "clusters exits 0" [ "$status" -eq 0 ]
+run_fit clusters clusters
 check "the pick's loss under the planner's rule" grep -qF "clusters.csv: 1 products, the pick loses 25.00%" \
     "$tmp/clusters.txt"
 check "the cluster plans' error reported" grep -qE "^cluster plans: 1, log-rms error" "$tmp/clusters.txt"
 check "cluster over workspace K loops at one block an SM" grep -qxF "| 1 (within 0.1) | 1 | 1.500 | 1.500 | 1.50 |" \
     "$tmp/clusters.txt"
+
+# waves: two 32x32x8 plans without a split made 1.5 and 2 times the
+# mirror's time, one of a whole wave of blocks with 4 K steps (their
+# geometric mean 1.73 in that cell), one of a partial wave with 4 K steps
+# made at the mirror's time (1.00), and a split plan, which is left out.
+PYTHONPATH="$bench" python3 - > "$tmp/waves.csv" <<'PY'
+import fit_plans as fp
+rows = [(32 * 16 * fp.SM, 32, 32, 1, 1.5), (32 * 16 * fp.SM, 64, 32, 1, 2.0), (32 * 15 * fp.SM, 32, 32, 1, 1.0),
+        (32 * 16 * fp.SM, 32, 64, 2, 3.0)]
+print("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err,transa,transb")
+for m, n, k, s, f in rows:
+    c = k // s
+    t = f * fp.plan_time(m, n, k, False, False, "32x32x8", s, c, False, {})
+    print(f"{m},{n},{k},32x32x8,{s},{'none' if s == 1 else 'workspace'},{c},0,0,{t * 1e6:.6f},0.01,N,N")
+PY
+run_fit waves waves
+check "waves: the whole wave's cell, the split plan left out" \
+    grep -qxF "| 32x32x8 | a whole wave or more | 1.73 (2) | - | - | - | - |" "$tmp/waves.txt"
+check "waves: the partial wave's cell" \
+    grep -qxF "| 32x32x8 | less than a wave | 1.00 (1) | - | - | - | - |" "$tmp/waves.txt"
 
 if [ -n "$plan_dump" ]; then
     PYTHONPATH="$bench" python3 - > "$tmp/plans.txt" <<'PY'

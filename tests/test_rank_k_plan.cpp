@@ -11,7 +11,8 @@
 //                                     tiled plan by their models (never
 //                                     rank-k), the grid limit, and the tiled
 //                                     model's cluster form at the device's
-//                                     cluster capacity; skinny_gemv's
+//                                     cluster capacity, 32x32x8's short
+//                                     waves; skinny_gemv's
 //                                     arrangements; the tiled planner's
 //                                     remembered plans against plans made anew
 //   test_rank_k_plan forced-rank-k    TGEMM_KERNEL=rank-k: every product on it
@@ -421,6 +422,61 @@ void test_cluster_residency(void **)
                  beyond, plain + 1);
 }
 
+// 32x32x8's short waves: each whole wave of its blocks on the busiest SM
+// costs short_wave_seconds more in full up to short_wave_steps K steps a
+// block and in proportion beyond; a partial wave, a split and the other
+// families pay none. Then the plans it moves: products of a whole wave or
+// more with K of a few steps, planned on 32x32x8 before, are not now.
+void test_short_waves(void **)
+{
+    static DeviceModel m;
+    describe_h100(2147483647, &m);
+    const auto index = [](const char *name) {
+        int f = 0;
+        while (f < kernels::kTiledFamilyCount && std::strcmp(kernels::kTiledFamilies[f]->name, name) != 0)
+            ++f;
+        assert_true(f < kernels::kTiledFamilyCount);
+        return f;
+    };
+    const int f = index("32x32x8"), g = index("64x64x8");
+    const double cost = m.tiled[f].short_wave_seconds, steps = m.tiled[f].short_wave_steps;
+    assert_true(cost > 0.0 && steps > 0.0);
+    assert_true(m.tiled[g].short_wave_seconds == 0.0);
+    // The modelled seconds of a plan with the short waves' cost and without
+    // (changed in place: the tiled planner's memory does not answer
+    // tiled_plan_seconds).
+    const auto extra = [&](int64_t mm, int64_t nn, int64_t k, int splits, int64_t chunk) {
+        const GemmParams p = problem(mm, nn, k, false, true, 0.0f);
+        const double with = tiled_plan_seconds(p, m, f, splits, chunk, false);
+        m.tiled[f].short_wave_seconds = 0.0;
+        const double without = tiled_plan_seconds(p, m, f, splits, chunk, false);
+        m.tiled[f].short_wave_seconds = cost;
+        return with - without;
+    };
+    const int64_t wave = 16 * m.desc.sm_count;  // 32x32x8 blocks in a whole wave
+    const double tol = 1e-12;
+    // One whole wave (32 x 32 tiles), K of 4 steps: the cost in full.
+    assert_true(std::fabs(extra(32 * wave, 32, 32, 1, 32) - cost) < tol);
+    // Two whole waves and a partial one: two costs.
+    assert_true(std::fabs(extra(32 * (2 * wave + 5), 32, 32, 1, 32) - 2.0 * cost) < tol);
+    // Long K: in proportion, short_wave_steps over the K steps.
+    assert_true(std::fabs(extra(32 * wave, 32, 800, 1, 800) - cost * steps / 100.0) < tol);
+    // A partial wave (15 blocks on the busiest SM), and a split: none.
+    assert_true(std::fabs(extra(32 * (wave - m.desc.sm_count), 32, 32, 1, 32)) < tol);
+    assert_true(std::fabs(extra(32 * wave, 32, 64, 2, 32)) < tol);
+    for (const auto &s : {std::initializer_list<int64_t>{3727, 526, 26, 0, 1}, {17713, 152, 12, 0, 0},
+                          {6745, 583, 23, 0, 0}, {216, 16990, 24, 0, 1}}) {
+        const int64_t *d = s.begin();
+        const CallPlan plan = plan_of(problem(d[0], d[1], d[2], d[3] != 0, d[4] != 0, 0.0f), h100());
+        for (int i = 0; i < plan.steps.pieces; ++i) {
+            const PiecePlan &x = plan.steps.piece[i];
+            if (x.kind == KernelKind::Tiled && std::strcmp(x.family->name, "32x32x8") == 0)
+                fail_msg("%lldx%lldx%lld: planned on 32x32x8", static_cast<long long>(d[0]),
+                         static_cast<long long>(d[1]), static_cast<long long>(d[2]));
+        }
+    }
+}
+
 // Two plans of one problem alike, piece by piece (kernel, family, split,
 // K per slice, form, stream-K shape, the piece's problem and workspace).
 bool same_steps(const CallSteps &x, const CallSteps &y)
@@ -576,6 +632,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rank_k_updates), cmocka_unit_test(test_long_k),  cmocka_unit_test(test_skinny_never),
         cmocka_unit_test(test_tiny_products),  cmocka_unit_test(test_model),   cmocka_unit_test(test_grid_limit),
         cmocka_unit_test(test_k_cap),          cmocka_unit_test(test_tiled_share), cmocka_unit_test(test_cluster_residency),
+        cmocka_unit_test(test_short_waves),
         cmocka_unit_test(test_remembered_plans), cmocka_unit_test(test_skinny_without_workspace),
         cmocka_unit_test(test_gemv_plans),
     };

@@ -40,6 +40,7 @@ struct TiledModel {
     double alone;
     int max_cluster;
     double block_seconds, wave_seconds;
+    double short_wave_seconds, short_wave_steps;
     const int *cluster_blocks;  // DeviceDescription::tiled_cluster_blocks[i]
 };
 

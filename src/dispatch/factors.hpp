@@ -31,6 +31,15 @@ struct TiledFactors {
     // device (docs/notes/dispatch.md).
     double block_seconds = 0.0;
     double wave_seconds = 0.0;
+    // What each whole wave at full residency of a plan without a split
+    // costs beside those while its blocks walk few K steps: the blocks of
+    // such a wave start and end together, so their first copies and their
+    // stores to C overlap no other block's K steps. Taken in full up to
+    // short_wave_steps K steps a block, and as short_wave_steps over the
+    // steps beyond; 0: none (set for the families whose measured times at
+    // short K say so, docs/notes/dispatch.md).
+    double short_wave_seconds = 0.0;
+    double short_wave_steps = 0.0;
 };
 
 // An architecture's factors, and the device they were measured on (its
