@@ -109,8 +109,8 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
     """(K steps' seconds, blocks on the busiest SM, waves, split's reduction
     seconds) of op(A) op(B), A and B unpadded as bench_plans stores them:
     without clusters, the busiest SM's whole waves of the blocks it holds at
-    once (each with SHORT_WAVE's cost where K is short), then the rest as a
-    partial wave with fewer resident; in cluster
+    once (without a split, each with SHORT_WAVE's cost where K is short),
+    then the rest as a partial wave with fewer resident; in cluster
     form, whole waves of the blocks that fit in clusters, the grid shared
     equally over them, each filling the busiest SM in proportion to the
     clusters' capacity (tiled_cost)."""
@@ -148,7 +148,7 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
         reduce = (2.0 * slices / (BW * (L2_FACTOR if slices <= 0.5 * L2_BYTES else 1.0)) + m * n * 4 / BW + REDUCE
                   + REDUCE_PER_BATCH * cdiv(splits - 1, REDUCE_BATCH))
     short_seconds, short_steps = SHORT_WAVE.get(family, (0.0, 0.0))
-    short = 0.0 if splits > 1 else full * short_seconds * min(1.0, short_steps / cdiv(chunk, bk))
+    short = 0.0 if splits > 1 or short_seconds == 0.0 else full * short_seconds * min(1.0, short_steps / cdiv(chunk, bk))
     return full * wave_steps(resident) + (wave_steps(rest) if rest else 0.0) + short, busiest, full + (rest > 0), reduce
 
 

@@ -424,9 +424,10 @@ void test_cluster_residency(void **)
 
 // 32x32x8's short waves: each whole wave of its blocks on the busiest SM
 // costs short_wave_seconds more in full up to short_wave_steps K steps a
-// block and in proportion beyond; a partial wave, a split and the other
-// families pay none. Then the plans it moves: products of a whole wave or
-// more with K of a few steps, planned on 32x32x8 before, are not now.
+// block and in proportion beyond; a partial wave and a split (in clusters
+// or not) pay none, nor does 64x64x8. Then the plans it moves: products of
+// a whole wave or more with K of a few steps, planned on 32x32x8 before,
+// are not now.
 void test_short_waves(void **)
 {
     static DeviceModel m;
@@ -445,11 +446,11 @@ void test_short_waves(void **)
     // The modelled seconds of a plan with the short waves' cost and without
     // (changed in place: the tiled planner's memory does not answer
     // tiled_plan_seconds).
-    const auto extra = [&](int64_t mm, int64_t nn, int64_t k, int splits, int64_t chunk) {
+    const auto extra = [&](int64_t mm, int64_t nn, int64_t k, int splits, int64_t chunk, bool cluster = false) {
         const GemmParams p = problem(mm, nn, k, false, true, 0.0f);
-        const double with = tiled_plan_seconds(p, m, f, splits, chunk, false);
+        const double with = tiled_plan_seconds(p, m, f, splits, chunk, cluster);
         m.tiled[f].short_wave_seconds = 0.0;
-        const double without = tiled_plan_seconds(p, m, f, splits, chunk, false);
+        const double without = tiled_plan_seconds(p, m, f, splits, chunk, cluster);
         m.tiled[f].short_wave_seconds = cost;
         return with - without;
     };
@@ -461,9 +462,11 @@ void test_short_waves(void **)
     assert_true(std::fabs(extra(32 * (2 * wave + 5), 32, 32, 1, 32) - 2.0 * cost) < tol);
     // Long K: in proportion, short_wave_steps over the K steps.
     assert_true(std::fabs(extra(32 * wave, 32, 800, 1, 800) - cost * steps / 100.0) < tol);
-    // A partial wave (15 blocks on the busiest SM), and a split: none.
+    // A partial wave (15 blocks on the busiest SM), a split, a split in
+    // clusters: none.
     assert_true(std::fabs(extra(32 * (wave - m.desc.sm_count), 32, 32, 1, 32)) < tol);
     assert_true(std::fabs(extra(32 * wave, 32, 64, 2, 32)) < tol);
+    assert_true(std::fabs(extra(32 * wave, 32, 64, 2, 32, true)) < tol);
     for (const auto &s : {std::initializer_list<int64_t>{3727, 526, 26, 0, 1}, {17713, 152, 12, 0, 0},
                           {6745, 583, 23, 0, 0}, {216, 16990, 24, 0, 1}}) {
         const int64_t *d = s.begin();

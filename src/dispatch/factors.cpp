@@ -31,13 +31,15 @@ namespace {
 // tiled plans' memory efficiency: the fastest plan of those products with
 // K under 64 (C in L2, at most 64 MiB) took 2.3 times the time the
 // bandwidth allows at best, and 8192 x 8192 x 64 (C out of L2) 4.1 times.
-// 32x32x8's short waves: every plan of 115 products timed on the kernels
-// as built (99 random, m and n 96 to 8000, and 16 with a large m x n and K
-// under 600): its plans of a whole wave of blocks or more and a few K
-// steps ran up to twice their modelled time, the other families' within
-// the model's usual error; a wave's exposed first copies and stores are
-// taken at 4 us, in full up to 8 K steps a block (docs/notes/dispatch.md,
-// "Short K on 32x32x8").
+// 32x32x8's short waves: every plan of 115 products timed on the kernels as
+// built (99 random, m and n 96 to 8000, and 16 with a large m x n and K
+// under 600): its plans of a whole wave of blocks or more and a few K steps
+// ran up to twice their modelled time, 4 to 8 us more a wave at up to 8 K
+// steps a block; 4 us and 8 steps are taken (any of 4 to 6 us and 4 to 12
+// steps makes the same picks on those sets). 64x64x8 and 64x64x16 are off at
+// short K too, but the plans they compete with there run within 15% of them
+// either way, and the same cost for 64x64x8 did not pay in real calls
+// (docs/notes/dispatch.md, "Short K on 32x32x8").
 // The rank-k kernel's: fitted the same way to 45 products with K from 1
 // to 160 timed with it forced (m, n 256 to 20000, every transpose pair);
 // its memory share, fitted at 1.08 (it moves its bytes a little faster

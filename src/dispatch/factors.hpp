@@ -37,7 +37,8 @@ struct TiledFactors {
     // stores to C overlap no other block's K steps. Taken in full up to
     // short_wave_steps K steps a block, and as short_wave_steps over the
     // steps beyond; 0: none (set for the families whose measured times at
-    // short K say so, docs/notes/dispatch.md).
+    // short K say so, docs/notes/dispatch.md). Stream-K's cost does not
+    // take it: set it only for families without stream-K.
     double short_wave_seconds = 0.0;
     double short_wave_steps = 0.0;
 };

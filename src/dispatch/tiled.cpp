@@ -73,10 +73,11 @@ int cluster_capacity(const TiledModel &e, int splits)
 // warps can issue (and, for a lone block of a many-block family, its
 // `alone` share of the efficiency); plus the family's block_seconds for
 // each block the busiest SM runs and its wave_seconds for each wave, a
-// partial one included; plus, for each whole wave of a family with
-// short_wave_seconds, that cost in full up to short_wave_steps K steps a
-// block and falling beyond; plus the split's reduction. cluster_blocks: 0 for
-// the workspace form. The problem has m, n >= 1 (empty calls never plan).
+// partial one included; plus, without a split, for each whole wave of a
+// family with short_wave_seconds, that cost in full up to short_wave_steps
+// K steps a block and falling beyond; plus the split's reduction.
+// cluster_blocks: 0 for the workspace form. The problem has m, n >= 1
+// (empty calls never plan).
 double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m, int splits, int64_t chunk,
                   int cluster_blocks)
 {
@@ -122,11 +123,11 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
         most = full * resident;
     }
     const double waves = static_cast<double>(full + (rest > 0 ? 1 : 0));
-    // The busiest SM's waves, a partial one by its share of the SM, pay
-    // their blocks' first copies and stores exposed where the blocks walk
-    // few K steps (short_wave_seconds); only plans without a split.
+    // Each whole wave on the busiest SM pays its blocks' first copies and
+    // stores exposed where the blocks walk few K steps (short_wave_seconds);
+    // plans without a split only, so never the cluster form.
     const double short_waves =
-        splits > 1 || e.short_wave_seconds == 0.0
+        splits > 1 || cluster_blocks > 0 || e.short_wave_seconds == 0.0
             ? 0.0
             : static_cast<double>(full) *
                   std::min(1.0, e.short_wave_steps / static_cast<double>(ceil_div(chunk, f.bk)));
