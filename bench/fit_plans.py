@@ -148,7 +148,7 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
         reduce = (2.0 * slices / (BW * (L2_FACTOR if slices <= 0.5 * L2_BYTES else 1.0)) + m * n * 4 / BW + REDUCE
                   + REDUCE_PER_BATCH * cdiv(splits - 1, REDUCE_BATCH))
     short_seconds, short_steps = SHORT_WAVE.get(family, (0.0, 0.0))
-    short = 0.0 if splits > 1 or short_seconds == 0.0 else full * short_seconds * min(1.0, short_steps / cdiv(chunk, bk))
+    short = 0.0 if splits > 1 or short_seconds == 0.0 else full * short_seconds * min(1.0, short_steps / (steps - 1))
     return full * wave_steps(resident) + (wave_steps(rest) if rest else 0.0) + short, busiest, full + (rest > 0), reduce
 
 

@@ -130,7 +130,7 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
         splits > 1 || cluster_blocks > 0 || e.short_wave_seconds == 0.0
             ? 0.0
             : static_cast<double>(full) *
-                  std::min(1.0, e.short_wave_steps / static_cast<double>(ceil_div(chunk, f.bk)));
+                  std::min(1.0, e.short_wave_steps / (steps - 1.0));  // the K steps, without the prologue's
     return static_cast<double>(full) * wave_steps(resident) + (rest > 0 ? wave_steps(rest) : 0.0) +
            waves * e.wave_seconds + static_cast<double>(most) * e.block_seconds +
            short_waves * e.short_wave_seconds + split_cost(p, m, f, splits, cluster_blocks > 0);
