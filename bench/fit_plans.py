@@ -73,6 +73,8 @@ FAMILIES = {
     "64x64x8": (64, 64, 8, 128, (0.483, 0.546, 0.438, 0.469), 4, STEP, ALONE, (1.0, 1.0, 1.0, 1.0)),
     "64x64x16": (64, 64, 16, 128, (0.50, 0.50, 0.50, 0.50), 4, 0.59e-6, 1.0, (1.0, 1.0, 1.0, 1.0)),
     "32x32x8": (32, 32, 8, 32, (0.430, 0.489, 0.372, 0.429), 16, STEP, ALONE, (1.0, 1.0, 1.0, 1.0)),
+    "64x256x16": (64, 256, 16, 256, (0.700, 0.714, 0.618, 0.704), 1, STEP, ALONE, (0.829, 0.829, 0.829, 0.829)),
+    "256x64x16": (256, 64, 16, 256, (0.720, 0.719, 0.617, 0.566), 1, STEP, ALONE, (0.842, 0.842, 0.842, 0.842)),
 }
 # The seconds a block and a wave cost beside their K steps, as factors.cpp has them.
 BLOCK_WAVE = {
@@ -86,6 +88,8 @@ BLOCK_WAVE = {
     "64x64x8": (0.33e-6, 0.00e-6),
     "64x64x16": (0.00e-6, 1.57e-6),
     "32x32x8": (0.12e-6, 0.00e-6),
+    "64x256x16": (5.15e-6, 0.58e-6),
+    "256x64x16": (5.15e-6, 0.58e-6),
 }
 # Each whole wave at full residency of a plan without a split while a block
 # walks few K steps (the seconds, and the K steps up to which it is taken in
@@ -101,7 +105,7 @@ def cdiv(a, b):
 
 
 def cluster_blocks(family, splits):
-    key = "256" if family in ("256x128x16", "256x128x8", "128x256x8", "128x128x16") else family
+    key = "256" if family in ("256x128x16", "256x128x8", "128x256x8", "128x128x16", "64x256x16", "256x64x16") else family
     return CLUSTER_BLOCKS.get(key, [0] * 9)[splits] if splits < 9 else 0
 
 

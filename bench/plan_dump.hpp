@@ -70,7 +70,7 @@ struct Device {
     int cc_major, cc_minor, sm_count, max_grid_x, clock_khz, memory_clock_khz, bus_width_bits;
     bool skinny_tma;
     int skinny[9];
-    int tiled[10][9];  // in the registry's order (src/kernels/families.def)
+    int tiled[12][9];  // in the registry's order (src/kernels/families.def)
 };
 
 #define PLAN_DUMP_H100_CLUSTERS                                                                                    \
@@ -85,7 +85,9 @@ struct Device {
             {0, 0, 0, 0, 0, 0, 0, 0, 0},               /* 64x128x8 */                                              \
             {0, 0, 528, 489, 496, 470, 474, 483, 496}, /* 64x64x8 */                                               \
             {0, 0, 528, 489, 496, 470, 474, 483, 496}, /* 64x64x16 */                                              \
-            {0, 0, 1056, 981, 992, 965, 978, 973, 992} /* 32x32x8 */                                               \
+            {0, 0, 1056, 981, 992, 965, 978, 973, 992}, /* 32x32x8 */                                              \
+            {0, 0, 132, 117, 120, 110, 102, 105, 120},  /* 64x256x16 */                                            \
+            {0, 0, 132, 117, 120, 110, 102, 105, 120}   /* 256x64x16 */                                            \
     }
 
 const Device kDevices[] = {

@@ -48,6 +48,26 @@ struct Tile128x128x16 {
     static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
 };
 
+// The 128x128x16 family's warps and K step on tiles of another aspect, for
+// a C with one side of 33 to about 200 and the other long: 64 x 256 (and
+// 256 x 64 below) fits such a side in one to three rows of blocks, where
+// 128 x 128 tiles would leave up to half of each block outside C. Each
+// warp's tile and shared-memory traffic are 128x128x16's; only the block's
+// copies differ (320 values a K row instead of 256).
+struct Tile64x256x16 {
+    static constexpr int BM = 64, BN = 256, BK = 16, WM = 64, WN = 32, kMinBlocks = 1;
+    static constexpr bool kClusterForm = true;
+    static constexpr int kUnalignedUnroll = 16, kAsyncStages = 0, kWholeRing = 2;
+    static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
+};
+
+struct Tile256x64x16 {
+    static constexpr int BM = 256, BN = 64, BK = 16, WM = 64, WN = 32, kMinBlocks = 1;
+    static constexpr bool kClusterForm = true;
+    static constexpr int kUnalignedUnroll = 16, kAsyncStages = 0, kWholeRing = 2;
+    static constexpr unsigned kWholeRingSkip = 0, kBranchFreePairs = 0;
+};
+
 struct Tile128x64x8 {
     static constexpr int BM = 128, BN = 64, BK = 8, WM = 64, WN = 32, kMinBlocks = 4;
     static constexpr bool kClusterForm = true;
