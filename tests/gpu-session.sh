@@ -108,7 +108,8 @@ for step in "${steps[@]}"; do
         # dispatch; rows up to 257 with 256x128x16 forced (whole tiles, so
         # its straight-line load path and whole-tile ring run), the ring's
         # rows of 16 steps of 8 on 256x128x8 and its 512 x 512 rows on
-        # 128x256x8; every row up to 65 with op(A) packed wherever it is
+        # 128x256x8; rows up to 130 on 64x256x16 and on 256x64x16 (tiles
+        # of unequal sides); every row up to 65 with op(A) packed wherever it is
         # transposed (TGEMM_PACK=always); the streaming rows (s = 16, 13,
         # the 4xxx-row ones with s < 10, and the m <= 16 rows where the
         # kernel fed by the tensor copy engine runs, GEMV's s = 1 included);
@@ -126,6 +127,8 @@ for step in "${steps[@]}"; do
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_MAX_DIM=257 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=256x128x8 TGEMM_TEST_FILTER="??_256x256x128_*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=128x256x8 TGEMM_TEST_FILTER="??_512x512x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=64x256x16 TGEMM_TEST_MAX_DIM=130 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=256x64x16 TGEMM_TEST_MAX_DIM=130 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_STREAMK=always TGEMM_TEST_MAX_DIM=129 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_PACK=always TGEMM_TEST_MAX_DIM=65 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="*x16x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&

@@ -401,7 +401,8 @@ static size_t build_table(gemm_case_t *rows, size_t cap, const int64_t *sizes, i
         {512, 256, 64, true, false, 0, 0, 0, 1, false},     /* unaligned operands: the loop with tests */
         {2048, 2048, 2048, true, false, 0, 0, 0, 0, false}, /* 128 whole tiles, 128 steps */
         /* The whole-tile ring (kWholeRingStep in src/kernels/tiled/mainloop.cuh)
-         * of 256x128x16, 256x128x8, 128x256x8 and 128x128x16, for the pairs
+         * of 256x128x16, 256x128x8, 128x256x8, 128x128x16, 64x256x16 and
+         * 256x64x16, for the pairs
          * with an operand contiguous along M or N: blocks of whole tiles,
          * aligned, K a multiple of the family's step and at least
          * kWholeRingMinSteps (16) steps of it; edge tiles beside them, and
@@ -856,12 +857,12 @@ static const special_case_t kSpecial[] = {
     {PATH_SCALE, false, false, 300, 200, 100, 0.0f, -2.0f},
     {PATH_TILED, true, true, 2048, 2048, 1024, -1.0f, 0.5f}, /* 128 tiles of 256x128x16: one wave */
     {PATH_TILED, false, false, 2048, 2048, 1024, 2.0f, 0.0f},
-    {PATH_SPLIT_CLUSTER, false, false, 1024, 1024, 1024, 0.5f, -1.0f}, /* 128x128x16 split 2 */
+    {PATH_SPLIT_CLUSTER, false, false, 1024, 1024, 896, 0.5f, -1.0f},  /* 128x128x16 split 2 */
     {PATH_SPLIT_CLUSTER, false, false, 512, 512, 512, 1.0f, 0.25f},    /* 64x64x16 split 4 */
     /* Unaligned operands (lda odd), K split in clusters: */
     {PATH_SPLIT_CLUSTER, false, false, 511, 512, 512, 1.0f, 0.5f},    /* 64x64x16 split 4 */
     {PATH_SPLIT_CLUSTER, true, true, 727, 959, 551, -1.0f, 0.0f},     /* 64x64x16 split 2 */
-    {PATH_SPLIT_CLUSTER, false, false, 1021, 1024, 1001, 1.0f, 0.5f}, /* 128x128x16 split 2 */
+    {PATH_SPLIT_CLUSTER, false, false, 1021, 1024, 1001, 1.0f, 0.5f}, /* 256x64x16 split 2 */
     {PATH_SPLIT_CLUSTER, false, false, 333, 640, 501, 2.0f, 0.0f},    /* 64x64x8 split 8 */
     {PATH_SPLIT_CLUSTER, false, true, 2047, 640, 761, 1.0f, 1.0f},    /* 128x64x8 split 3, last slice short */
     {PATH_SPLIT_CLUSTER, false, false, 333, 333, 501, 1.0f, 0.5f},    /* 32x32x8 split 8 */

@@ -11,8 +11,9 @@ namespace {
 // says how each figure was obtained.
 //
 // Tiled efficiencies: the 4096^3 product's rate over the peak, each family
-// forced, for each transpose pair; unaligned factors (one per pair, so
-// far the same for all four): the 4095^3 NN rate over the 4096^3 NN one. The one-block-per-SM families lose most unaligned,
+// forced, for each transpose pair; unaligned factors (one per pair): the
+// 4095^3 NN rate over the 4096^3 NN one, for all four pairs alike
+// (64x256x16 and 256x64x16 are taken otherwise, below). The one-block-per-SM families lose most unaligned,
 // their aligned whole tiles loading without any per-group test. 64x64x16
 // (the async ring) is fitted to its own plans at the small sizes where it
 // wins instead: no lone-block loss, its lone block's measured step as its
@@ -41,17 +42,17 @@ namespace {
 // either way, and the same cost for 64x64x8 did not pay in real calls
 // (docs/notes/dispatch.md, "Short K on 32x32x8").
 // 64x256x16 and 256x64x16 share 128x128x16's warps and K step on tiles of
-// another aspect, and are priced through it: on the random products above,
-// each plan timed against 128x128x16's of the same split and form, the
-// efficiency is 128x128x16's over the aligned products' time ratio, and
-// efficiency x unaligned factor 128x128x16's over the unaligned ones' (the
-// factor at most 1); where the sets have no such plans (TN aligned, TT),
-// the 4096^3 and 4095^3 rates. Their 4096^3 rates alone overstated them on
-// mid-size products (256x64x16 NN: 8% faster than 128x128x16 there, 8%
-// slower on the random ones). Block and wave costs: 128x128x16's, since
-// costs fitted to their plans alone would price them on another footing
-// than the families beside them, fitted to older kernels
-// (docs/notes/dispatch.md, "Tiles of 64 x 256 and 256 x 64").
+// another aspect, and are priced through it, since their rates at 4096^3
+// do not carry to the mid-size products they are planned for: each plan
+// of theirs on random products (fit_plans.py shapes, the NN, NT and TN
+// sets of docs/notes/dispatch.md's "Tiles of 64 x 256 and 256 x 64") timed
+// against 128x128x16's of the same split and form, the efficiency is
+// 128x128x16's over the time ratio on aligned products, and efficiency x
+// unaligned factor 128x128x16's over the ratio on the unaligned ones (the
+// factor at most 1); where the sets hold no such pairs of plans (TN
+// aligned, TT), the 4096^3 and 4095^3 rates. Block and wave costs:
+// 128x128x16's, so that they are priced on the footing of the families
+// beside them (costs fitted to their own plans alone would not be).
 // The rank-k kernel's: fitted the same way to 45 products with K from 1
 // to 160 timed with it forced (m, n 256 to 20000, every transpose pair);
 // its memory share, fitted at 1.08 (it moves its bytes a little faster
