@@ -95,7 +95,7 @@ BLOCK_WAVE = {
 # walks few K steps (the seconds, and the K steps up to which it is taken in
 # full), as factors.cpp has them: short_wave_seconds, short_wave_steps.
 SHORT_WAVE = {"32x32x8": (4e-6, 8)}
-CLUSTER_BLOCKS = {"256": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
+CLUSTER_BLOCKS = {"one block an SM": [0, 0, 132, 117, 120, 110, 102, 105, 120], "128x128x8": [0, 0, 264, 237, 248, 235, 234, 224, 240],
                   "128x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "64x64x16": [0, 0, 528, 489, 496, 470, 474, 483, 496],
                   "64x64x8": [0, 0, 528, 489, 496, 470, 474, 483, 496], "32x32x8": [0, 0, 1056, 981, 992, 965, 978, 973, 992]}
 
@@ -105,7 +105,7 @@ def cdiv(a, b):
 
 
 def cluster_blocks(family, splits):
-    key = "256" if family in ("256x128x16", "256x128x8", "128x256x8", "128x128x16", "64x256x16", "256x64x16") else family
+    key = "one block an SM" if FAMILIES[family][5] == 1 else family  # their capacities are alike
     return CLUSTER_BLOCKS.get(key, [0] * 9)[splits] if splits < 9 else 0
 
 
