@@ -21,7 +21,11 @@
 // leading dimensions the smallest unless given, alpha 1, beta 0 unless
 // --beta); --time N plans each once and then N times more first, and
 // prints the time of the first plan and the mean of the others (the host's
-// cost of planning a call, of a new shape and of one planned before). --costs reads one tiled plan a line, `M N K TA TB FAMILY SPLITS
+// cost of planning a call, of a new shape and of one planned before);
+// --model prints, before each given problem's plan, the models it was
+// weighed on: for C of at most 16 rows or columns the streaming model's
+// terms against the tiled plan's, for other C the rank-k model's time,
+// whether rank-k pays, and the tiled plan's time and memory floor. --costs reads one tiled plan a line, `M N K TA TB FAMILY SPLITS
 // CHUNK FORM` (FORM none, workspace or cluster; operands unpadded and
 // aligned, alpha 1, beta 0, as bench_plans times them), and prints the
 // tiled model's seconds for each (inf where the family has no such cluster
@@ -221,7 +225,9 @@ int main(int argc, char **argv)
     bool check_workspace = false;
     bool costs = false, families = false;
     long long time_reps = 0;  // --time: plan each given problem this many times, print the time per plan
-    bool model_lines = false;  // --model: the streaming and tiled models' times of each given problem
+    // --model: the streaming and tiled models' times of each given skinny
+    // problem, the rank-k and tiled models' of the others.
+    bool model_lines = false;
     std::vector<plan_dump::Problem> given;
     float beta = 0.0f;
     for (int i = 1; i < argc; ++i) {
@@ -349,6 +355,15 @@ int main(int argc, char **argv)
                         1e6 * t.finish, 1e6 * stream.seconds, 1e6 * host_floored(stream, model), tiled.family->name,
                         tiled.splits, tiled.cluster ? " cluster" : "", 1e6 * tiled.seconds,
                         1e6 * host_floored(tiled, model));
+        }
+        if (model_lines && !given.empty() && p.k > 0 && p.alpha != 0.0f && p.m > kSkinnyMax && p.n > kSkinnyMax) {
+            const PiecePlan rank_k = plan_rank_k(p, model);
+            const PiecePlan tiled = plan_tiled(p, model, nullptr);
+            std::printf("# model rank-k seconds_us=%.3f pays=%d | tiled %s split=%d%s seconds_us=%.3f "
+                        "memory_floor_us=%.3f\n",
+                        1e6 * rank_k.seconds, rank_k_pays(rank_k, tiled, model) ? 1 : 0, tiled.family->name,
+                        tiled.splits, tiled.cluster ? " cluster" : "", 1e6 * tiled.seconds,
+                        1e6 * tiled_memory_floor(tiled.p, model));
         }
         tgemm_status st = plan_call(p, model, &plan);
         if (check_workspace) {

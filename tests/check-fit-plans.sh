@@ -175,6 +175,20 @@ PY
         status=$?
         check "rank-k with SPLITS CHUNK FORM $bad refused" [ "$status" -eq 2 ]
     done
+    # --model: before each given problem's plan, the models it was weighed
+    # on: rank-k against the tiled plan for a C of more than 16 rows and
+    # columns (pays=1 exactly where the plan is rank-k's), streaming
+    # against tiled for a skinny one.
+    "$plan_dump" --shape 8192 8192 32 N N --shape 4096 4096 4096 N N --shape 16 4096 4096 N N --model \
+        > "$tmp/model.txt"
+    status=$?
+    cat "$tmp/model.txt"
+    check "plan_dump --model exits 0" [ "$status" -eq 0 ]
+    check "--model: rank-k and tiled times before each large C's plan, pays as planned" awk '
+        /^# model rank-k / { pays = ($0 ~ / pays=1 /); ok = ($0 ~ /seconds_us=[0-9.]+ pays=[01] \| tiled [0-9x]+ split=[0-9]+.* seconds_us=[0-9.]+ memory_floor_us=[0-9.]+$/); next }
+        /^# model / { skinny++; next }
+        / : / { n++; if (n <= 2) good += ok && pays == ($0 ~ / : rank-k /) }
+        END { exit !(n == 3 && good == 2 && skinny == 1) }' "$tmp/model.txt"
 fi
 
 if [ "$failed" -ne 0 ]; then
