@@ -185,12 +185,15 @@ __device__ __forceinline__ void copy_async_wait()
 // operand's BMN x BK tile straight into a shared stage, K-major as TileLoader
 // stores it (s[kk * kLds + mn]), with no registers in between.
 //
-// kMnContig (element (mn, kk) at base[mn + kk * ld]): 4 elements adjacent in
-// mn per copy, 16 bytes when kVec (a copy that hangs over the matrix's edge
-// reads only the bytes inside it), else 4 copies of 4 bytes. K-contiguous
-// (base[kk + mn * ld]): one element per copy, a warp's 32 copies covering 8
-// consecutive kk (32 bytes of memory) of 4 values of mn; with kLds = BMN + 4
-// the 32 shared addresses fall on 32 distinct banks.
+// kMnContig (element (mn, kk) at base[mn + kk * ld]): with kVec, 4 elements
+// adjacent in mn per copy of 16 bytes (a copy that hangs over the matrix's
+// edge reads only the bytes inside it); else one element per copy, a warp's
+// 32 copies covering 32 consecutive mn (128 bytes of memory, 32 distinct
+// banks: four 4-byte copies of adjacent elements by each thread would put
+// a warp's copies on 8 banks, 4 to a bank). K-contiguous (base[kk + mn *
+// ld]): one element per copy, a warp's 32 copies covering 8 consecutive kk
+// (32 bytes of memory) of 4 values of mn; with kLds = BMN + 4 the 32 shared
+// addresses fall on 32 distinct banks.
 //
 // Elements outside the matrix are zero-filled, their copies given the
 // tile's first element (always inside) as source, so no copy points outside
@@ -198,14 +201,16 @@ __device__ __forceinline__ void copy_async_wait()
 template <int BMN, int BK, int kThreads, bool kMnContig, bool kVec>
 struct AsyncLoader {
     static constexpr int kLds = BMN + 4;
-    static constexpr int kCopies = kMnContig ? BMN * BK / (4 * kThreads) : BMN * BK / kThreads;
+    // The elements along mn a copy moves (kMnContig), and a thread's copies.
+    static constexpr int kMnPer = kMnContig && kVec ? 4 : 1;
+    static constexpr int kCopies = kMnContig ? BMN * BK / (kMnPer * kThreads) : BMN * BK / kThreads;
     // A thread's copies differ only by whole rows of K (kMnContig) or of mn:
     // one offset per thread, the rest constants, so no per-copy state is
     // kept in registers (kept as arrays, as TileLoader keeps them, ptxas
     // spilled at the 128-register cap).
-    static_assert(kMnContig ? kThreads % (BMN / 4) == 0 : (kThreads / 32) % (BK / 8) == 0,
+    static_assert(kMnContig ? kThreads % (BMN / kMnPer) == 0 : (kThreads / 32) % (BK / 8) == 0,
                   "a thread's copies differ by whole rows");
-    static constexpr int kRowStep = kMnContig ? kThreads / (BMN / 4) : 4 * (kThreads / 32) / (BK / 8);
+    static constexpr int kRowStep = kMnContig ? kThreads / (BMN / kMnPer) : 4 * (kThreads / 32) / (BK / 8);
 
     const float *base;  // the thread's first copy's source in the current K tile
     const float *first; // the current K tile's element (0, 0): the source of zero-filled copies
@@ -216,8 +221,8 @@ struct AsyncLoader {
     {
         const int t = threadIdx.x;
         if (kMnContig) {
-            mn = (t % (BMN / 4)) * 4;
-            kk = t / (BMN / 4);
+            mn = (t % (BMN / kMnPer)) * kMnPer;
+            kk = t / (BMN / kMnPer);
         } else {
             const int lane = t % 32, w = t / 32;
             kk = lane % 8 + 8 * (w % (BK / 8));
@@ -243,11 +248,8 @@ struct AsyncLoader {
                     const int valid = !k_ok || left <= 0 ? 0 : left >= 4 ? 16 : 4 * left;
                     copy_async<16>(dst, valid > 0 ? src : first, valid);
                 } else {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const bool ok = k_ok && mn + e < rem_mn;
-                        copy_async<4>(dst + e, ok ? src + e : first, ok ? 4 : 0);
-                    }
+                    const bool ok = k_ok && mn < rem_mn;
+                    copy_async<4>(dst, ok ? src : first, ok ? 4 : 0);
                 }
             } else {
                 const bool ok = kk < rem_k && mn + r * kRowStep < rem_mn;
