@@ -25,7 +25,8 @@
 // --model prints, before each given problem's plan, the models it was
 // weighed on: for C of at most 16 rows or columns the streaming model's
 // terms against the tiled plan's, for other C the rank-k model's time,
-// whether rank-k pays, and the tiled plan's time and memory floor. --costs reads one tiled plan a line, `M N K TA TB FAMILY SPLITS
+// whether rank-k pays, and the tiled plan's time and memory floor.
+// --costs reads one tiled plan a line, `M N K TA TB FAMILY SPLITS
 // CHUNK FORM` (FORM none, workspace or cluster; operands unpadded and
 // aligned, alpha 1, beta 0, as bench_plans times them), and prints the
 // tiled model's seconds for each (inf where the family has no such cluster

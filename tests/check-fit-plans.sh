@@ -185,7 +185,11 @@ PY
     cat "$tmp/model.txt"
     check "plan_dump --model exits 0" [ "$status" -eq 0 ]
     check "--model: rank-k and tiled times before each large C's plan, pays as planned" awk '
-        /^# model rank-k / { pays = ($0 ~ / pays=1 /); ok = ($0 ~ /seconds_us=[0-9.]+ pays=[01] \| tiled [0-9x]+ split=[0-9]+.* seconds_us=[0-9.]+ memory_floor_us=[0-9.]+$/); next }
+        /^# model rank-k / {
+            pays = ($0 ~ / pays=1 /)
+            ok = ($0 ~ /seconds_us=[0-9.]+ pays=[01] \| tiled [0-9x]+ split=[0-9]+.* seconds_us=[0-9.]+ memory_floor_us=[0-9.]+$/)
+            next
+        }
         /^# model / { skinny++; next }
         / : / { n++; if (n <= 2) good += ok && pays == ($0 ~ / : rank-k /) }
         END { exit !(n == 3 && good == 2 && skinny == 1) }' "$tmp/model.txt"

@@ -211,6 +211,7 @@ struct AsyncLoader {
     static_assert(kMnContig ? kThreads % (BMN / kMnPer) == 0 : (kThreads / 32) % (BK / 8) == 0,
                   "a thread's copies differ by whole rows");
     static constexpr int kRowStep = kMnContig ? kThreads / (BMN / kMnPer) : 4 * (kThreads / 32) / (BK / 8);
+    static_assert(kCopies * kRowStep == (kMnContig ? BK : BMN), "a thread's copies cover the tile's rows");
 
     const float *base;  // the thread's first copy's source in the current K tile
     const float *first; // the current K tile's element (0, 0): the source of zero-filled copies
