@@ -114,14 +114,16 @@ for step in "${steps[@]}"; do
         # the 4xxx-row ones with s < 10, and the m <= 16 rows where the
         # kernel fed by the tensor copy engine runs, GEMV's s = 1 included);
         # the host path out of core; rows up to 257 on the rank-k kernel
-        # (forced). racecheck: tiny rows, with the default
+        # (forced); rows up to 130 on 64x64x16 (its async ring, 4-byte
+        # copies where operands are unaligned). racecheck: tiny rows, with the default
         # dispatch, with 128x128x8 forced and in stream-K form (rows no deeper
         # than 20000), rows up to 33 with op(A) packed, streaming rows (skinny_rows_ring; the TMA kernel,
         # GEMV's included), 256x128x16's branch-free TN step (forced), and
         # the whole-tile ring: NN and NT on 256x128x16, 16 steps of 8 with an
         # operand through registers on 128x256x8, 16 of 16 on 128x128x16;
         # rows up to 33 on the rank-k kernel (forced; 17 and 32 deep: two
-        # chunks through its two stages).
+        # chunks through its two stages) and on 64x64x16 (forced: its ring
+        # of four stages).
         [ "$step" = racecheck ] ||
         run_step memcheck sh -c 'TGEMM_TEST_MAX_DIM=65 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_MAX_DIM=257 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
@@ -140,6 +142,7 @@ for step in "${steps[@]}"; do
             TGEMM_TEST_FILTER="??_10x4100x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_TEST_FILTER="??_4100x12x*" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=rank-k TGEMM_TEST_MAX_DIM=257 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=64x64x16 TGEMM_TEST_MAX_DIM=130 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_DEVICE_MEMORY_LIMIT=8388608 TGEMM_VERBOSE=2 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_host out-of-core'
         [ "$step" = memcheck ] ||
         run_step racecheck sh -c 'TGEMM_TEST_MAX_DIM=17 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
@@ -157,7 +160,8 @@ for step in "${steps[@]}"; do
             TGEMM_KERNEL=256x128x16 TGEMM_TEST_FILTER="n?_512x512x256*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=128x256x8 TGEMM_TEST_FILTER="tt_256x256x128_*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
             TGEMM_KERNEL=128x128x16 TGEMM_TEST_FILTER="nt_384x256x256*" compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
-            TGEMM_KERNEL=rank-k TGEMM_TEST_MAX_DIM=33 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
+            TGEMM_KERNEL=rank-k TGEMM_TEST_MAX_DIM=33 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm &&
+            TGEMM_KERNEL=64x64x16 TGEMM_TEST_MAX_DIM=33 TGEMM_TEST_MAX_K=20000 compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gemm' ;;
     bench)
         run_step bench make bench BENCH_OUT="$OUT" ;;
     sweep)
