@@ -88,9 +88,9 @@ BLOCK_WAVE = {
     "64x64x8": (0.33e-6, 0.00e-6),
     "64x64x16": (0.00e-6, 1.57e-6),
     "32x32x8": (0.12e-6, 0.00e-6),
-    "64x256x16": (5.15e-6, 0.58e-6),
-    "256x64x16": (5.15e-6, 0.58e-6),
 }
+# 64x256x16 and 256x64x16 are priced through 128x128x16 (factors.cpp).
+BLOCK_WAVE["64x256x16"] = BLOCK_WAVE["256x64x16"] = BLOCK_WAVE["128x128x16"]
 # Each whole wave at full residency of a plan without a split while a block
 # walks few K steps (the seconds, and the K steps up to which it is taken in
 # full), as factors.cpp has them: short_wave_seconds, short_wave_steps.

@@ -147,8 +147,26 @@ constexpr bool all_covered()
     return true;
 }
 
+// The row of `name` in `row` (there is one: all_covered).
+constexpr const TiledFactors &row_named(const ArchFactors &row, const char *name)
+{
+    for (const TiledFactors &t : row.tiled)
+        if (t.family != nullptr && same(t.family, name))
+            return t;
+    return row.tiled[0];
+}
+
+// Whether `family` takes `through`'s block and wave costs in `row`.
+constexpr bool fixed_costs_as(const ArchFactors &row, const char *family, const char *through)
+{
+    const TiledFactors &f = row_named(row, family), &t = row_named(row, through);
+    return f.block_seconds == t.block_seconds && f.wave_seconds == t.wave_seconds;
+}
+
 static_assert(sizeof(kRegistryNames) / sizeof(kRegistryNames[0]) == kernels::kTiledFamilyCount, "one name a family");
 static_assert(all_covered(), "every family of kernels/families.def needs exactly one row in each ArchFactors");
+static_assert(fixed_costs_as(kSm90, "64x256x16", "128x128x16") && fixed_costs_as(kSm90, "256x64x16", "128x128x16"),
+              "64x256x16 and 256x64x16 are priced through 128x128x16: its block and wave costs (the notes above)");
 
 }  // namespace
 
