@@ -5,8 +5,10 @@ each timed with rank-k forced (s_rk1, s_rk2) and with rank-k never weighed
 two runs. Prints the models' errors by K and what rank_k_pays loses against
 the faster of the two for several values of kTiledModelShare.
 Run after building plan_dump (the checkout's model):  python3 rules.py"""
-import csv, math, os, re, subprocess
+import csv, math, os, sys
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from models import attach  # noqa: E402
 PD = os.path.join(here, '../../../../build/bench/plan_dump')
 def load(f): return {int(r['index']): r for r in csv.DictReader(open(os.path.join(here, f)))}
 def gm(x): x = list(x); return math.exp(sum(map(math.log, x)) / len(x)) if x else float('nan')
@@ -23,17 +25,7 @@ for i in sorted(rk[0]):
     c['rk_us'] = gm(float(x[i]['tgemm_hot_us']) for x in rk)
     c['alt_us'] = gm(float(x[i]['tgemm_hot_us']) for x in alt)
     S.append(c)
-for beta in sorted(set(c['beta'] for c in S)):
-    g = [c for c in S if c['beta'] == beta]
-    args = []
-    for c in g: args += ['--shape', *map(str, (c['m'], c['n'], c['k'], c['ta'], c['tb'], c['lda'], c['ldb'], c['ldc']))]
-    o = subprocess.run([PD, *args, '--beta', str(beta), '--model'], capture_output=True, text=True, check=True).stdout
-    lines = [l for l in o.splitlines() if l.startswith('# model rank-k')]
-    assert len(lines) == len(g)
-    for c, l in zip(g, lines):
-        c['mrk'] = float(re.search(r'rank-k seconds_us=([\d.]+)', l).group(1))
-        c['mt'] = float(re.search(r'\| tiled .* seconds_us=([\d.]+)', l).group(1))
-        c['fl'] = float(re.search(r'memory_floor_us=([\d.]+)', l).group(1))
+attach(S, PD)
 print('| K | products | tiled time / rank-k time | rank-k faster | rank-k model / measured | tiled model / measured | tiled floor / measured |')
 print('|---|---:|---:|---:|---:|---:|---:|')
 for lo, hi in ((1, 32), (33, 64), (65, 128), (129, 256), (257, 512)):
