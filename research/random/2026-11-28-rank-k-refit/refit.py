@@ -83,9 +83,10 @@ row('rank-k always', lambda c: True)
 row('tiled always', lambda c: False)
 for sh in (0.85, 0.9, 0.95, 1.0, 1.05):
     row(f'library model, share {sh}', lambda c, sh=sh: c['mrk'] * sh < max(c['mt'], c['fl']))
-for sh in (0.9, 0.95, 1.0, 1.05):
-    p = fits['refit to cold times']
-    row(f'refit (cold) model, share {sh}', lambda c, sh=sh, p=p: model(p, c) * sh < max(c['mt'], c['fl']))
+for L in ('hot', 'cold'):
+    for sh in (0.9, 0.95, 1.0, 1.05):
+        p = fits[f'refit to {L} times']
+        row(f'refit ({L}) model, share {sh}', lambda c, sh=sh, p=p: model(p, c) * sh < max(c['mt'], c['fl']))
 for sh in (0.95, 1.0):
     row(f'measured rank-k time (hot) in place of the model, share {sh}',
         lambda c, sh=sh: c['rk_us_hot'] * sh < max(c['mt'], c['fl']))
