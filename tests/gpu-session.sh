@@ -198,13 +198,17 @@ for step in "${steps[@]}"; do
         # with PC sampling, clocks as found, one call of each, the samples
         # per SASS instruction summarized by bench/ncu_stalls.py. cuBLAS 13.0
         # runs 4096^3 NN on its tilesize256x128x8 kernel (H100).
+        # PROFILE_SHAPE (bench_gemm's "M N K TA TB"), PROFILE_TGEMM and
+        # PROFILE_CUBLAS (ncu kernel filters) profile another shape, such
+        # as the unaligned 4095^3 NN, whose kernels' names differ.
         make -j"$JOBS" build/bench/bench_gemm >/dev/null
         # ncu prints template arguments as (int)256.
         for who in tgemm cublas; do
-            if [ $who = tgemm ]; then pick='regex:TileShape<tgemm::kernels::Tile256x128x16>'; else pick='regex:xmma_gemm_f32f32.*tilesize256x128x8'; fi
+            if [ $who = tgemm ]; then pick=${PROFILE_TGEMM:-'regex:TileShape<tgemm::kernels::Tile256x128x16>'}
+            else pick=${PROFILE_CUBLAS:-'regex:xmma_gemm_f32f32.*tilesize256x128x8'}; fi
             run_step "profile_$who" ncu --clock-control none --set full --import-source no \
                 --kernel-name-base demangled -k "$pick" -s 3 -c 1 -f -o "$OUT/profile_$who" \
-                build/bench/bench_gemm --reps 20 --warmup 3 --shape 4096 4096 4096 N N
+                build/bench/bench_gemm --reps 20 --warmup 3 --shape ${PROFILE_SHAPE:-4096 4096 4096 N N}
             ncu -i "$OUT/profile_$who.ncu-rep" --page details --csv > "$OUT/profile_${who}_details.csv" 2>&1
             ncu -i "$OUT/profile_$who.ncu-rep" --page source --csv --print-source sass 2>&1 |
                 gzip > "$OUT/profile_${who}_sass.csv.gz"
