@@ -201,9 +201,10 @@ __device__ __forceinline__ void copy_async_wait()
 template <int BMN, int BK, int kThreads, bool kMnContig, bool kVec>
 struct AsyncLoader {
     static constexpr int kLds = BMN + 4;
-    // The elements along mn a copy moves (kMnContig), and a thread's copies.
+    // The elements a copy moves (4 adjacent along mn only in 16-byte
+    // copies), and a thread's copies.
     static constexpr int kMnPer = kMnContig && kVec ? 4 : 1;
-    static constexpr int kCopies = kMnContig ? BMN * BK / (kMnPer * kThreads) : BMN * BK / kThreads;
+    static constexpr int kCopies = BMN * BK / (kMnPer * kThreads);
     // A thread's copies differ only by whole rows of K (kMnContig) or of mn:
     // one offset per thread, the rest constants, so no per-copy state is
     // kept in registers (kept as arrays, as TileLoader keeps them, ptxas
