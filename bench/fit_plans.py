@@ -34,15 +34,16 @@
         Fits,
         per family, the seconds a block and a wave cost beside the K steps
         (non-negative least squares on the relative error; the K steps as
-        src/dispatch/tiled.cpp models them with the factors below), prints
-        each family's log-rms error on both sets, old and new; then, with
+        src/dispatch/tiled.cpp models them with the factors below), for
+        the scalar kernels on the sets' unaligned products and for the
+        vector kernels on their aligned ones, and prints each family's
+        log-rms error on both sets, present costs and fitted; then, with
         plan_dump (the library's own planner), what the plan picked loses
         against the fastest plan measured on each set.
 
 The model here mirrors tiled_cost in src/dispatch/tiled.cpp and the sm_90 row
 of src/dispatch/factors.cpp (efficiencies, blocks per SM, step floors):
-change them together (tests/check-fit-plans.sh compares them). Needs numpy
-and scipy for `fit`.
+change them together (tests/check-fit-plans.sh compares them).
 """
 import argparse
 import collections
@@ -55,7 +56,7 @@ import sys
 
 SM, CLOCK, BW = 132, 1.98e9, 2.88e12
 SM_FLOPS, WARP_FLOPS = 2 * 128 * CLOCK, 0.5 * 2 * 32 * CLOCK
-STEP, ALONE, OLD_BLOCK = 0.8e-6, 0.75, 0.75e-6
+STEP, ALONE = 0.8e-6, 0.75
 L2_BYTES, L2_FACTOR = 50e6, 3.0
 # The split-K reduction behind a workspace split: its launch and wait, and
 # each batch of REDUCE_BATCH slices a thread loads (kernels/splitk.cu).
@@ -76,7 +77,9 @@ FAMILIES = {
     "64x256x16": (64, 256, 16, 256, (0.650, 0.709, 0.618, 0.704), 1, STEP, ALONE, (0.862, 0.895, 0.907, 0.829)),
     "256x64x16": (256, 64, 16, 256, (0.610, 0.732, 0.617, 0.566), 1, STEP, ALONE, (1.0, 0.854, 0.941, 0.842)),
 }
-# The seconds a block and a wave cost beside their K steps, as factors.cpp has them.
+# The seconds a block and a wave cost beside their K steps, as factors.cpp
+# has them: the scalar kernels' (BLOCK_WAVE: an operand or C unaligned) and
+# the vector kernels' (VECTOR_BLOCK_WAVE: all aligned).
 BLOCK_WAVE = {
     "256x128x16": (7.18e-6, 0.09e-6),
     "256x128x8": (9.50e-6, 0.00e-6),
@@ -89,8 +92,21 @@ BLOCK_WAVE = {
     "64x64x16": (0.00e-6, 1.57e-6),
     "32x32x8": (0.12e-6, 0.00e-6),
 }
+VECTOR_BLOCK_WAVE = {
+    "256x128x16": (1.85e-6, 0.00e-6),
+    "256x128x8": (2.15e-6, 0.00e-6),
+    "128x256x8": (3.08e-6, 0.00e-6),
+    "128x128x8": (0.68e-6, 0.00e-6),
+    "128x128x16": (1.81e-6, 0.00e-6),
+    "128x64x8": (0.06e-6, 0.00e-6),
+    "64x128x8": (0.00e-6, 0.00e-6),
+    "64x64x8": (0.00e-6, 1.36e-6),
+    "64x64x16": (0.00e-6, 0.00e-6),
+    "32x32x8": (0.00e-6, 1.14e-6),
+}
 # 64x256x16 and 256x64x16 are priced through 128x128x16 (factors.cpp).
-BLOCK_WAVE["64x256x16"] = BLOCK_WAVE["256x64x16"] = BLOCK_WAVE["128x128x16"]
+for costs in (BLOCK_WAVE, VECTOR_BLOCK_WAVE):
+    costs["64x256x16"] = costs["256x64x16"] = costs["128x128x16"]
 # Each whole wave at full residency of a plan without a split while a block
 # walks few K steps (the seconds, and the K steps up to which it is taken in
 # full), as factors.cpp has them: short_wave_seconds, short_wave_steps.
@@ -111,7 +127,8 @@ def cluster_blocks(family, splits):
 
 def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unaligned_factor=None):
     """(K steps' seconds, blocks on the busiest SM, waves, split's reduction
-    seconds) of op(A) op(B), A and B unpadded as bench_plans stores them:
+    seconds, the busiest SM's blocks of the first wave) of op(A) op(B), A
+    and B unpadded as bench_plans stores them:
     without clusters, the busiest SM's whole waves of the blocks it holds at
     once (without a split, each with SHORT_WAVE's cost where K is short),
     then the rest as a partial wave with fewer resident; in cluster
@@ -153,7 +170,8 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
                   + REDUCE_PER_BATCH * cdiv(splits - 1, REDUCE_BATCH))
     short_seconds, short_steps = SHORT_WAVE.get(family, (0.0, 0.0))
     short = 0.0 if splits > 1 or short_seconds == 0.0 else full * short_seconds * min(1.0, short_steps / (steps - 1))
-    return full * wave_steps(resident) + (wave_steps(rest) if rest else 0.0) + short, busiest, full + (rest > 0), reduce
+    return (full * wave_steps(resident) + (wave_steps(rest) if rest else 0.0) + short, busiest, full + (rest > 0), reduce,
+            resident)
 
 
 def ops(r):
@@ -164,25 +182,38 @@ def ops(r):
 def load(paths):
     """{family: plans} of the comma-separated bench_plans files `paths`."""
     plans = collections.defaultdict(list)
-    for r in (r for path in paths.split(",") for r in csv.DictReader(open(path))):
+    for r in (r for path in paths.split(",") for r in csv.DictReader(open_text(path))):
         plans[r["family"]].append((int(r["m"]), int(r["n"]), int(r["k"]), int(r["splits"]), int(r["k_chunk"]),
                                    r["form"] == "cluster", float(r["us"]) * 1e-6, *ops(r)))
     return plans
 
 
-def log_rms(rows, family, block, wave):
+def fixed_seconds(family, vector, busiest, waves, first, scalar=None, later=None):
+    """The fixed costs of a plan (tiled.cpp's fixed_seconds): BLOCK_WAVE's (or `scalar`) for each
+    block and wave of the scalar kernels and of the vector kernels' first wave, VECTOR_BLOCK_WAVE's
+    (or `later`) for each later block and wave of the vector kernels."""
+    block, wave = scalar or BLOCK_WAVE[family]
+    if not vector:
+        return block * busiest + wave * waves
+    vector_block, vector_wave = later or VECTOR_BLOCK_WAVE[family]
+    return block * first + wave + vector_block * (busiest - first) + vector_wave * (waves - 1)
+
+
+def log_rms(rows, family, scalar=None, later=None):
+    """The log-rms error of the unsplit plans of `rows` (fixed_seconds' costs)."""
     e = []
     for m, n, k, s, chunk, cl, t, ta, tb in rows:
         if s != 1:
             continue
-        steps, busiest, waves, reduce = features(m, n, k, family, s, chunk, cl, ta, tb)
-        e.append(math.log((steps + block * busiest + wave * waves + reduce) / t))
+        steps, busiest, waves, reduce, first = features(m, n, k, family, s, chunk, cl, ta, tb)
+        fixed = fixed_seconds(family, is_aligned(m, n, k, ta, tb), busiest, waves, first, scalar, later)
+        e.append(math.log((steps + fixed + reduce) / t))
     return math.sqrt(sum(x * x for x in e) / len(e)) if e else float("nan")
 
 
 def regret(paths, plan_dump):
     best = collections.defaultdict(dict)
-    for r in (r for path in paths.split(",") for r in csv.DictReader(open(path))):
+    for r in (r for path in paths.split(",") for r in csv.DictReader(open_text(path))):
         ta, tb = ops(r)
         best[(int(r["m"]), int(r["n"]), int(r["k"]), ta, tb)][(r["family"], int(r["splits"]), r["form"])] = \
             float(r["us"])
@@ -209,10 +240,24 @@ def regret(paths, plan_dump):
 
 def plan_time(m, n, k, ta, tb, family, splits, chunk, cluster, factors):
     """The model's seconds for one plan, with `factors` {(family, pair): u} over FAMILIES' unaligned ones."""
-    steps, busiest, waves, reduce = features(m, n, k, family, splits, chunk, cluster, ta, tb,
-                                             factors.get((family, 2 * ta + tb)))
-    block, wave = BLOCK_WAVE[family]
-    return steps + block * busiest + wave * waves + reduce
+    steps, busiest, waves, reduce, first = features(m, n, k, family, splits, chunk, cluster, ta, tb,
+                                                    factors.get((family, 2 * ta + tb)))
+    return steps + fixed_seconds(family, is_aligned(m, n, k, ta, tb), busiest, waves, first) + reduce
+
+
+def nnls2(x, y):
+    """(b0, b1) >= 0 minimizing the sum of (x0 b0 + x1 b1 - y)^2 over the rows
+    x of `x`: the unconstrained solution where both are >= 0, else the better
+    of the one-variable solutions (each clipped at 0)."""
+    s00, s01, s11 = (sum(r[i] * r[j] for r in x) for i, j in ((0, 0), (0, 1), (1, 1)))
+    s0y, s1y = (sum(r[i] * v for r, v in zip(x, y)) for i in (0, 1))
+    det = s00 * s11 - s01 * s01
+    if det > 0:
+        b = ((s11 * s0y - s01 * s1y) / det, (s00 * s1y - s01 * s0y) / det)
+        if min(b) >= 0:
+            return b
+    tries = [(max(0.0, s0y / s00) if s00 > 0 else 0.0, 0.0), (0.0, max(0.0, s1y / s11) if s11 > 0 else 0.0)]
+    return min(tries, key=lambda b: sum((r[0] * b[0] + r[1] * b[1] - v) ** 2 for r, v in zip(x, y)))
 
 
 def open_text(path):
@@ -399,20 +444,31 @@ def main():
                 line += f", {100 * (pick_loss(shapes, held) - 1):.1f}% fitted on the others"
             print(line)
         return 0
-    import numpy as np
-    from scipy.optimize import nnls
     fit, val = load(a.fit), load(a.val)
-    print(f"{'family':12} {'block_us':>9} {'wave_us':>8}  log-rms fit old/new  val old/new")
+    print("| family | kernels | block us, present / fitted | wave us, present / fitted "
+          "| log-rms fit, present / fitted | validation, present / fitted |")
+    print("|---|---|---|---|---|---|")
     for family in FAMILIES:
-        x, y = [], []
-        for m, n, k, s, chunk, cl, t, ta, tb in fit[family]:
-            steps, busiest, waves, reduce = features(m, n, k, family, s, chunk, cl, ta, tb)
-            x.append([busiest / t, waves / t])
-            y.append(1.0 - (steps + reduce) / t)
-        (block, wave), _ = nnls(np.array(x), np.array(y))
-        print(f"{family:12} {block * 1e6:9.2f} {wave * 1e6:8.2f}  "
-              f"{log_rms(fit[family], family, OLD_BLOCK, 0):.3f} / {log_rms(fit[family], family, block, wave):.3f}  "
-              f"{log_rms(val[family], family, OLD_BLOCK, 0):.3f} / {log_rms(val[family], family, block, wave):.3f}")
+        for vector, table in ((False, BLOCK_WAVE), (True, VECTOR_BLOCK_WAVE)):
+            def mine(rows, vector=vector):
+                return [r for r in rows if is_aligned(r[0], r[1], r[2], r[7], r[8]) == vector]
+            x, y = [], []
+            for m, n, k, s, chunk, cl, t, ta, tb in mine(fit[family]):
+                steps, busiest, waves, reduce, first = features(m, n, k, family, s, chunk, cl, ta, tb)
+                if vector:  # the later blocks and waves, beside the first wave at the scalar kernels' costs
+                    x.append(((busiest - first) / t, (waves - 1) / t))
+                    y.append(1.0 - (steps + reduce + fixed_seconds(family, True, first, 1, first)) / t)
+                else:
+                    x.append((busiest / t, waves / t))
+                    y.append(1.0 - (steps + reduce) / t)
+            if not x:
+                continue
+            fitted, present = nnls2(x, y), table[family]
+            new = {"later": fitted} if vector else {"scalar": fitted}
+            errors = [f"{log_rms(mine(rows[family]), family):.3f} / {log_rms(mine(rows[family]), family, **new):.3f}"
+                      for rows in (fit, val)]
+            print(f"| {family} | {'vector' if vector else 'scalar'} | {present[0] * 1e6:.2f} / {fitted[0] * 1e6:.2f} "
+                  f"| {present[1] * 1e6:.2f} / {fitted[1] * 1e6:.2f} | {errors[0]} | {errors[1]} |")
     for name, path in (("fit", a.fit), ("validation", a.val)):
         g, worst, n, other = regret(path, a.plan_dump)
         print(f"{name}: the pick loses {100 * (g - 1):.1f}% (geometric mean), worst {100 * (worst - 1):.0f}%, over "

@@ -2,7 +2,8 @@
 # bench/fit_plans.py, no GPU: its mirror of the tiled model agrees with the
 # sm_90 row of src/dispatch/factors.cpp (efficiencies, blocks per SM,
 # unaligned factors per transpose pair, step floors, lone shares, block
-# and wave seconds, short waves' seconds and steps, the architecture's
+# and wave seconds of the scalar and the vector kernels, short waves'
+# seconds and steps, the architecture's
 # step and lone share), and
 # `unaligned` recovers a factor from plan times made with it: 0.8 for
 # 128x128x16 on TN, every other family's at its present value, with the
@@ -30,7 +31,7 @@ print("step", "ok" if arch and float(arch.group(1)) == fp.STEP else "differs")
 print("alone", "ok" if arch and float(arch.group(2)) == fp.ALONE else "differs")
 rows = re.findall(r'\{"([0-9x]+)", \{(' + num + r'), (' + num + r'), (' + num + r'), (' + num + r')\}, (\d+), \{(' + num
                   + r'), (' + num + r'), (' + num + r'), (' + num + r')\}, (' + num + r'), (' + num + r'), \d+, (' + num
-                  + r'), (' + num + r')(?:, (' + num + r'), (' + num + r'))?\}', row)
+                  + r'), (' + num + r'), (' + num + r'), (' + num + r')(?:, (' + num + r'), (' + num + r'))?\}', row)
 print("rows", len(rows), "families", len(fp.FAMILIES))
 for r in rows:
     name, v = r[0], [float(x) for x in r[1:5]] + [int(r[5])] + [float(x) if x else 0.0 for x in r[6:]]
@@ -39,8 +40,9 @@ for r in rows:
         print(name, "missing")
         continue
     want = (tuple(v[0:4]), v[4], tuple(v[5:9]), v[9] if v[9] > 0 else fp.STEP, v[10] if v[10] > 0 else fp.ALONE,
-            (v[11], v[12]), (v[13], v[14]))
-    got = (tuple(f[4]), f[5], tuple(f[8]), f[6], f[7], fp.BLOCK_WAVE[name], fp.SHORT_WAVE.get(name, (0.0, 0.0)))
+            (v[11], v[12]), (v[13], v[14]), (v[15], v[16]))
+    got = (tuple(f[4]), f[5], tuple(f[8]), f[6], f[7], fp.BLOCK_WAVE[name], fp.VECTOR_BLOCK_WAVE[name],
+           fp.SHORT_WAVE.get(name, (0.0, 0.0)))
     print(name, "ok" if want == got else f"differs: factors.cpp {want}, fit_plans.py {got}")
 PY
 cat "$tmp/mirror.txt"
@@ -161,6 +163,35 @@ PY
         END { print (NR == 600 && bad == 0) ? "mirror ok" : "mirror differs on " bad + 0 " of " NR }' > "$tmp/parity.txt"
     cat "$tmp/parity.txt"
     check "the mirror's time of 600 plans is the tiled model's" grep -qx "mirror ok" "$tmp/parity.txt"
+    # fit: plan times made by the mirror on 16 aligned NN products and 16
+    # unaligned ones, every family unsplit, with 256x128x8's later blocks
+    # of the vector kernels at 1 us; the fit recovers that cost (the first
+    # wave and the scalar kernels at their present costs), then reports
+    # the planner's pick on the set.
+    PYTHONPATH="$bench" python3 - > "$tmp/fitset.csv" <<'PY'
+import random
+import fit_plans as fp
+r = random.Random(13)
+fp.VECTOR_BLOCK_WAVE["256x128x8"] = (1.0e-6, 0.0)
+print("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err,transa,transb")
+for i in range(32):
+    m, n, k = 4 * r.randint(64, 2000), r.randint(256, 8000), 4 * r.randint(4, 128)
+    if i % 2:
+        m, k = m + 1, k + 1
+    for fam in fp.FAMILIES:
+        t = fp.plan_time(m, n, k, False, False, fam, 1, k, False, {})
+        print(f"{m},{n},{k},{fam},1,none,{k},0,0,{t * 1e6:.6f},0.01,N,N")
+PY
+    PYTHONPATH="$bench" python3 "$bench/fit_plans.py" fit "$tmp/fitset.csv" "$tmp/fitset.csv" --plan-dump "$plan_dump" \
+        > "$tmp/fit.txt" 2>&1
+    status=$?
+    cat "$tmp/fit.txt"
+    check "fit exits 0" [ "$status" -eq 0 ]
+    check "fit: the vector kernels' later blocks recovered" \
+        grep -qE "^\| 256x128x8 \| vector \| 2\.15 / 1\.00 \| 0\.00 / 0\.00 \| 0\.0[1-9][0-9] / 0\.000 \|" "$tmp/fit.txt"
+    check "fit: the scalar kernels' costs recovered" \
+        grep -qF "| 256x128x8 | scalar | 9.50 / 9.50 | 0.00 / 0.00 | 0.000 / 0.000 |" "$tmp/fit.txt"
+    check "fit: the pick's loss on the set" grep -qE "^fit: the pick loses [0-9.]+% \(geometric mean\)" "$tmp/fit.txt"
     # The rank-k model through --costs (FAMILY rank-k, one slice of all of
     # K, no form): a time for each line, growing with K; any split, other
     # chunk or form refused.

@@ -57,6 +57,8 @@ tgemm_status derive_device_model(const DeviceDescription &desc, DeviceModel *mod
         m.max_cluster = row->max_cluster;
         m.block_seconds = row->block_seconds;
         m.wave_seconds = row->wave_seconds;
+        m.vector_block_seconds = row->vector_block_seconds;
+        m.vector_wave_seconds = row->vector_wave_seconds;
         m.short_wave_seconds = row->short_wave_seconds;
         m.short_wave_steps = row->short_wave_steps;
         m.cluster_blocks = model->desc.tiled_cluster_blocks[i];

@@ -40,6 +40,7 @@ struct TiledModel {
     double alone;
     int max_cluster;
     double block_seconds, wave_seconds;
+    double vector_block_seconds, vector_wave_seconds;  // TiledFactors says which blocks each pair prices
     double short_wave_seconds, short_wave_steps;
     const int *cluster_blocks;  // DeviceDescription::tiled_cluster_blocks[i]
 };

@@ -27,7 +27,14 @@ namespace {
 // products (m and n 96 to 8000, K 16 to 4096), of 60 for each transposed
 // pair and of 27 with long K and small C, and checked on as many other
 // draws and the suite's NN shapes (bench/fit_plans.py over
-// bench/bench_plans.cu's times; docs/notes/dispatch.md). L2: split-K slices that fit in half of it are
+// bench/bench_plans.cu's times; docs/notes/dispatch.md): most of those
+// products have an unaligned operand or C, so these are the scalar
+// kernels' costs, and every plan's first wave's. Then the vector kernels'
+// costs for each later block and wave, fitted the same way beside that
+// first wave to every plan of 48 random NN products with m, n and K
+// multiples of 4 (m and n 256 to 12000, K 8 to 1024, C of up to 64 M
+// elements: up to sixteen waves of the largest tiles) and checked on 30
+// other NN and 20 TT draws (the same docs). L2: split-K slices that fit in half of it are
 // read back about 3 times faster than from memory (the same sets). The
 // tiled plans' memory efficiency: the fastest plan of those products with
 // K under 64 (C in L2, at most 64 MiB) took 2.3 times the time the
@@ -89,18 +96,18 @@ constexpr ArchFactors kSm90 = {
     0.70,     // rank_k_efficiency
     5.9e-6,   // rank_k_block_seconds
     {
-        {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, {0.897, 0.897, 0.897, 0.897}, 0.0, 0.0, 8, 7.18e-6, 0.09e-6},
-        {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, {0.939, 0.939, 0.939, 0.939}, 0.0, 0.0, 8, 9.50e-6, 0.00e-6},
-        {"128x256x8", {0.692, 0.681, 0.644, 0.711}, 1, {0.855, 0.855, 0.855, 0.855}, 0.0, 0.0, 8, 8.28e-6, 0.00e-6},
-        {"128x128x8", {0.649, 0.662, 0.589, 0.647}, 2, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 1.90e-6, 3.45e-6},
-        {"128x128x16", {0.661, 0.739, 0.654, 0.670}, 1, {0.916, 0.916, 0.916, 0.916}, 0.0, 0.0, 8, 5.15e-6, 0.58e-6},
-        {"128x64x8", {0.584, 0.622, 0.550, 0.556}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.66e-6, 3.33e-6},
-        {"64x128x8", {0.565, 0.617, 0.549, 0.596}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.88e-6, 3.27e-6},
-        {"64x64x8", {0.483, 0.546, 0.438, 0.469}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.33e-6, 0.00e-6},
-        {"64x64x16", {0.50, 0.50, 0.50, 0.50}, 4, {1.0, 1.0, 1.0, 1.0}, 0.59e-6, 1.0, 6, 0.00e-6, 1.57e-6},
-        {"32x32x8", {0.430, 0.489, 0.372, 0.429}, 16, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.12e-6, 0.00e-6, 4e-6, 8},
-        {"64x256x16", {0.650, 0.709, 0.618, 0.704}, 1, {0.862, 0.895, 0.907, 0.829}, 0.0, 0.0, 8, 5.15e-6, 0.58e-6},
-        {"256x64x16", {0.610, 0.732, 0.617, 0.566}, 1, {1.0, 0.854, 0.941, 0.842}, 0.0, 0.0, 8, 5.15e-6, 0.58e-6},
+        {"256x128x16", {0.778, 0.777, 0.710, 0.761}, 1, {0.897, 0.897, 0.897, 0.897}, 0.0, 0.0, 8, 7.18e-6, 0.09e-6, 1.85e-6, 0.00e-6},
+        {"256x128x8", {0.734, 0.786, 0.692, 0.738}, 1, {0.939, 0.939, 0.939, 0.939}, 0.0, 0.0, 8, 9.50e-6, 0.00e-6, 2.15e-6, 0.00e-6},
+        {"128x256x8", {0.692, 0.681, 0.644, 0.711}, 1, {0.855, 0.855, 0.855, 0.855}, 0.0, 0.0, 8, 8.28e-6, 0.00e-6, 3.08e-6, 0.00e-6},
+        {"128x128x8", {0.649, 0.662, 0.589, 0.647}, 2, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 1.90e-6, 3.45e-6, 0.68e-6, 0.00e-6},
+        {"128x128x16", {0.661, 0.739, 0.654, 0.670}, 1, {0.916, 0.916, 0.916, 0.916}, 0.0, 0.0, 8, 5.15e-6, 0.58e-6, 1.81e-6, 0.00e-6},
+        {"128x64x8", {0.584, 0.622, 0.550, 0.556}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.66e-6, 3.33e-6, 0.06e-6, 0.00e-6},
+        {"64x128x8", {0.565, 0.617, 0.549, 0.596}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.88e-6, 3.27e-6, 0.00e-6, 0.00e-6},
+        {"64x64x8", {0.483, 0.546, 0.438, 0.469}, 4, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.33e-6, 0.00e-6, 0.00e-6, 1.36e-6},
+        {"64x64x16", {0.50, 0.50, 0.50, 0.50}, 4, {1.0, 1.0, 1.0, 1.0}, 0.59e-6, 1.0, 6, 0.00e-6, 1.57e-6, 0.00e-6, 0.00e-6},
+        {"32x32x8", {0.430, 0.489, 0.372, 0.429}, 16, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0, 8, 0.12e-6, 0.00e-6, 0.00e-6, 1.14e-6, 4e-6, 8},
+        {"64x256x16", {0.650, 0.709, 0.618, 0.704}, 1, {0.862, 0.895, 0.907, 0.829}, 0.0, 0.0, 8, 5.15e-6, 0.58e-6, 1.81e-6, 0.00e-6},
+        {"256x64x16", {0.610, 0.732, 0.617, 0.566}, 1, {1.0, 0.854, 0.941, 0.842}, 0.0, 0.0, 8, 5.15e-6, 0.58e-6, 1.81e-6, 0.00e-6},
     },
 };
 
@@ -156,11 +163,13 @@ constexpr const TiledFactors &row_named(const ArchFactors &row, const char *name
     return row.tiled[0];
 }
 
-// Whether `family` takes `through`'s block and wave costs in `row`.
+// Whether `family` takes `through`'s block and wave costs in `row`, the
+// scalar and the vector kernels'.
 constexpr bool fixed_costs_as(const ArchFactors &row, const char *family, const char *through)
 {
     const TiledFactors &f = row_named(row, family), &t = row_named(row, through);
-    return f.block_seconds == t.block_seconds && f.wave_seconds == t.wave_seconds;
+    return f.block_seconds == t.block_seconds && f.wave_seconds == t.wave_seconds &&
+           f.vector_block_seconds == t.vector_block_seconds && f.vector_wave_seconds == t.vector_wave_seconds;
 }
 
 static_assert(sizeof(kRegistryNames) / sizeof(kRegistryNames[0]) == kernels::kTiledFamilyCount, "one name a family");

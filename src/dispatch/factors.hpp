@@ -28,9 +28,14 @@ struct TiledFactors {
     // What a block costs its SM beside its K steps (its first copies, its
     // epilogue), times the blocks on the busiest SM, and what each wave of
     // blocks costs; fitted to every plan of random products timed on the
-    // device (docs/notes/dispatch.md).
+    // device (docs/notes/dispatch.md): block_seconds and wave_seconds for
+    // the scalar kernels (an operand or the output unaligned) and for the
+    // first wave of the vector kernels (operands and output aligned), the
+    // vector_ pair for each later block and wave of the vector kernels.
     double block_seconds = 0.0;
     double wave_seconds = 0.0;
+    double vector_block_seconds = 0.0;
+    double vector_wave_seconds = 0.0;
     // What each whole wave at full residency of a plan without a split
     // costs beside those while its blocks walk few K steps: the blocks of
     // such a wave start and end together, so their first copies and their

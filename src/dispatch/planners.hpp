@@ -32,9 +32,12 @@ double tiled_memory_floor(const GemmParams &p, const DeviceModel &m);
 // Whether the tiled kernels can move A and B, or C, as 16-byte vectors.
 bool operands_aligned(const GemmParams &p);
 bool c_aligned(const GemmParams &p);
+// Whether the vector kernels run (dispatch/launch.cpp): A and B aligned and
+// the kernel's output (C, or the workspace slices of split-K through it),
+// out_aligned.
+bool vector_kernels(const GemmParams &p, bool out_aligned);
 // The family's measured share of the FFMA peak for p's transposes and
-// alignment: its aligned rate where A and B are and the kernel's output
-// (C, or the workspace slices of split-K through it) is, out_aligned.
+// alignment: its aligned rate where the vector kernels run.
 double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_aligned);
 // Whether `splits` slices of C fit in kMaxWorkspaceBytes.
 bool split_fits(const GemmParams &p, int splits);

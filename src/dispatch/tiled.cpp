@@ -59,6 +59,22 @@ int cluster_capacity(const TiledModel &e, int splits)
     return splits <= e.max_cluster ? e.cluster_blocks[splits] : 0;
 }
 
+// The fixed costs of a plan whose busiest SM runs `most` blocks in `waves`
+// waves, `first` of them in the first: the scalar kernels' block_seconds
+// for each block and wave_seconds for each wave. The vector kernels pay
+// those for the first wave's blocks and their own vector_ costs for every
+// later block and wave: fitted so (docs/notes/dispatch.md), a first wave
+// waits on its first copies and stores with nothing to overlap them
+// whatever the kernel, while later blocks of the vector kernels cost a
+// fraction of the scalar kernels'.
+double fixed_seconds(const TiledModel &e, bool vectors, double most, double waves, double first)
+{
+    if (!vectors)
+        return most * e.block_seconds + waves * e.wave_seconds;
+    return first * e.block_seconds + e.wave_seconds + (most - first) * e.vector_block_seconds +
+           (waves - 1.0) * e.vector_wave_seconds;
+}
+
 // Modelled seconds for a tiled family with a split-K factor. Without
 // clusters, as the busiest SM runs its blocks (it takes a new block as soon
 // as one ends): whole waves of as many blocks as it holds at once, then the
@@ -71,11 +87,12 @@ int cluster_capacity(const TiledModel &e, int splits)
 // latency and its share of the SM's FFMA rate, a share that grows when
 // fewer blocks than the SM could hold are resident, up to what its own
 // warps can issue (and, for a lone block of a many-block family, its
-// `alone` share of the efficiency); plus the family's block_seconds for
-// each block the busiest SM runs and its wave_seconds for each wave, a
-// partial one included; plus, without a split, for each whole wave of a
-// family with short_wave_seconds, that cost in full up to short_wave_steps
-// K steps a block and falling beyond; plus the split's reduction.
+// `alone` share of the efficiency); plus the family's fixed costs for
+// each block the busiest SM runs and for each wave, a partial one
+// included (fixed_seconds); plus, without a split, for each whole wave of
+// a family with short_wave_seconds, that cost in full up to
+// short_wave_steps K steps a block and falling beyond; plus the split's
+// reduction.
 // cluster_blocks: 0 for the workspace form. The problem has m, n >= 1
 // (empty calls never plan).
 double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m, int splits, int64_t chunk,
@@ -88,6 +105,7 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
     // The kernel's stores: the workspace slices' (ld = m) or C's, as launch picks the kernel.
     const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
     const double family_rate = family_efficiency(e, p, out_aligned);
+    const bool vectors = vector_kernels(p, out_aligned);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
     // The blocks an SM holds at once: in cluster form the larger of the
     // plain kernels' residency and the device's count for the cluster
@@ -132,7 +150,7 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
             : static_cast<double>(full) *
                   std::min(1.0, e.short_wave_steps / (steps - 1.0));  // the K steps, without the prologue's
     return static_cast<double>(full) * wave_steps(resident) + (rest > 0 ? wave_steps(rest) : 0.0) +
-           waves * e.wave_seconds + static_cast<double>(most) * e.block_seconds +
+           fixed_seconds(e, vectors, static_cast<double>(most), waves, static_cast<double>(resident)) +
            short_waves * e.short_wave_seconds + split_cost(p, m, f, splits, cluster_blocks > 0);
 }
 
@@ -179,8 +197,10 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
     // the shared-out wave, and each block the busiest SM runs.
     const double waves = std::ceil(static_cast<double>(sk.dp_tiles) / wave) + 1.0;
     const double busiest = std::ceil(static_cast<double>(sk.dp_tiles + sk.ctas) / m.desc.sm_count);
-    return (whole_steps + a.streamk_step_factor * (run + parts)) * step_seconds + waves * e.wave_seconds +
-           busiest * e.block_seconds + reduce + (sk.dp_tiles > 0 ? 2 : 1) * a.launch_seconds;
+    return (whole_steps + a.streamk_step_factor * (run + parts)) * step_seconds +
+           fixed_seconds(e, vector_kernels(p, c_aligned(p)), busiest, waves,
+                         std::min(busiest, static_cast<double>(e.blocks_per_sm))) +
+           reduce + (sk.dp_tiles > 0 ? 2 : 1) * a.launch_seconds;
 }
 
 // What plan_tiled reads of a problem: its shape, transposes, alignments
@@ -238,9 +258,13 @@ PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const Kerne
 
 double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_aligned)
 {
-    const bool vectors = operands_aligned(p) && out_aligned;  // which kernels run (dispatch/launch.cpp)
     const int pair = (p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0);
-    return e.efficiency[pair] * (vectors ? 1.0 : e.unaligned[pair]);
+    return e.efficiency[pair] * (vector_kernels(p, out_aligned) ? 1.0 : e.unaligned[pair]);
+}
+
+bool vector_kernels(const GemmParams &p, bool out_aligned)
+{
+    return operands_aligned(p) && out_aligned;
 }
 
 double tiled_memory_floor(const GemmParams &p, const DeviceModel &m)
