@@ -13,8 +13,10 @@
 #  - a driver that sees no device: GPU cases skip, the reason given once,
 #    has_gpu prints 0, the demo runs only its CPU part; with
 #    TGEMM_TEST_REQUIRE_GPU=1 they fail instead;
-#  - no driver at all (this machine's own CUDA, where no driver is
-#    installed; on a machine with one this part is skipped): as above.
+#  - no driver at all (this machine's own CUDA where no driver is
+#    installed; on a machine with one, its driver hidden from the programs
+#    by tests/hide_driver.sh, root only, and skipped where that cannot be
+#    done): as above.
 # The programs' output is kept in files, out of this script's own.
 # usage: check-gpu-probe.sh BUILD_TESTS_DIR DEMO LIBTGEMM
 set -eu
@@ -78,26 +80,28 @@ has old-gemm "an NVIDIA driver is installed: .*libcuda.so.1\|an NVIDIA driver is
 broken broken cudaErrorUnknown
 
 # No GPU: GPU cases skip, with the reason once; under
-# TGEMM_TEST_REQUIRE_GPU=1 they fail. NAME ENV...
+# TGEMM_TEST_REQUIRE_GPU=1 they fail. NAME ENV...; each program run through
+# $wrap (empty, or tests/hide_driver.sh).
+wrap=
 absent() {
     name=$1 reason=$2
     shift 2
-    run "$name-gemm" "$@" -- "$dir/test_gemm"
+    run "$name-gemm" "$@" -- $wrap "$dir/test_gemm"
     passed "$name-gemm"; has "$name-gemm" '^\[  SKIPPED \] [1-9][0-9]* test(s)'
     [ "$(grep -c '^\[ SKIPPING \]' "$out/$name-gemm.out")" = 1 ] \
         || fail "$name-gemm: want one [ SKIPPING ] line: $(show "$out/$name-gemm.out")"
     has "$name-gemm" "^\[ SKIPPING \] GPU cases: $reason"
-    run "$name-has-gpu" "$@" -- "$dir/has_gpu"
+    run "$name-has-gpu" "$@" -- $wrap "$dir/has_gpu"
     passed "$name-has-gpu"; [ "$(cat "$out/$name-has-gpu.stdout")" = 0 ] \
         || fail "$name-has-gpu: $(show "$out/$name-has-gpu.out")"
     has "$name-has-gpu" "^\[ SKIPPING \] GPU runs: $reason"
-    run "$name-demo" "$@" -- "$demo" 64
+    run "$name-demo" "$@" -- $wrap "$demo" 64
     passed "$name-demo"; has "$name-demo" "No CUDA GPU is visible here"
     echo "[       OK ] $name: GPU cases skip, the reason given once; has_gpu prints 0; the demo runs on the CPU"
-    run "$name-require-gemm" TGEMM_TEST_REQUIRE_GPU=1 "$@" -- "$dir/test_gemm"
+    run "$name-require-gemm" TGEMM_TEST_REQUIRE_GPU=1 "$@" -- $wrap "$dir/test_gemm"
     failed "$name-require-gemm"; has "$name-require-gemm" "TGEMM_TEST_REQUIRE_GPU=1, but $reason"
     hasnt "$name-require-gemm" '^\[  SKIPPED \]'
-    run "$name-require-has-gpu" TGEMM_TEST_REQUIRE_GPU=1 "$@" -- "$dir/has_gpu"
+    run "$name-require-has-gpu" TGEMM_TEST_REQUIRE_GPU=1 "$@" -- $wrap "$dir/has_gpu"
     failed "$name-require-has-gpu"; has "$name-require-has-gpu" "TGEMM_TEST_REQUIRE_GPU=1, but $reason"
     echo "[       OK ] $name, TGEMM_TEST_REQUIRE_GPU=1: test_gemm and has_gpu fail"
 }
@@ -108,10 +112,18 @@ failed bad-require; has bad-require "TGEMM_TEST_REQUIRE_GPU=yes: want 1"
 echo "[       OK ] TGEMM_TEST_REQUIRE_GPU=yes is refused"
 
 driver=$("$dir/has_gpu" --driver)
+hide="sh $(dirname "$0")/hide_driver.sh"
 if [ "$driver" = none ]; then
     absent no-driver "no NVIDIA driver is installed" TGEMM_TEST_UNUSED=
+elif [ "$($hide "$dir/has_gpu" --driver 2> /dev/null)" = none ]; then
+    # A driver is installed here: the programs run where it is hidden.
+    echo "the NVIDIA driver here ($driver) hidden from the programs (tests/hide_driver.sh)"
+    wrap=$hide
+    absent no-driver "no NVIDIA driver is installed" TGEMM_TEST_UNUSED=
+    wrap=
 else
-    echo "[ SKIPPING ] an NVIDIA driver is installed here ($driver): no machine without one to show"
+    echo "[ SKIPPING ] an NVIDIA driver is installed here ($driver) and cannot be hidden" \
+         "(tests/hide_driver.sh needs root and unshare -m): no machine without one to show"
     echo "[  SKIPPED ] no driver installed: GPU cases skip"
     echo "[  SKIPPED ] no driver installed, TGEMM_TEST_REQUIRE_GPU=1: GPU cases fail"
 fi
