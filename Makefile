@@ -737,8 +737,9 @@ test-install: $(BUILD)/lib/$(LIBNAME)
 # bench_cpu_blas plain, on OpenBLAS alone (its CSV and its refusals); the
 # tiled families' registers (ptxas's reports) against the blocks an SM the
 # dispatcher plans them at, and the cluster kernels' against the blocks an
-# SM holds in clusters (bench/residency.py).
-test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP) $(TILED_OBJ)
+# SM holds in clusters (bench/residency.py); bench_plans's refusals, and
+# with a GPU its timed runs in both L2 modes.
+test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP) $(TILED_OBJ) $(BUILD)/bench/bench_plans $(BUILD)/tests/has_gpu
 	$(RUN_TEST) check-sass-banks -- sh tests/check-sass-banks.sh
 	$(RUN_TEST) check-ncu-stalls -- sh tests/check-ncu-stalls.sh
 	$(RUN_TEST) check-random-report -- sh tests/check-random-report.sh
@@ -749,6 +750,7 @@ test-tools: $(BUILD)/bench/bench_cpu_blas $(PLAN_DUMP) $(TILED_OBJ)
 	$(RUN_TEST) check-multi-report -- sh tests/check-multi-report.sh
 	$(RUN_TEST) check-scalapack-report -- sh tests/check-scalapack-report.sh
 	$(RUN_TEST) check-residency -- sh tests/check-residency.sh $(PLAN_DUMP) $(BUILD)/obj/kernels
+	$(RUN_TEST) check-bench-plans -- sh tests/check-bench-plans.sh $(BUILD)/bench/bench_plans $(BUILD)/tests/has_gpu
 
 # The shape of src/ (tests/check-layers.sh: every include points down the
 # layers, no cycle, no file over 700 lines, no date or PERF.md in a comment)
@@ -974,9 +976,9 @@ bench-random: $(BUILD)/bench/bench_random
 BENCH_PLANS_SHAPES ?= 256 256 256 384 384 384 512 512 512 640 640 640 768 768 768 1000 1000 1000 \
                       1024 1024 1024 1536 1536 512 2048 512 1024 256 256 8192
 KERNEL_OBJ := $(filter $(BUILD)/obj/kernels/%,$(LIB_OBJ))
-$(BUILD)/bench/bench_plans: bench/bench_plans.cu bench/gemm_check.hpp $(KERNEL_OBJ)
+$(BUILD)/bench/bench_plans: bench/bench_plans.cu bench/gemm_check.hpp $(KERNEL_OBJ) $(BUILD)/bench/l2flush.o
 	@mkdir -p $(@D)
-	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -Iinclude -Isrc -o $@ $< $(KERNEL_OBJ)
+	$(NVCC) -std=c++17 -O2 $(CUDA_ARCHS) -Iinclude -Isrc -o $@ $< $(KERNEL_OBJ) $(BUILD)/bench/l2flush.o
 
 bench-plans: $(BUILD)/bench/bench_plans $(BUILD)/bench/bench_gemm
 	@mkdir -p $(BENCH_OUT)

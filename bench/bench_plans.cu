@@ -6,7 +6,7 @@
 // dispatcher's cost model (src/dispatch/tiled.cpp, src/dispatch/factors.cpp); bench/plan_regret.py
 // compares the plan the library picks with the fastest one measured.
 //
-//   bench_plans [--op AB] [--family NAME]... M N K [M N K ...]    CSV on standard output
+//   bench_plans [--op AB] [--family NAME]... [--l2 hot|clean] M N K [M N K ...]    CSV on standard output
 //
 // Column-major, op(A) op(B) with AB one of NN (the default), NT, TN, TT, A
 // and B stored as the op says with no padding (lda = m or k, ldb = k or
@@ -14,8 +14,12 @@
 // (warm in L2 where they fit). The kernels are the pair's, aligned where
 // A, B and C all are, else unaligned. Time per
 // call: 40 back-to-back calls between two CUDA events, median of 5 such
-// runs; us_main is the same without the workspace form's reduction
-// kernel. --family keeps the plans of the named families only (repeatable;
+// runs (--l2 hot, the default); with --l2 clean, each call alone between
+// two events after a read of twice L2's size (bench/l2flush.cu), median of
+// 40, so that neither its operands, C nor the workspace's slices are in L2
+// at its start, as where a program's other work runs between calls. us_main
+// is the same without the workspace form's reduction kernel; the l2 column
+// says which. --family keeps the plans of the named families only (repeatable;
 // for comparing builds of one family). Links the library's kernel objects directly (build/obj/kernels),
 // not libtgemm.so, whose kernels are internal.
 #include <algorithm>
@@ -29,6 +33,8 @@
 
 #include "gemm_check.hpp"
 #include "kernels/family.hpp"
+
+extern "C" cudaError_t bench_l2_clean(const void *buf, size_t bytes, float *sink, int blocks, cudaStream_t st);
 
 using namespace tgemm;
 using namespace tgemm::kernels;
@@ -88,6 +94,7 @@ int main(int argc, char **argv)
     int first = 1;
     bool ta = false, tb = false;
     std::vector<std::string> only;  // --family: these families' plans alone
+    bool clean = false;             // --l2 clean
     const KernelFamily *const *fams = kTiledFamilies;  // the registry's, in its order
     constexpr int kFams = kTiledFamilyCount;
     while (argc - first >= 2 && argv[first][0] == '-') {
@@ -105,13 +112,19 @@ int main(int argc, char **argv)
                 return 2;
             }
             only.push_back(val);
+        } else if (opt == "--l2") {
+            if (val != "hot" && val != "clean") {
+                std::fprintf(stderr, "bench_plans: --l2 takes hot or clean\n");
+                return 2;
+            }
+            clean = val == "clean";
         } else {
             break;
         }
         first += 2;
     }
     if (argc - first < 3 || (argc - first) % 3 != 0) {
-        std::fprintf(stderr, "usage: bench_plans [--op AB] [--family NAME]... M N K [M N K ...]\n");
+        std::fprintf(stderr, "usage: bench_plans [--op AB] [--family NAME]... [--l2 hot|clean] M N K [M N K ...]\n");
         return 2;
     }
     int dev = 0, cc_major = 0;
@@ -122,10 +135,22 @@ int main(int argc, char **argv)
         CHECK(fams[f]->prepare(cc_major, cap[f]));
     float *work = nullptr;
     CHECK(cudaMalloc(&work, kWorkBytes));
+    // --l2 clean: a zeroed buffer twice L2's size, read before each timed call.
+    int l2_bytes = 0, sms = 0;
+    CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev));
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const size_t flush_bytes = clean ? 2 * static_cast<size_t>(l2_bytes) : 0;
+    void *flush = nullptr;
+    float *sink = nullptr;
+    if (clean) {
+        CHECK(cudaMalloc(&flush, flush_bytes));
+        CHECK(cudaMemset(flush, 0, flush_bytes));
+        CHECK(cudaMalloc(&sink, sizeof(float)));
+    }
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
-    std::printf("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err,transa,transb,us_main\n");
+    std::printf("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err,transa,transb,us_main,l2\n");
     int failures = 0;
     for (int s = first; s + 2 < argc; s += 3) {
         const long m = std::atol(argv[s]), n = std::atol(argv[s + 1]), k = std::atol(argv[s + 2]);
@@ -203,10 +228,21 @@ int main(int argc, char **argv)
                     }
                     for (int i = 0; i < 5; ++i)
                         CHECK(call());
-                    // Median over 5 runs of 40 back-to-back launches, per launch in us.
+                    // Median over 5 runs of 40 back-to-back launches, per launch in us;
+                    // with --l2 clean, median of 40 launches each after L2's clean.
                     const auto median_us = [&](auto launch) {
                         std::vector<float> t;
-                        for (int r = 0; r < 5; ++r) {
+                        for (int r = 0; clean && r < 40; ++r) {
+                            CHECK(bench_l2_clean(flush, flush_bytes, sink, 4 * sms, nullptr));
+                            CHECK(cudaEventRecord(e0));
+                            CHECK(launch());
+                            CHECK(cudaEventRecord(e1));
+                            CHECK(cudaEventSynchronize(e1));
+                            float ms = 0.0f;
+                            CHECK(cudaEventElapsedTime(&ms, e0, e1));
+                            t.push_back(ms * 1e3f);
+                        }
+                        for (int r = 0; !clean && r < 5; ++r) {
                             CHECK(cudaEventRecord(e0));
                             for (int i = 0; i < 40; ++i)
                                 CHECK(launch());
@@ -221,10 +257,10 @@ int main(int argc, char **argv)
                     };
                     const float us = median_us(call);
                     const float us_main = median_us([&] { return fa.launch[variant](p, sk, nullptr); });
-                    std::printf("%ld,%ld,%ld,%s,%d,%s,%ld,%ld,%d,%.2f,%.3f,%c,%c,%.2f\n", m, n, k, fa.name, splits,
-                                splits == 1 ? "none" : cluster ? "cluster" : "workspace", splits > 1 ? chunk : k,
-                                tiles * splits, cluster ? cap[f][splits] : 0, us, worst, ta ? 'T' : 'N',
-                                tb ? 'T' : 'N', us_main);
+                    std::printf("%ld,%ld,%ld,%s,%d,%s,%ld,%ld,%d,%.2f,%.3f,%c,%c,%.2f,%s\n", m, n, k, fa.name,
+                                splits, splits == 1 ? "none" : cluster ? "cluster" : "workspace",
+                                splits > 1 ? chunk : k, tiles * splits, cluster ? cap[f][splits] : 0, us, worst,
+                                ta ? 'T' : 'N', tb ? 'T' : 'N', us_main, clean ? "clean" : "hot");
                     std::fflush(stdout);
                 }
             }
