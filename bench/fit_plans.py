@@ -149,8 +149,7 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
         # a wave of clusters fills the SMs in proportion to the capacity
         resident = min(per_sm, cdiv(cdiv(blocks, full) * cdiv(cap, SM), cap))
         busiest = full * resident
-    lda, ldb = (k if ta else m), (n if tb else k)
-    aligned = lda % 4 == 0 and ldb % 4 == 0 and m % 4 == 0
+    aligned = is_aligned(m, n, k, ta, tb)
     u = unaligned[2 * ta + tb] if unaligned_factor is None else unaligned_factor
     steps = cdiv(chunk, bk) + 1
 
