@@ -49,10 +49,10 @@ size_t align_up(size_t bytes)
 // saves planning it.
 double pack_gain_bound(const GemmParams &p, const GemmParams &q, const DeviceModel &m)
 {
+    const bool q_vectors = vector_kernels(q, c_aligned(q) || q.m % 4 == 0), p_vectors = vector_kernels(p, c_aligned(p));
     double most = 1.0;
     for (const TiledModel &e : m.tiled)
-        most = std::max(most, family_efficiency(e, q, c_aligned(q) || q.m % 4 == 0) /
-                                  family_efficiency(e, p, c_aligned(p)));
+        most = std::max(most, family_efficiency(e, q, q_vectors) / family_efficiency(e, p, p_vectors));
     return 1.0 - 1.0 / most;
 }
 

@@ -36,9 +36,9 @@ bool c_aligned(const GemmParams &p);
 // the kernel's output (C, or the workspace slices of split-K through it),
 // out_aligned.
 bool vector_kernels(const GemmParams &p, bool out_aligned);
-// The family's measured share of the FFMA peak for p's transposes and
-// alignment: its aligned rate where the vector kernels run.
-double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_aligned);
+// The family's measured share of the FFMA peak for p's transposes: its
+// aligned rate where the vector kernels run (`vectors`, vector_kernels).
+double family_efficiency(const TiledModel &e, const GemmParams &p, bool vectors);
 // Whether `splits` slices of C fit in kMaxWorkspaceBytes.
 bool split_fits(const GemmParams &p, int splits);
 

@@ -104,8 +104,8 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
     const int64_t busiest = ceil_div(blocks, sm_count);  // blocks on the busiest SM, spread evenly
     // The kernel's stores: the workspace slices' (ld = m) or C's, as launch picks the kernel.
     const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
-    const double family_rate = family_efficiency(e, p, out_aligned);
     const bool vectors = vector_kernels(p, out_aligned);
+    const double family_rate = family_efficiency(e, p, vectors);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
     // The blocks an SM holds at once: in cluster form the larger of the
     // plain kernels' residency and the device's count for the cluster
@@ -182,7 +182,8 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
 {
     const ArchFactors &a = *m.factors;
     const KernelFamily &f = *e.family;
-    const double efficiency = family_efficiency(e, p, c_aligned(p));
+    const bool vectors = vector_kernels(p, c_aligned(p));
+    const double efficiency = family_efficiency(e, p, vectors);
     const double step_seconds =
         std::max(e.step_floor, 2.0 * f.bm * f.bn * f.bk / (efficiency * m.sm_flops / e.blocks_per_sm));
     const double wave = static_cast<double>(m.desc.sm_count) * e.blocks_per_sm;
@@ -198,8 +199,7 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
     const double waves = std::ceil(static_cast<double>(sk.dp_tiles) / wave) + 1.0;
     const double busiest = std::ceil(static_cast<double>(sk.dp_tiles + sk.ctas) / m.desc.sm_count);
     return (whole_steps + a.streamk_step_factor * (run + parts)) * step_seconds +
-           fixed_seconds(e, vector_kernels(p, c_aligned(p)), busiest, waves,
-                         std::min(busiest, static_cast<double>(e.blocks_per_sm))) +
+           fixed_seconds(e, vectors, busiest, waves, std::min(busiest, static_cast<double>(e.blocks_per_sm))) +
            reduce + (sk.dp_tiles > 0 ? 2 : 1) * a.launch_seconds;
 }
 
@@ -256,10 +256,10 @@ PiecePlan plan_tiled_anew(const GemmParams &p, const DeviceModel &m, const Kerne
 
 }  // namespace
 
-double family_efficiency(const TiledModel &e, const GemmParams &p, bool out_aligned)
+double family_efficiency(const TiledModel &e, const GemmParams &p, bool vectors)
 {
     const int pair = (p.trans_a ? 2 : 0) + (p.trans_b ? 1 : 0);
-    return e.efficiency[pair] * (vector_kernels(p, out_aligned) ? 1.0 : e.unaligned[pair]);
+    return e.efficiency[pair] * (vectors ? 1.0 : e.unaligned[pair]);
 }
 
 bool vector_kernels(const GemmParams &p, bool out_aligned)
