@@ -241,7 +241,9 @@ def plan_time(m, n, k, ta, tb, family, splits, chunk, cluster, factors):
     """The model's seconds for one plan, with `factors` {(family, pair): u} over FAMILIES' unaligned ones."""
     steps, busiest, waves, reduce, first = features(m, n, k, family, splits, chunk, cluster, ta, tb,
                                                     factors.get((family, 2 * ta + tb)))
-    return steps + fixed_seconds(family, is_aligned(m, n, k, ta, tb), busiest, waves, first) + reduce
+    # the vector kernels' later-wave costs where the blocks store to C (tiled.cpp's vector_fixed)
+    vector = is_aligned(m, n, k, ta, tb) and (splits == 1 or cluster)
+    return steps + fixed_seconds(family, vector, busiest, waves, first) + reduce
 
 
 def nnls2(x, y):

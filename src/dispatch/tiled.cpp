@@ -106,6 +106,11 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
     const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
     const bool vectors = vector_kernels(p, out_aligned);
     const double family_rate = family_efficiency(e, p, vectors);
+    // The vector kernels' later-block and later-wave costs hold where the
+    // blocks store to C (no split, a cluster split; stream-K too); the
+    // workspace form's blocks, storing slices for the reduction kernel,
+    // run at the scalar kernels' costs (docs/notes/dispatch.md).
+    const bool vector_fixed = vectors && (splits == 1 || cluster_blocks > 0);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
     // The blocks an SM holds at once: in cluster form the larger of the
     // plain kernels' residency and the device's count for the cluster
@@ -150,7 +155,7 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
             : static_cast<double>(full) *
                   std::min(1.0, e.short_wave_steps / (steps - 1.0));  // the K steps, without the prologue's
     return static_cast<double>(full) * wave_steps(resident) + (rest > 0 ? wave_steps(rest) : 0.0) +
-           fixed_seconds(e, vectors, static_cast<double>(most), waves, static_cast<double>(resident)) +
+           fixed_seconds(e, vector_fixed, static_cast<double>(most), waves, static_cast<double>(resident)) +
            short_waves * e.short_wave_seconds + split_cost(p, m, f, splits, cluster_blocks > 0);
 }
 
