@@ -106,10 +106,10 @@ double tiled_cost(const TiledModel &e, const GemmParams &p, const DeviceModel &m
     const bool out_aligned = splits > 1 && cluster_blocks == 0 ? p.m % 4 == 0 : c_aligned(p);
     const bool vectors = vector_kernels(p, out_aligned);
     const double family_rate = family_efficiency(e, p, vectors);
-    // The vector kernels' later-block and later-wave costs hold where the
-    // blocks store to C (no split, a cluster split; stream-K too); the
-    // workspace form's blocks, storing slices for the reduction kernel,
-    // run at the scalar kernels' costs (docs/notes/dispatch.md).
+    // The vector kernels' later-block and later-wave costs hold for plans
+    // without a split, cluster splits and stream-K (streamk_cost); the
+    // workspace form's blocks, which store whole slices for the reduction
+    // kernel, run at the scalar kernels' costs (docs/notes/dispatch.md).
     const bool vector_fixed = vectors && (splits == 1 || cluster_blocks > 0);
     const double steps = static_cast<double>(ceil_div(chunk, f.bk) + 1);
     // The blocks an SM holds at once: in cluster form the larger of the
