@@ -612,10 +612,12 @@ test-blas: $(BUILD)/tests/test_blas
 # A program linked only against OpenBLAS, run plain and under
 # LD_PRELOAD=libtgemm.so (tests/blas/preload.sh says what is checked); the
 # same source without error handlers, preloaded and linked with libtgemm,
-# checks the default xerbla messages.
+# checks the default xerbla messages, and with cblas_xerbla alone the
+# route reference CBLAS gives dimension errors then.
 PRELOAD_CFLAGS := -std=c99 -O2 -g $(WARN) -Werror -D_GNU_SOURCE
 PRELOAD_BINS := $(BUILD)/tests/preload_prog $(BUILD)/tests/preload_prog_nohandlers \
-                $(BUILD)/tests/direct_prog_nohandlers $(BUILD)/tests/has_gpu
+                $(BUILD)/tests/direct_prog_nohandlers $(BUILD)/tests/preload_prog_cblasonly \
+                $(BUILD)/tests/direct_prog_cblasonly $(BUILD)/tests/has_gpu
 
 $(BUILD)/tests/preload_prog: tests/blas/preload_prog.c
 	@mkdir -p $(@D)
@@ -628,6 +630,14 @@ $(BUILD)/tests/preload_prog_nohandlers: tests/blas/preload_prog.c
 $(BUILD)/tests/direct_prog_nohandlers: tests/blas/preload_prog.c $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
+
+$(BUILD)/tests/preload_prog_cblasonly: tests/blas/preload_prog.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -DCBLAS_XERBLA_ONLY -o $@ $< -lopenblas -ldl -lm
+
+$(BUILD)/tests/direct_prog_cblasonly: tests/blas/preload_prog.c $(BUILD)/lib/$(LIBNAME)
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -DCBLAS_XERBLA_ONLY -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
 
 $(BUILD)/tests/has_gpu: tests/blas/has_gpu.c tests/gpu_probe.c tests/gpu_probe.h
 	@mkdir -p $(@D)
@@ -658,7 +668,7 @@ test-gpu-probe: $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/tests/test_gemm $(BUIL
 CPU_BLAS_DIR := $(BUILD)/tests/fakeblas
 CPU_BLAS_BINS := $(BUILD)/tests/aslinked_prog $(BUILD)/tests/cpu_blas_prog $(BUILD)/tests/cpu_blas_prog_fake \
                  $(CPU_BLAS_DIR)/libfakeblas.so $(CPU_BLAS_DIR)/libnosgemm.so $(CPU_BLAS_DIR)/libcallback.so \
-                 $(BUILD)/tests/has_gpu
+                 $(BUILD)/tests/handlers_prog $(BUILD)/tests/has_gpu
 
 $(BUILD)/tests/aslinked_prog: tests/blas/preload_prog.c $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
@@ -684,6 +694,20 @@ $(CPU_BLAS_DIR)/libcallback.so: tests/blas/fake_blas.c
 $(CPU_BLAS_DIR)/libnosgemm.so: tests/blas/fake_blas.c
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -DNO_SGEMM -fPIC -shared -o $@ $<
+
+# A BLAS whose handlers (exiting ones) lie in a library it needs, and a
+# program without handlers linked with it (tests/blas/handlers_prog.c).
+$(CPU_BLAS_DIR)/libfakecore.so: tests/blas/fake_blas.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -DEXITING_HANDLERS -fPIC -shared -o $@ $<
+
+$(CPU_BLAS_DIR)/libfakewrap.so: tests/blas/fake_blas.c $(CPU_BLAS_DIR)/libfakecore.so
+	$(CC) $(PRELOAD_CFLAGS) -fPIC -shared -o $@ $< -Wl,--no-as-needed -L$(CPU_BLAS_DIR) -lfakecore \
+	    -Wl,-rpath,$(abspath $(CPU_BLAS_DIR))
+
+$(BUILD)/tests/handlers_prog: tests/blas/handlers_prog.c $(CPU_BLAS_DIR)/libfakewrap.so
+	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -Wl,--no-as-needed -L$(CPU_BLAS_DIR) -lfakewrap \
+	    -Wl,-rpath,$(abspath $(CPU_BLAS_DIR))
 
 # First test_blas's forward scenario with no TGEMM_CPU_BLAS: the program
 # links no BLAS, so tgemm must find the system's OpenBLAS for the same bits.
@@ -772,7 +796,7 @@ test-docs:
 # The preloaded test programs define reference CBLAS's RowMajorStrg, which
 # nothing they link against defines or uses: exported, so that a preloaded
 # libtgemm finds it as it finds reference CBLAS's.
-$(BUILD)/tests/preload_prog $(BUILD)/tests/preload_prog_nohandlers: \
+$(BUILD)/tests/preload_prog $(BUILD)/tests/preload_prog_nohandlers $(BUILD)/tests/preload_prog_cblasonly: \
     PRELOAD_CFLAGS += -Wl,--export-dynamic-symbol=RowMajorStrg
 
 # The reference BLAS test programs (Debian's libblas-test: xblat3s for

@@ -44,7 +44,10 @@
  * The program defines its own xerbla_ and cblas_xerbla, which record the
  * call instead of printing, and reference CBLAS's global RowMajorStrg:
  * its cblas_xerbla maps the numbers of a row-major call back to the
- * caller's arguments as reference cblas_xerbla does.
+ * caller's arguments as reference cblas_xerbla does. With both defined,
+ * reference cblas_sgemm's dimension errors reach xerbla_ (through the SGEMM
+ * it calls); tests/blas/preload_prog.c covers a program with cblas_xerbla
+ * alone.
  */
 #include "common.h"
 
@@ -68,7 +71,7 @@ typedef struct {
     int calls;
     int info;       /* cblas_xerbla: after the reference mapping below */
     int raw_info;   /* cblas_xerbla: the number as passed */
-    int row_major;  /* cblas_xerbla: RowMajorStrg during the call */
+    int row_major;  /* RowMajorStrg during the call */
     char name[32];
     char text[128]; /* cblas_xerbla: form formatted with its arguments */
 } handler_log_t;
@@ -102,6 +105,7 @@ void xerbla_(const char *srname, const int *info, size_t srname_len)
 {
     g_xerbla.calls++;
     g_xerbla.info = *info;
+    g_xerbla.row_major = RowMajorStrg;
     const size_t n = srname_len < sizeof g_xerbla.name - 1 ? srname_len : sizeof g_xerbla.name - 1;
     memcpy(g_xerbla.name, srname, n);
     g_xerbla.name[n] = '\0';
@@ -243,10 +247,14 @@ static void test_f77_bad(void **state)
  * `want` is the caller's argument position (1 layout ... 14 ldc), the
  * number a reference-style cblas_xerbla arrives at. For row-major calls
  * reference CBLAS checks the swapped column-major call, so N is checked
- * before M and ldb before lda (and a null B before a null A), and passes
- * that call's numbers with RowMajorStrg = 1 (M as 5, N as 4, lda as 11, ldb
- * as 9), which the handler maps back. Null operands are tgemm's addition:
- * passed as 8, 10, 13, which the mapping leaves alone. */
+ * before M and ldb before lda (and a null B before a null A), and numbers
+ * that call's arguments with RowMajorStrg = 1 (M as 5, N as 4, lda as 11,
+ * ldb as 9), which the handler maps back. The layout and the transposes
+ * (a `text`) go to cblas_xerbla; the dimensions and leading dimensions are
+ * checked by the SGEMM reference cblas_sgemm calls, whose XERBLA is this
+ * program's xerbla_ ("SGEMM ", that call's SGEMM number: 1 less). Null
+ * operands are tgemm's addition: passed to cblas_xerbla as 8, 10, 13, which
+ * the mapping leaves alone. */
 typedef struct {
     const char *name;
     int layout, ta, tb;
@@ -321,6 +329,16 @@ static void test_cblas_bad(void **state)
     const int want_raw = row && !null_operand ? gemm_row_major_map(b->want) : b->want;
     call_cblas_from(row ? 0 : 1, b->layout, b->ta, b->tb, b->m, b->n, b->k, 1.0f, b->null_a ? NULL : a, b->lda,
                     b->null_b ? NULL : bb, b->ldb, 0.5f, b->null_c ? NULL : c, b->ldc);
+    if (b->text[0] == '\0' && !null_operand) {
+        if (g_xerbla.calls != 1 || g_xerbla.info != want_raw - 1 || g_xerbla.row_major != (row ? 1 : 0))
+            fail_msg("%s: xerbla_ called %d time(s), last with info %d under RowMajorStrg %d; reference CBLAS's SGEMM "
+                     "calls it once with %d under %d",
+                     b->name, g_xerbla.calls, g_xerbla.info, g_xerbla.row_major, want_raw - 1, row ? 1 : 0);
+        assert_string_equal(g_xerbla.name, "SGEMM ");
+        assert_int_equal(g_cblas_xerbla.calls, 0);
+        assert_poisoned(c, b->name);
+        return;
+    }
     if (g_cblas_xerbla.calls != 1 || g_cblas_xerbla.info != b->want)
         fail_msg("%s: cblas_xerbla called %d time(s), last with info %d (passed %d, RowMajorStrg %d); want once "
                  "with %d",

@@ -1,6 +1,7 @@
 #include "blas/cpu_blas.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include "blas/output.hpp"
 #include "core/settings.hpp"
@@ -122,11 +123,26 @@ const CpuBlas &cpu_blas()
     return blas;
 }
 
-bool defined_by_cpu_blas(const void *fn)
+bool defined_by_a_blas(const void *fn)
 {
-    const CpuBlas &blas = cpu_blas();
     Dl_info info;
-    return blas.object != nullptr && dladdr(fn, &info) != 0 && info.dli_fbase == blas.object;
+    link_map *map = nullptr;
+    if (dladdr1(fn, &info, reinterpret_cast<void **>(&map), RTLD_DL_LINKMAP) == 0 || info.dli_fbase == nullptr ||
+        info.dli_fname == nullptr || info.dli_fname[0] == '\0')
+        return false;
+    // The executable (first in the list of loaded objects) is the program,
+    // whatever it defines: where it takes sgemm_'s address, its own
+    // canonical entry would look like a definition.
+    if (map == nullptr || map->l_prev == nullptr)
+        return false;
+    // The library by its name, already loaded (a handle to it, not a new
+    // copy); its own sgemm_ lies in it, a dependency's elsewhere.
+    void *handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr)
+        return false;
+    const bool blas = object_of(dlsym(handle, "sgemm_")) == info.dli_fbase;
+    dlclose(handle);
+    return blas;
 }
 
 }  // namespace tgemm::blas

@@ -54,8 +54,11 @@ struct CpuBlas {
 // Thread-safe; the first call resolves, later calls return the same result.
 const CpuBlas &cpu_blas();
 
-// Whether `fn` lies in the shared object the CPU BLAS was found in (false
-// when there is no CPU BLAS).
-bool defined_by_cpu_blas(const void *fn);
+// Whether `fn` lies in a shared library that defines an sgemm_ of its own:
+// a BLAS, such as the CPU BLAS tgemm forwards to or one it depends on
+// (Debian's libblas.so.3 from OpenBLAS defines sgemm_, and its
+// cblas_xerbla is in libopenblas.so.0, which defines sgemm_ too). The
+// program's executable and libraries without sgemm_ are no BLAS.
+bool defined_by_a_blas(const void *fn);
 
 }  // namespace tgemm::blas

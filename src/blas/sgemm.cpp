@@ -81,15 +81,16 @@ TGEMM_API void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int
         return;
     }
     const GemmParams p = sgemm_problem(row, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    // SGEMM argument i of the column-major call is reported as i + 1 (the
-    // layout comes first), as reference CBLAS reports it: for a row-major
-    // call that numbers the swapped call's arguments (M 5, N 4, lda 11, ldb
-    // 9), which a handler maps back under RowMajorStrg. The trace and the
-    // default message name the caller's argument.
+    // SGEMM's checks of the column-major call, reported as that SGEMM would
+    // (report_cblas_sgemm_error): its argument i reaches a cblas_xerbla as
+    // i + 1 (the layout comes first), for a row-major call numbering the
+    // swapped call's arguments (M 5, N 4, lda 11, ldb 9), which a handler
+    // maps back under RowMajorStrg. The trace and the default message name
+    // the caller's argument.
     if (const int info = check_sgemm(p); info != 0) {
         const int caller = (row ? sgemm_row_major_argument(info) : info) + 1;
         trace.error(caller);
-        report_cblas_error(info + 1, caller, "", 0);
+        report_cblas_sgemm_error(info, caller);
         return;
     }
     trace.scalars(alpha, beta);

@@ -25,14 +25,31 @@ namespace {
 constexpr char kSgemmName[] = "SGEMM ";  // reference passes the name padded to 6
 constexpr char kCblasName[] = "cblas_sgemm";
 
-// A handler that belongs to the CPU BLAS tgemm forwards to is that library's
-// own default, not the program's: reference CBLAS's and OpenBLAS's
-// cblas_xerbla exit the process, which tgemm never does. Only the program's
-// handlers (wherever else they are defined) are called.
+constexpr char kCblasFromSgemmName[] = "cblas_sgemm ";  // reference CBLAS's xerbla_ makes it from "SGEMM "
+
+// A handler defined by a BLAS library (the CPU BLAS tgemm forwards to, or
+// OpenBLAS behind Debian's libblas.so.3) is that library's default, not the
+// program's: reference CBLAS's and OpenBLAS's cblas_xerbla exit the process,
+// which tgemm never does. Only the program's handlers (in the executable or
+// in a library that is no BLAS) are called.
 template <typename Fn>
 bool program_handler(Fn fn)
 {
-    return fn != nullptr && !defined_by_cpu_blas(reinterpret_cast<const void *>(fn));
+    return fn != nullptr && !defined_by_a_blas(reinterpret_cast<const void *>(fn));
+}
+
+// Reference CBLAS's default message, the number mapped back to the caller's
+// argument; reference cblas_xerbla then calls exit(-1), tgemm returns.
+void print_cblas_message(int caller_info, const char *form, int value)
+{
+    char line[160];
+    int len = std::snprintf(line, sizeof line, "Parameter %d to routine %s was incorrect\n", caller_info, kCblasName);
+    if (len > 0 && static_cast<size_t>(len) < sizeof line && form[0] != '\0') {
+        const int more = std::snprintf(line + len, sizeof line - static_cast<size_t>(len), form, value);
+        if (more > 0)
+            len += more;
+    }
+    write_text(STDERR_FILENO, line, len, sizeof line);
 }
 
 }  // namespace
@@ -57,16 +74,24 @@ void report_cblas_error(int info, int caller_info, const char *form, int value)
             cblas_xerbla(info, kCblasName, form);
         return;
     }
-    // Reference cblas_xerbla's text, with the number it prints once mapped
-    // back; it then calls exit(-1), tgemm returns.
-    char line[160];
-    int len = std::snprintf(line, sizeof line, "Parameter %d to routine %s was incorrect\n", caller_info, kCblasName);
-    if (len > 0 && static_cast<size_t>(len) < sizeof line && form[0] != '\0') {
-        const int more = std::snprintf(line + len, sizeof line - static_cast<size_t>(len), form, value);
-        if (more > 0)
-            len += more;
+    print_cblas_message(caller_info, form, value);
+}
+
+void report_cblas_sgemm_error(int info, int caller_info)
+{
+    // Reference cblas_sgemm leaves these to the SGEMM it calls, whose XERBLA
+    // is the program's xerbla_ where it has one; else reference CBLAS's
+    // xerbla_, which passes info + 1 and "cblas_" with the lower-cased
+    // routine name to cblas_xerbla.
+    if (program_handler(&xerbla_)) {
+        xerbla_(kSgemmName, &info, sizeof kSgemmName - 1);
+        return;
     }
-    write_text(STDERR_FILENO, line, len, sizeof line);
+    if (program_handler(&cblas_xerbla)) {
+        cblas_xerbla(info + 1, kCblasFromSgemmName, "");
+        return;
+    }
+    print_cblas_message(caller_info, "", 0);
 }
 
 RowMajorStrgScope::RowMajorStrgScope()

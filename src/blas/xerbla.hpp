@@ -1,7 +1,7 @@
 // Argument errors of the BLAS entry points, reported the way reference BLAS
-// and reference CBLAS report them: by calling the process's global xerbla_
-// (SGEMM) or cblas_xerbla (cblas_sgemm), so a program's own handler sees
-// them. Unlike reference BLAS, whose default handlers stop the program,
+// and reference CBLAS report them: by calling the program's xerbla_ or
+// cblas_xerbla, as the reference routines do, so a program's own handler
+// sees them. Unlike reference BLAS, whose default handlers stop the program,
 // tgemm's defaults print the reference message to stderr and return.
 #pragma once
 
@@ -17,6 +17,14 @@ void report_sgemm_error(int info);
 // reference cblas_xerbla does after that mapping. form is "" or a printf
 // format with one %d for `value`.
 void report_cblas_error(int info, int caller_info, const char *form, int value);
+
+// An error SGEMM's own checks find in the column-major call cblas_sgemm
+// makes, info its SGEMM number (1 to 13): reported as reference cblas_sgemm
+// does, through the SGEMM it calls, to the program's xerbla_("SGEMM ",
+// info) where it defines one, else to its cblas_xerbla(info + 1,
+// "cblas_sgemm ", "") (reference CBLAS's xerbla_ does that, the name padded
+// as SGEMM's). caller_info is the caller's argument, for the default message.
+void report_cblas_sgemm_error(int info, int caller_info);
 
 // Reference CBLAS's global RowMajorStrg, kept as reference cblas_sgemm
 // keeps it: 0 when the call starts, 1 from the moment the layout is known to

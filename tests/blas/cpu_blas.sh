@@ -14,6 +14,8 @@
 #    (tests/blas/fake_blas.c).
 #  - TGEMM_CPU_BLAS: the library it names or none; the program's own BLAS
 #    (found after libtgemm under LD_PRELOAD) before both.
+#  - A BLAS's own error handlers, in a library it needs, are not the
+#    program's: never called (they exit); tgemm's defaults print instead.
 # usage: cpu_blas.sh BUILD_TESTS_DIR LIBTGEMM_FILE HAS_GPU_PROGRAM
 set -eu
 dir=$1 lib=$2 has_gpu=$3
@@ -202,6 +204,20 @@ echo "== the program's own BLAS, under LD_PRELOAD, before TGEMM_CPU_BLAS and the
 ldd "$dir/cpu_blas_prog_fake" | grep -q libfakeblas || fail "cpu_blas_prog_fake is not linked against the stand-in"
 run_prog "$dir/cpu_blas_prog_fake" LD_PRELOAD="$lib" TGEMM_CPU_BLAS=libopenblas.so.0 TGEMM_VERBOSE=1
 chosen "$fake" "loaded after libtgemm"
+echo "== a BLAS whose exiting handlers lie in a library it needs: not called, the program goes on"
+# As Debian's libblas.so.3 from OpenBLAS, whose cblas_xerbla is in
+# libopenblas.so.0: handlers_prog defines none, libfakewrap.so (its BLAS)
+# needs libfakecore.so, whose xerbla_ and cblas_xerbla exit with 99.
+ldd "$dir/handlers_prog" | grep -q libfakecore || fail "handlers_prog does not load libfakecore.so"
+LD_PRELOAD="$lib" TGEMM_OFFLOAD=cpu "$dir/handlers_prog" > "$work/out" 2> "$err" \
+    || fail "handlers_prog stopped (status $?): $(cat "$work/out" "$err")"
+grep -q '^handlers_prog: went on after 3 bad calls, C untouched$' "$work/out" || fail "$(cat "$work/out")"
+stderr_lines 4
+grep -q '^ \*\* On entry to SGEMM parameter number  3 had an illegal value$' "$err" || fail "$(cat "$err")"
+grep -q '^Parameter 1 to routine cblas_sgemm was incorrect$' "$err" || fail "$(cat "$err")"
+grep -q '^Parameter 5 to routine cblas_sgemm was incorrect$' "$err" || fail "$(cat "$err")"
+echo "default messages: $(tr '\n' '|' < "$err")"
+
 [ "$gpu" = 1 ] && echo "[       OK ] the CPU BLAS tgemm finds, its search order, and the GPU runs" \
     || { echo "[       OK ] the CPU BLAS tgemm finds and its search order"; echo "[  SKIPPED ] the GPU runs"; }
 echo "test-cpu-blas: OK"

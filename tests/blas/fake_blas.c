@@ -9,7 +9,9 @@
  * neither: a library that has the name of a BLAS and is not one. Built with
  * -DCALL_BACK its sgemm_ hands every call to the sgemm_ of the program's
  * scope, as a BLAS switch (FlexiBLAS) configured with libtgemm as its
- * backend would: into tgemm again.
+ * backend would: into tgemm again. Built with -DEXITING_HANDLERS it also
+ * defines xerbla_ and cblas_xerbla that stop the process, as OpenBLAS's and
+ * reference CBLAS's do (exit status 99, one line on stderr).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -91,6 +93,34 @@ void sgemm_(const char *transa, const char *transb, const int *m, const int *n, 
 #endif
     multiply(trans_char(*transa), trans_char(*transb), *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
 }
+
+#ifdef EXITING_HANDLERS
+void xerbla_(const char *srname, const int *info, size_t srname_len);
+void cblas_xerbla(int info, const char *rout, const char *form, ...);
+
+static void stop(const char *line)
+{
+    if (write(STDERR_FILENO, line, strlen(line)) < 0)
+        _exit(98);
+    _exit(99);
+}
+
+void xerbla_(const char *srname, const int *info, size_t srname_len)
+{
+    (void)srname;
+    (void)info;
+    (void)srname_len;
+    stop("fake BLAS: xerbla_ stops the program\n");
+}
+
+void cblas_xerbla(int info, const char *rout, const char *form, ...)
+{
+    (void)info;
+    (void)rout;
+    (void)form;
+    stop("fake BLAS: cblas_xerbla stops the program\n");
+}
+#endif
 
 void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int K, float alpha, const float *A, int lda,
                  const float *B, int ldb, float beta, float *C, int ldc)

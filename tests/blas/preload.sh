@@ -4,8 +4,8 @@
 # (TGEMM_OFFLOAD=gpu; without a GPU every call must fall back to the CPU,
 # and the run on the GPU counts as skipped; a GPU setup that is there but
 # broken fails, see tests/blas/has_gpu.c), there also in the fp32-tc math
-# (TGEMM_MATH=fp32-tc). Also the default xerbla
-# handlers, preloaded and linked directly. Each check ends with a line
+# (TGEMM_MATH=fp32-tc). Also a program with cblas_xerbla alone, and the
+# default xerbla handlers, preloaded and linked directly. Each check ends with a line
 # "[       OK ] ..." for make test's summary.
 # usage: preload.sh BUILD_TESTS_DIR LIBTGEMM
 set -eu
@@ -66,6 +66,19 @@ else
     echo "[  SKIPPED ] LD_PRELOAD, TGEMM_OFFLOAD=gpu: on the GPU"
     echo "[  SKIPPED ] LD_PRELOAD, TGEMM_MATH=fp32-tc: on the tensor cores"
 fi
+
+# cblas_xerbla alone in the program (no xerbla_): cblas_sgemm's dimension
+# errors reach it as reference CBLAS's own xerbla_ passes them (SGEMM's
+# number + 1, "cblas_sgemm "), RowMajorStrg as for the others; nothing on
+# stderr. Preloaded (OpenBLAS's xerbla_ in the process is no handler of the
+# program's) and linked with libtgemm.
+echo "== cblas_xerbla alone in the program, preloaded and linked"
+LD_PRELOAD=$lib TGEMM_OFFLOAD=cpu "$dir/preload_prog_cblasonly" exact reference 2> "$err" || fail "$(cat "$err")"
+[ ! -s "$err" ] || fail "unexpected stderr: $(cat "$err")"
+TGEMM_OFFLOAD=cpu TGEMM_CPU_BLAS=libopenblas.so.0 "$dir/direct_prog_cblasonly" exact reference 2> "$err" \
+    || fail "$(cat "$err")"
+[ ! -s "$err" ] || fail "unexpected stderr: $(cat "$err")"
+echo "[       OK ] cblas_xerbla alone in the program: dimension errors as reference CBLAS's xerbla_ passes them"
 
 # Without handlers of the program's own: the weak xerbla_ / cblas_xerbla
 # references bind to OpenBLAS's, which tgemm does not call (OpenBLAS's

@@ -11,7 +11,14 @@
  *                            and cblas_sgemm keeps the program's RowMajorStrg
  *                            as reference CBLAS does (only under tgemm:
  *                            OpenBLAS numbers cblas_sgemm's arguments its own
- *                            way and has no RowMajorStrg)
+ *                            way and has no RowMajorStrg). cblas_sgemm's
+ *                            dimension errors come from the SGEMM reference
+ *                            cblas_sgemm calls: to xerbla_ ("SGEMM ", that
+ *                            call's number) where the program defines one;
+ *                            built with -DCBLAS_XERBLA_ONLY (no xerbla_), to
+ *                            cblas_xerbla (number + 1, "cblas_sgemm "), as
+ *                            reference CBLAS's own xerbla_ passes them, and
+ *                            sgemm_'s bad calls are not made
  *   preload_prog             (built with -DNO_HANDLERS) as `exact`, then bad
  *                            calls print the reference messages and the
  *                            program goes on
@@ -233,18 +240,29 @@ static int run_all(bool exact)
 int RowMajorStrg;
 
 #ifndef NO_HANDLERS
-static int g_xerbla_calls, g_xerbla_info, g_cblas_calls, g_cblas_info, g_cblas_row_major;
+static int g_xerbla_calls, g_xerbla_info, g_xerbla_row_major, g_cblas_calls, g_cblas_info, g_cblas_row_major;
 static char g_xerbla_name[16], g_cblas_rout[32];
 
-void xerbla_(const char *srname, const int *info, size_t srname_len);
 void cblas_xerbla(int info, const char *rout, const char *form, ...);
+
+/* Reference cblas_xerbla's mapping of a gemm's numbers under RowMajorStrg
+ * (an involution): the caller's argument from the swapped call's, and back. */
+static int gemm_row_major_map(int info)
+{
+    return info == 4 || info == 5 ? 9 - info : info == 9 || info == 11 ? 20 - info : info;
+}
+
+#ifndef CBLAS_XERBLA_ONLY
+void xerbla_(const char *srname, const int *info, size_t srname_len);
 
 void xerbla_(const char *srname, const int *info, size_t srname_len)
 {
     g_xerbla_calls++;
     g_xerbla_info = *info;
+    g_xerbla_row_major = RowMajorStrg;
     snprintf(g_xerbla_name, sizeof g_xerbla_name, "%.*s", (int)srname_len, srname);
 }
+#endif
 
 /* Reference cblas_xerbla's way: under RowMajorStrg, a gemm's numbers are
  * those of the column-major call a row-major call becomes (M and N, lda and
@@ -254,54 +272,63 @@ void cblas_xerbla(int info, const char *rout, const char *form, ...)
     (void)form;
     g_cblas_calls++;
     g_cblas_row_major = RowMajorStrg;
-    if (RowMajorStrg && strstr(rout, "gemm") != NULL) {
-        if (info == 4 || info == 5)
-            info = 9 - info;
-        else if (info == 9 || info == 11)
-            info = 20 - info;
-    }
-    g_cblas_info = info;
+    g_cblas_info = RowMajorStrg && strstr(rout, "gemm") != NULL ? gemm_row_major_map(info) : info;
     snprintf(g_cblas_rout, sizeof g_cblas_rout, "%s", rout);
 }
 
 /* Each bad call must reach exactly one handler with the reference number
- * (when `numbers`: for cblas_sgemm, the caller's argument once mapped,
- * with RowMajorStrg `row_major` in the handler and 0 after the call) and
- * leave C alone. */
-static void expect_error(const char *what, bool cblas, int want, int row_major, bool numbers, float *c, size_t nc)
+ * (when `numbers`: the handler `cblas` names, cblas_xerbla under the name
+ * `rout` with the caller's argument once mapped, or xerbla_ ("SGEMM ")
+ * with SGEMM's number; for a cblas_sgemm call, RowMajorStrg `row_major` in
+ * the handler, and 0 after the call) and leave C alone. */
+static void expect_error(const char *what, bool cblas, const char *rout, int want, int row_major, bool numbers,
+                         float *c, size_t nc)
 {
     const int calls = g_xerbla_calls + g_cblas_calls;
     const int info = cblas ? g_cblas_info : g_xerbla_info;
+    const int handler_row_major = cblas ? g_cblas_row_major : g_xerbla_row_major;
     bool ok = calls == 1;
     if (numbers)
-        ok = ok && (cblas ? g_cblas_calls == 1 && strcmp(g_cblas_rout, "cblas_sgemm") == 0
+        ok = ok && (cblas ? g_cblas_calls == 1 && strcmp(g_cblas_rout, rout) == 0
                           : g_xerbla_calls == 1 && strcmp(g_xerbla_name, "SGEMM ") == 0) &&
-             info == want && (!cblas || (g_cblas_row_major == row_major && RowMajorStrg == 0));
+             info == want && (row_major < 0 || (handler_row_major == row_major && RowMajorStrg == 0));
     for (size_t i = 0; i < nc; ++i) {
         ok = ok && c[i] == -7.0f;
         c[i] = -7.0f;
     }
     if (!ok) {
         fprintf(stderr,
-                "FAIL error %s: xerbla_ %d call(s) info %d, cblas_xerbla %d call(s) info %d with RowMajorStrg %d, "
-                "RowMajorStrg %d after; want info %d%s\n",
-                what, g_xerbla_calls, g_xerbla_info, g_cblas_calls, g_cblas_info, g_cblas_row_major, RowMajorStrg, want,
-                cblas ? (row_major ? " with RowMajorStrg 1, 0 after" : " with RowMajorStrg 0, 0 after") : "");
+                "FAIL error %s: xerbla_ %d call(s) info %d with RowMajorStrg %d, cblas_xerbla %d call(s) info %d "
+                "('%s') with RowMajorStrg %d, RowMajorStrg %d after; want %s info %d%s\n",
+                what, g_xerbla_calls, g_xerbla_info, g_xerbla_row_major, g_cblas_calls, g_cblas_info, g_cblas_rout,
+                g_cblas_row_major, RowMajorStrg, cblas ? rout : "SGEMM ", want,
+                row_major < 0 ? "" : (row_major ? " with RowMajorStrg 1, 0 after" : " with RowMajorStrg 0, 0 after"));
         failures++;
     }
-    g_xerbla_calls = g_xerbla_info = g_cblas_calls = g_cblas_info = g_cblas_row_major = 0;
+    g_xerbla_calls = g_xerbla_info = g_xerbla_row_major = g_cblas_calls = g_cblas_info = g_cblas_row_major = 0;
+    g_cblas_rout[0] = '\0';
 }
 
-/* A bad cblas_sgemm call. RowMajorStrg starts at the value reference
- * cblas_sgemm does not give it during the call: 0 before a row-major call
- * (a program that never sets it), 1 before the others. */
-static void bad_cblas(const char *what, int want, bool numbers, float *c, int layout, int ta, int tb, int m, int n,
-                      int k, const float *a, int lda, const float *b, int ldb, int ldc)
+
+/* A bad cblas_sgemm call, `want` the caller's argument. RowMajorStrg starts
+ * at the value reference cblas_sgemm does not give it during the call: 0
+ * before a row-major call (a program that never sets it), 1 before the
+ * others. `dims`: an error SGEMM's own checks find (M, N, K, lda, ldb,
+ * ldc), reported through the SGEMM reference cblas_sgemm calls. */
+static void bad_cblas(const char *what, int want, bool dims, bool numbers, float *c, int layout, int ta, int tb,
+                      int m, int n, int k, const float *a, int lda, const float *b, int ldb, int ldc)
 {
     const int row_major = layout == 101;
     RowMajorStrg = !row_major;
     cblas_sgemm(layout, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
-    expect_error(what, true, want, row_major, numbers, c, 64);
+#ifdef CBLAS_XERBLA_ONLY
+    expect_error(what, true, dims ? "cblas_sgemm " : "cblas_sgemm", want, row_major, numbers, c, 64);
+#else
+    if (dims)
+        expect_error(what, false, "", (row_major ? gemm_row_major_map(want) : want) - 1, row_major, numbers, c, 64);
+    else
+        expect_error(what, true, "cblas_sgemm", want, row_major, numbers, c, 64);
+#endif
 }
 
 static void run_errors(bool numbers)
@@ -313,45 +340,49 @@ static void run_errors(bool numbers)
     }
     const float one = 1.0f;
     int m = 4, n = 3, k = 2, lda = 4, ldb = 2, ldc = 4, neg = -1, small = 1;
+#ifndef CBLAS_XERBLA_ONLY
     sgemm_("X", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ transa", false, 1, 0, numbers, c, 64);
+    expect_error("sgemm_ transa", false, "", 1, -1, numbers, c, 64);
     sgemm_("n", "q", &m, &n, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ transb", false, 2, 0, numbers, c, 64);
+    expect_error("sgemm_ transb", false, "", 2, -1, numbers, c, 64);
     sgemm_("N", "N", &neg, &n, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ m", false, 3, 0, numbers, c, 64);
+    expect_error("sgemm_ m", false, "", 3, -1, numbers, c, 64);
     sgemm_("N", "N", &m, &neg, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ n", false, 4, 0, numbers, c, 64);
+    expect_error("sgemm_ n", false, "", 4, -1, numbers, c, 64);
     sgemm_("N", "N", &m, &n, &neg, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ k", false, 5, 0, numbers, c, 64);
+    expect_error("sgemm_ k", false, "", 5, -1, numbers, c, 64);
     sgemm_("N", "N", &m, &n, &k, &one, a, &small, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ lda", false, 8, 0, numbers, c, 64);
+    expect_error("sgemm_ lda", false, "", 8, -1, numbers, c, 64);
     sgemm_("N", "t", &m, &n, &k, &one, a, &lda, b, &ldb, &one, c, &ldc, 1, 1);
-    expect_error("sgemm_ ldb", false, 10, 0, numbers, c, 64);
+    expect_error("sgemm_ ldb", false, "", 10, -1, numbers, c, 64);
     sgemm_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &one, c, &small, 1, 1);
-    expect_error("sgemm_ ldc", false, 13, 0, numbers, c, 64);
+    expect_error("sgemm_ ldc", false, "", 13, -1, numbers, c, 64);
     sgemm_("N", "N", &neg, &n, &k, &one, a, &small, b, &small, &one, c, &small, 1, 1);
-    expect_error("sgemm_ m before lda", false, 3, 0, numbers, c, 64);
+    expect_error("sgemm_ m before lda", false, "", 3, -1, numbers, c, 64);
+#else
+    (void)one, (void)m, (void)n, (void)k, (void)lda, (void)ldb, (void)ldc, (void)neg, (void)small;
+#endif
 
-    bad_cblas("cblas layout", 1, numbers, c, 7, 111, 111, 4, 3, 2, a, 4, b, 2, 4);
-    bad_cblas("cblas col TransA", 2, numbers, c, 102, 5, 111, 4, 3, 2, a, 4, b, 2, 4);
+    bad_cblas("cblas layout", 1, false, numbers, c, 7, 111, 111, 4, 3, 2, a, 4, b, 2, 4);
+    bad_cblas("cblas col TransA", 2, false, numbers, c, 102, 5, 111, 4, 3, 2, a, 4, b, 2, 4);
     /* 115: OpenBLAS takes 114 (its CblasConjNoTrans) as N, reference CBLAS rejects it. */
-    bad_cblas("cblas row TransB", 3, numbers, c, 101, 111, 115, 4, 3, 2, a, 2, b, 3, 3);
-    bad_cblas("cblas col M", 4, numbers, c, 102, 111, 111, -1, 3, 2, a, 4, b, 2, 4);
-    bad_cblas("cblas col N", 5, numbers, c, 102, 111, 111, 4, -1, 2, a, 4, b, 2, 4);
-    bad_cblas("cblas col lda", 9, numbers, c, 102, 111, 111, 4, 3, 2, a, 3, b, 2, 4);
-    bad_cblas("cblas col ldb", 11, numbers, c, 102, 111, 111, 4, 3, 2, a, 4, b, 1, 4);
-    bad_cblas("cblas col ldc", 14, numbers, c, 102, 111, 111, 4, 3, 2, a, 4, b, 2, 3);
-    bad_cblas("cblas row N before M", 5, numbers, c, 101, 111, 111, -1, -1, 2, a, 2, b, 3, 3);
-    bad_cblas("cblas row M", 4, numbers, c, 101, 111, 111, -1, 3, 2, a, 2, b, 3, 3);
-    bad_cblas("cblas row lda", 9, numbers, c, 101, 111, 111, 4, 3, 2, a, 1, b, 3, 3);
-    bad_cblas("cblas row ldb before lda", 11, numbers, c, 101, 111, 111, 4, 3, 2, a, 1, b, 2, 3);
-    bad_cblas("cblas row ldc", 14, numbers, c, 101, 111, 111, 4, 3, 2, a, 2, b, 3, 2);
+    bad_cblas("cblas row TransB", 3, false, numbers, c, 101, 111, 115, 4, 3, 2, a, 2, b, 3, 3);
+    bad_cblas("cblas col M", 4, true, numbers, c, 102, 111, 111, -1, 3, 2, a, 4, b, 2, 4);
+    bad_cblas("cblas col N", 5, true, numbers, c, 102, 111, 111, 4, -1, 2, a, 4, b, 2, 4);
+    bad_cblas("cblas col lda", 9, true, numbers, c, 102, 111, 111, 4, 3, 2, a, 3, b, 2, 4);
+    bad_cblas("cblas col ldb", 11, true, numbers, c, 102, 111, 111, 4, 3, 2, a, 4, b, 1, 4);
+    bad_cblas("cblas col ldc", 14, true, numbers, c, 102, 111, 111, 4, 3, 2, a, 4, b, 2, 3);
+    bad_cblas("cblas row N before M", 5, true, numbers, c, 101, 111, 111, -1, -1, 2, a, 2, b, 3, 3);
+    bad_cblas("cblas row M", 4, true, numbers, c, 101, 111, 111, -1, 3, 2, a, 2, b, 3, 3);
+    bad_cblas("cblas row lda", 9, true, numbers, c, 101, 111, 111, 4, 3, 2, a, 1, b, 3, 3);
+    bad_cblas("cblas row ldb before lda", 11, true, numbers, c, 101, 111, 111, 4, 3, 2, a, 1, b, 2, 3);
+    bad_cblas("cblas row ldc", 14, true, numbers, c, 101, 111, 111, 4, 3, 2, a, 2, b, 3, 2);
     /* tgemm's own checks: a NULL operand it must read is reported as the
      * caller's argument (8 A, 10 B, 13 C), which the mapping leaves alone. */
     if (numbers) {
-        bad_cblas("cblas row NULL A", 8, numbers, c, 101, 111, 111, 4, 3, 2, NULL, 2, b, 3, 3);
-        bad_cblas("cblas row NULL B", 10, numbers, c, 101, 111, 111, 4, 3, 2, a, 2, NULL, 3, 3);
-        bad_cblas("cblas col NULL A", 8, numbers, c, 102, 111, 111, 4, 3, 2, NULL, 4, b, 2, 4);
+        bad_cblas("cblas row NULL A", 8, false, numbers, c, 101, 111, 111, 4, 3, 2, NULL, 2, b, 3, 3);
+        bad_cblas("cblas row NULL B", 10, false, numbers, c, 101, 111, 111, 4, 3, 2, a, 2, NULL, 3, 3);
+        bad_cblas("cblas col NULL A", 8, false, numbers, c, 102, 111, 111, 4, 3, 2, NULL, 4, b, 2, 4);
     }
 }
 #else
