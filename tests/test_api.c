@@ -134,16 +134,22 @@ static void test_quick_returns(void **state)
 }
 
 /* A call that needs the GPU either succeeds (GPU present) or reports
- * NO_DEVICE and leaves C alone (no GPU): both outcomes are asserted. */
+ * NO_DEVICE and leaves C alone (no GPU): both outcomes are asserted. The
+ * product, 2 A^T B of small integers with B not symmetric, is exact, so a
+ * result that ignores the transpose, alpha or B shows. */
 static void test_real_call_matches_device_presence(void **state)
 {
     (void)state;
-    float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[kCElems];
+    float a[4] = {1, 2, 3, 4}, b[4] = {5, -1, 2, 3}, c[kCElems], want[4];
+    for (int j = 0; j < 2; ++j)
+        for (int i = 0; i < 2; ++i)
+            want[i + 2 * j] = 2.0f * (a[0 + 2 * i] * b[0 + 2 * j] + a[1 + 2 * i] * b[1 + 2 * j]);
     poison_buffer(c);
-    const tgemm_status s = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+    const tgemm_status s = tgemm_sgemm(TGEMM_OP_T, TGEMM_OP_N, 2, 2, 2, 2.0f, a, 2, b, 2, 0.0f, c, 2);
     if (gpu_available()) {
         assert_int_equal(s, TGEMM_SUCCESS);
-        assert_true(c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4);
+        for (int i = 0; i < 4; ++i)
+            assert_true(c[i] == want[i]);
         for (int i = 4; i < kCElems; ++i)
             assert_true(same_bits(c[i], poison_c()));
     } else {

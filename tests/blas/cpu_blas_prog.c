@@ -2,9 +2,11 @@
  * five small products through sgemm_ and cblas_sgemm, whichever library
  * defines them (libtgemm linked directly, or a BLAS with libtgemm
  * preloaded). Inputs are small integers, so every product is exact in FP32
- * in any order of the sums and is checked with ==. Prints PASS and the
+ * in any order of the sums and is checked with ==; where beta == 0, C
+ * starts as NaN. Prints PASS and the
  * number of products, or FAIL; exits 1 on failure.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -41,6 +43,9 @@ static int product(int cblas, int row_major, int ta, int tb, int m, int n, int k
             for (int l = 0; l < k; ++l)
                 s += at(g_a, lda, ta, i, l) * at(g_b, ldb, tb, l, j);
             g_want[i + j * ldc] = alpha * s + beta * g_want[i + j * ldc];
+            /* beta == 0 must not read C: NaN there shows a read. */
+            if (beta == 0.0f)
+                g_c[i + j * ldc] = NAN;
         }
     if (!cblas) {
         const char tas[2] = {ta ? 't' : 'N', 0}, tbs[2] = {tb ? 'T' : 'n', 0};
