@@ -228,31 +228,75 @@ void fill_operands(float *A, shape_t SA, float *B, shape_t SB, float *C0, shape_
 
 /* ---------------------------------------------------------------- checking */
 
-static double *abs_copy(const float *x, shape_t s)
+/* x's region in double (each FP32 value exactly), |x| where `magnitude`;
+ * padding 0. */
+static double *double_copy(const float *x, shape_t s, bool magnitude)
 {
     double *d = xmalloc(shape_elems(s) * sizeof *d);
     for (int64_t o = 0; o < s.outer; ++o)
-        for (int64_t i = 0; i < s.ld; ++i)
-            d[o * s.ld + i] = i < s.inner ? fabs((double)x[o * s.ld + i]) : 0.0;
+        for (int64_t i = 0; i < s.ld; ++i) {
+            const double v = i < s.inner ? (double)x[o * s.ld + i] : 0.0;
+            d[o * s.ld + i] = magnitude ? fabs(v) : v;
+        }
     return d;
+}
+
+/* alpha op(A) op(B) + beta C0 in double by OpenBLAS's dgemm, or with the
+ * magnitudes of everything where `magnitude`; C0 is not read where beta == 0. */
+static double *double_product(bool magnitude, bool col_major, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                              float alpha, const float *A, shape_t sa, const float *B, shape_t sb, float beta,
+                              const float *C0, shape_t sc)
+{
+    double *c = xmalloc(shape_elems(sc) * sizeof *c);
+    for (int64_t o = 0; o < sc.outer; ++o)
+        for (int64_t i = 0; i < sc.ld; ++i) {
+            const double v = (i < sc.inner && beta != 0.0f) ? (double)beta * C0[o * sc.ld + i] : 0.0;
+            c[o * sc.ld + i] = magnitude ? fabs(v) : v;
+        }
+    if (alpha != 0.0f && k > 0) {
+        double *a = double_copy(A, sa, magnitude), *b = double_copy(B, sb, magnitude);
+        ref_dgemm(col_major ? REF_COL_MAJOR : REF_ROW_MAJOR, ta ? REF_T : REF_N, tb ? REF_T : REF_N, (int)m,
+                  (int)n, (int)k, magnitude ? fabs((double)alpha) : (double)alpha, a, (int)sa.ld, b, (int)sb.ld,
+                  1.0, c, (int)sc.ld);
+        free(a);
+        free(b);
+    }
+    return c;
 }
 
 double *error_bound(bool col_major, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                     const float *A, shape_t sa, const float *B, shape_t sb, float beta, const float *C0,
                     shape_t sc)
 {
-    double *bound = xmalloc(shape_elems(sc) * sizeof *bound);
+    return double_product(true, col_major, ta, tb, m, n, k, alpha, A, sa, B, sb, beta, C0, sc);
+}
+
+double *fp64_reference(bool col_major, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                       const float *A, shape_t sa, const float *B, shape_t sb, float beta, const float *C0,
+                       shape_t sc)
+{
+    return double_product(false, col_major, ta, tb, m, n, k, alpha, A, sa, B, sb, beta, C0, sc);
+}
+
+void check_c_fp64(const char *what, const float *c, const double *want, const double *bound, shape_t sc, int64_t k,
+                  uint64_t seed)
+{
+    const double nu = (double)(k + 2) * 0x1.0p-24, gamma = nu / (1.0 - nu), slack = (double)(k + 2) * 0x1.0p-52;
     for (int64_t o = 0; o < sc.outer; ++o)
-        for (int64_t i = 0; i < sc.ld; ++i)
-            bound[o * sc.ld + i] = (i < sc.inner && beta != 0.0f) ? fabs((double)beta * C0[o * sc.ld + i]) : 0.0;
-    if (alpha != 0.0f && k > 0) {
-        double *a = abs_copy(A, sa), *b = abs_copy(B, sb);
-        ref_dgemm(col_major ? REF_COL_MAJOR : REF_ROW_MAJOR, ta ? REF_T : REF_N, tb ? REF_T : REF_N, (int)m,
-                  (int)n, (int)k, fabs((double)alpha), a, (int)sa.ld, b, (int)sb.ld, 1.0, bound, (int)sc.ld);
-        free(a);
-        free(b);
-    }
-    return bound;
+        for (int64_t i = 0; i < sc.ld; ++i) {
+            const size_t at = (size_t)(o * sc.ld + i);
+            if (i >= sc.inner) {
+                if (!same_bits(c[at], poison_pad()))
+                    fail_msg("%s: padding element (inner %lld, outer %lld) was written (seed 0x%016llx)", what,
+                             (long long)i, (long long)o, (unsigned long long)seed);
+                continue;
+            }
+            const double allowed = (gamma + slack) * bound[at];
+            if (!(fabs((double)c[at] - want[at]) <= allowed))
+                fail_msg("%s: element (inner %lld, outer %lld) = %.9g, FP64 %.17g, allowed error %.3g "
+                         "(seed 0x%016llx)",
+                         what, (long long)i, (long long)o, (double)c[at], want[at], allowed, (unsigned long long)seed);
+        }
 }
 
 void check_c(const char *what, const float *c, const float *ref, const double *bound, shape_t sc, int64_t k,
@@ -519,6 +563,9 @@ void check_special(const char *what, const problem_t *p, const float *c, const d
     const double u = 0x1.0p-24;
     const double nu = (double)(p->k + 2) * u;
     const double gamma = nu / (1.0 - nu);
+    /* want is a double sum: its own rounding, at most (k + 2) 2^-53 of the
+     * bound, is allowed beside the FP32 bound gamma_{K+2}. */
+    const double fp64_slack = (double)(p->k + 2) * 0x1.0p-52;
     for (int64_t o = 0; o < SC.outer; ++o) {
         for (int64_t x = 0; x < SC.ld; ++x) {
             const size_t at = (size_t)(o * SC.ld + x);
@@ -540,7 +587,7 @@ void check_special(const char *what, const problem_t *p, const float *c, const d
             else if (exact)
                 ok = got == w;
             else
-                ok = fabs(got - w) <= (allowed = 2.0 * gamma * bound[at]);
+                ok = fabs(got - w) <= (allowed = (gamma + fp64_slack) * bound[at]);
             if (!ok)
                 fail_msg("%s: C(%lld, %lld) = %.9g, want %.9g, allowed error %.3g (seed 0x%016llx)", what,
                          (long long)(p->col_major ? x : o), (long long)(p->col_major ? o : x), got, w, allowed,

@@ -110,6 +110,19 @@ double *error_bound(bool col_major, bool ta, bool tb, int64_t m, int64_t n, int6
                     const float *A, shape_t sa, const float *B, shape_t sb, float beta, const float *C0,
                     shape_t sc);
 
+/* alpha op(A) op(B) + beta C0 in double (OpenBLAS's dgemm on the FP32
+ * values, each exact in double; C0 not read where beta == 0; padding 0). */
+double *fp64_reference(bool col_major, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                       const float *A, shape_t sa, const float *B, shape_t sb, float beta, const float *C0,
+                       shape_t sc);
+
+/* Checks C against fp64_reference's result: |c - want| <= gamma(k + 2) *
+ * bound elementwise (the FP32 bound itself, not twice it: the reference
+ * is exact but for its own rounding, (k + 2) 2^-53 of the bound, allowed
+ * on top); padding bit for bit poison_pad(). */
+void check_c_fp64(const char *what, const float *c, const double *want, const double *bound, shape_t sc, int64_t k,
+                  uint64_t seed);
+
 /* ---- NaN and Inf in the operands: where they go, what C must become.
  *
  * One call as these helpers take it; s is shapes_of_call's for it. */
@@ -171,8 +184,10 @@ void require_special_counts(const char *what, const problem_t *p, const special_
 
 /* Checks C against special_reference's result: NaN exactly where it has
  * NaN, the same signed infinity where it has one, finite elsewhere and
- * equal (exact) or within 2 * gamma(k + 2) * bound; padding bit for bit
- * poison_pad(). Reports the first bad element (row, column of C). */
+ * equal (exact) or within gamma(k + 2) * bound of that FP64 reference
+ * (plus the reference's own rounding, (k + 2) 2^-53 of the bound); padding
+ * bit for bit poison_pad(). Reports the first bad element (row, column of
+ * C). */
 void check_special(const char *what, const problem_t *p, const float *c, const double *want, const double *bound,
                    bool exact, uint64_t seed);
 

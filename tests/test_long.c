@@ -1,7 +1,7 @@
 /* The long tier (make test-long, GPU only): large and odd sizes checked
- * elementwise against OpenBLAS, and one C with more than 2^31 elements
- * checked by a residual against a random vector, which costs O(mn) instead
- * of O(mnk). Every case skips without a GPU. */
+ * elementwise, on small integers exactly against OpenBLAS and on uniform
+ * inputs against an FP64 reference, and one C with more than 2^31 elements
+ * checked elementwise against FP64. Every case skips without a GPU. */
 #include "common.h"
 
 #include <math.h>
@@ -34,29 +34,20 @@ static const big_case_t kBig[] = {
     {"tt_8193x8193x33", true, true, 8193, 8193, 33, 5, 1.0f, 1.0f},
 };
 
-static void test_big(void **state)
+/* One run of a case: small-integer operands (`exact`: every sum is an
+ * integer below 2^24, so the result equals OpenBLAS's whatever the order
+ * of the sums, and a lost or repeated slice of K shows), or uniform ones
+ * checked against an FP64 reference within gamma(k + 2) |alpha| |A| |B| +
+ * |beta| |C0|. C is NaN where beta == 0 (never read). */
+static void run_big(const big_case_t *t, bool exact, uint64_t seed)
 {
-    REQUIRE_GPU();
-    const big_case_t *t = *state;
-    const uint64_t seed = test_seed_for((uint64_t)(t - kBig) + 500);
     rng_t rng = {seed};
     const shape_t sa = shape_of_a(true, t->ta, t->m, t->k, 0), sb = shape_of_b(true, t->tb, t->k, t->n, 0);
     const shape_t SA = {sa.inner, sa.outer, sa.inner + t->pad}, SB = {sb.inner, sb.outer, sb.inner + t->pad};
     const shape_t SC = {t->m, t->n, t->m + t->pad};
     float *A = xmalloc(shape_elems(SA) * 4), *B = xmalloc(shape_elems(SB) * 4);
-    float *C0 = xmalloc(shape_elems(SC) * 4), *ref = xmalloc(shape_elems(SC) * 4), *got = xmalloc(shape_elems(SC) * 4);
-    fill_matrix(A, SA, &rng, false);
-    fill_matrix(B, SB, &rng, false);
-    if (t->beta != 0.0f) {
-        fill_matrix(C0, SC, &rng, false);
-        memcpy(ref, C0, shape_elems(SC) * 4);
-    } else {
-        fill_constant(C0, SC, poison_c());
-        fill_constant(ref, SC, 0.0f);
-    }
-    ref_sgemm(REF_COL_MAJOR, t->ta ? REF_T : REF_N, t->tb ? REF_T : REF_N, (int)t->m, (int)t->n, (int)t->k, t->alpha,
-              A, (int)SA.ld, B, (int)SB.ld, t->beta, ref, (int)SC.ld);
-    double *bound = error_bound(true, t->ta, t->tb, t->m, t->n, t->k, t->alpha, A, SA, B, SB, t->beta, C0, SC);
+    float *C0 = xmalloc(shape_elems(SC) * 4), *got = xmalloc(shape_elems(SC) * 4);
+    fill_operands(A, SA, B, SB, C0, SC, t->beta, &rng, exact);
 
     float *dA, *dB, *dC;
     CK(cudaMalloc((void **)&dA, shape_elems(SA) * 4));
@@ -70,9 +61,34 @@ static void test_big(void **state)
     if (s != TGEMM_SUCCESS)
         fail_msg("%s: %s: %s", t->name, tgemm_status_string(s), tgemm_last_error_detail());
     CK(cudaMemcpy(got, dC, shape_elems(SC) * 4, cudaMemcpyDeviceToHost));
-    check_c(t->name, got, ref, bound, SC, t->k, false, seed);
     cudaFree(dA), cudaFree(dB), cudaFree(dC);
-    free(A), free(B), free(C0), free(ref), free(got), free(bound);
+
+    if (exact) {
+        float *ref = xmalloc(shape_elems(SC) * 4);
+        if (t->beta != 0.0f)
+            memcpy(ref, C0, shape_elems(SC) * 4);
+        else
+            fill_constant(ref, SC, 0.0f);
+        ref_sgemm(REF_COL_MAJOR, t->ta ? REF_T : REF_N, t->tb ? REF_T : REF_N, (int)t->m, (int)t->n, (int)t->k,
+                  t->alpha, A, (int)SA.ld, B, (int)SB.ld, t->beta, ref, (int)SC.ld);
+        check_c(t->name, got, ref, NULL, SC, t->k, true, seed);
+        free(ref);
+    } else {
+        double *want = fp64_reference(true, t->ta, t->tb, t->m, t->n, t->k, t->alpha, A, SA, B, SB, t->beta, C0, SC);
+        double *bound = error_bound(true, t->ta, t->tb, t->m, t->n, t->k, t->alpha, A, SA, B, SB, t->beta, C0, SC);
+        check_c_fp64(t->name, got, want, bound, SC, t->k, seed);
+        free(want), free(bound);
+    }
+    free(A), free(B), free(C0), free(got);
+}
+
+static void test_big(void **state)
+{
+    REQUIRE_GPU();
+    const big_case_t *t = *state;
+    const uint64_t seed = test_seed_for((uint64_t)(t - kBig) + 500);
+    run_big(t, true, seed);
+    run_big(t, false, seed + 1);
 }
 
 /* C has m * n > 2^31 elements (and ldc * n more), so any 32-bit index
@@ -120,59 +136,48 @@ static void test_c_over_2_31_elements(void **state)
     CK(cudaMemcpy(C, dC, c_bytes, cudaMemcpyDeviceToHost));
     cudaFree(dA), cudaFree(dB), cudaFree(dC);
 
-    /* r = C t - (alpha A (B t) + beta C0 t), with bound
-     * gamma(k+2) (|alpha| |A| (|B| |t|) + |beta| |C0| |t|), all in double. */
-    double *t = xmalloc((size_t)n * sizeof(double)), *bt = xmalloc((size_t)k * sizeof(double));
-    double *abt = xmalloc((size_t)k * sizeof(double));
-    double *r = calloc((size_t)m, sizeof(double)), *bound = calloc((size_t)m, sizeof(double));
-    assert_non_null(r);
-    assert_non_null(bound);
-    for (int64_t j = 0; j < n; ++j)
-        t[j] = (double)rng_uniform(&rng);
-    for (int64_t l = 0; l < k; ++l) {
-        bt[l] = abt[l] = 0.0;
-        for (int64_t j = 0; j < n; ++j) {
-            bt[l] += (double)B[j * k + l] * t[j];
-            abt[l] += fabs((double)B[j * k + l] * t[j]);
-        }
+    /* Every element against FP64, a block of columns at a time (OpenBLAS's
+     * dgemm on A and the block of B, then the magnitudes for the bound):
+     * |C - want| <= gamma(k + 2) (|alpha| |A| |B| + |beta| |C0|), plus the
+     * double's own rounding; the padding rows untouched. */
+    enum { kCols = 2048 };
+    const double nu = (double)(k + 2) * 0x1.0p-24, gamma = nu / (1.0 - nu), slack = (double)(k + 2) * 0x1.0p-52;
+    double *a = xmalloc((size_t)(m * k) * sizeof(double)), *abs_a = xmalloc((size_t)(m * k) * sizeof(double));
+    double *b = xmalloc((size_t)(k * kCols) * sizeof(double)), *abs_b = xmalloc((size_t)(k * kCols) * sizeof(double));
+    double *want = xmalloc((size_t)(m * kCols) * sizeof(double)), *bound = xmalloc((size_t)(m * kCols) * sizeof(double));
+    for (int64_t x = 0; x < m * k; ++x) {
+        a[x] = (double)A[x];
+        abs_a[x] = fabs(a[x]);
     }
-    for (int64_t j = 0; j < n; ++j) {
-        const float *col = C + j * ldc;
-        for (int64_t i = 0; i < m; ++i) {
-            const double c0 = (double)c0_of(i, j);
-            r[i] += ((double)col[i] - beta * c0) * t[j];
-            bound[i] += fabs(beta * c0 * t[j]);
+    for (int64_t j0 = 0; j0 < n; j0 += kCols) {
+        const int64_t cols = n - j0 < kCols ? n - j0 : kCols;
+        for (int64_t x = 0; x < k * cols; ++x) {
+            b[x] = (double)B[j0 * k + x];
+            abs_b[x] = fabs(b[x]);
         }
-        for (int64_t i = m; i < ldc; ++i)
-            if (!same_bits(col[i], poison_pad()))
-                fail_msg("padding row %lld of column %lld was written", (long long)i, (long long)j);
-    }
-    const double nu = (double)(k + 2) * 0x1.0p-24, gamma = nu / (1.0 - nu);
-    for (int64_t i = 0; i < m; ++i) {
-        double abt_i = 0.0;
-        for (int64_t l = 0; l < k; ++l) {
-            r[i] -= alpha * (double)A[l * m + i] * bt[l];
-            abt_i += fabs((double)A[l * m + i]) * abt[l];
-        }
-        /* Each output element carries the rounding of C's computation and of
-         * the final subtraction of beta C0 in double; 2x covers both. */
-        const double allowed = 2.0 * gamma * (fabs(alpha) * abt_i + bound[i]) + 1e-12;
-        if (!(fabs(r[i]) <= allowed))
-            fail_msg("row %lld: residual %.3g exceeds %.3g (seed 0x%016llx)", (long long)i, fabs(r[i]), allowed,
-                     (unsigned long long)seed);
-    }
-    /* The last columns, past element 2^31, elementwise in double. */
-    for (int64_t j = n - 3; j < n; ++j)
-        for (int64_t i = 0; i < m; ++i) {
-            double want = beta * (double)c0_of(i, j), mag = fabs(want);
-            for (int64_t l = 0; l < k; ++l) {
-                want += alpha * (double)A[l * m + i] * (double)B[j * k + l];
-                mag += fabs((double)A[l * m + i] * (double)B[j * k + l]);
+        for (int64_t j = 0; j < cols; ++j)
+            for (int64_t i = 0; i < m; ++i) {
+                want[j * m + i] = (double)beta * c0_of(i, j0 + j);
+                bound[j * m + i] = fabs(want[j * m + i]);
             }
-            if (!(fabs((double)C[j * ldc + i] - want) <= 2.0 * gamma * mag))
-                fail_msg("C(%lld,%lld) = %.9g, want %.9g", (long long)i, (long long)j, (double)C[j * ldc + i], want);
+        ref_dgemm(REF_COL_MAJOR, REF_N, REF_N, (int)m, (int)cols, (int)k, (double)alpha, a, (int)m, b, (int)k, 1.0,
+                  want, (int)m);
+        ref_dgemm(REF_COL_MAJOR, REF_N, REF_N, (int)m, (int)cols, (int)k, fabs((double)alpha), abs_a, (int)m, abs_b,
+                  (int)k, 1.0, bound, (int)m);
+        for (int64_t j = 0; j < cols; ++j) {
+            const float *col = C + (j0 + j) * ldc;
+            for (int64_t i = 0; i < m; ++i) {
+                const double w = want[j * m + i], allowed = (gamma + slack) * bound[j * m + i];
+                if (!(fabs((double)col[i] - w) <= allowed))
+                    fail_msg("C(%lld,%lld) = %.9g, FP64 %.17g, allowed error %.3g (seed 0x%016llx)", (long long)i,
+                             (long long)(j0 + j), (double)col[i], w, allowed, (unsigned long long)seed);
+            }
+            for (int64_t i = m; i < ldc; ++i)
+                if (!same_bits(col[i], poison_pad()))
+                    fail_msg("padding row %lld of column %lld was written", (long long)i, (long long)(j0 + j));
         }
-    free(A), free(B), free(C), free(t), free(bt), free(abt), free(r), free(bound);
+    }
+    free(A), free(B), free(C), free(a), free(abs_a), free(b), free(abs_b), free(want), free(bound);
 }
 
 int main(void)
