@@ -278,19 +278,38 @@ double *fp64_reference(bool col_major, bool ta, bool tb, int64_t m, int64_t n, i
     return double_product(false, col_major, ta, tb, m, n, k, alpha, A, sa, B, sb, beta, C0, sc);
 }
 
+double gamma_k2(int64_t k)
+{
+    const double nu = (double)(k + 2) * 0x1.0p-24;
+    return nu / (1.0 - nu);
+}
+
+double fp64_slack(int64_t k)
+{
+    return (double)(k + 2) * 0x1.0p-52;
+}
+
+/* Whether element (inner i, outer o) lies in C's padding, which must still
+ * be poison_pad(). */
+static bool in_checked_padding(const char *what, const float *c, shape_t sc, int64_t i, int64_t o, uint64_t seed)
+{
+    if (i < sc.inner)
+        return false;
+    if (!same_bits(c[o * sc.ld + i], poison_pad()))
+        fail_msg("%s: padding element (inner %lld, outer %lld) was written (seed 0x%016llx)", what, (long long)i,
+                 (long long)o, (unsigned long long)seed);
+    return true;
+}
+
 void check_c_fp64(const char *what, const float *c, const double *want, const double *bound, shape_t sc, int64_t k,
                   uint64_t seed)
 {
-    const double nu = (double)(k + 2) * 0x1.0p-24, gamma = nu / (1.0 - nu), slack = (double)(k + 2) * 0x1.0p-52;
+    const double gamma = gamma_k2(k), slack = fp64_slack(k);
     for (int64_t o = 0; o < sc.outer; ++o)
         for (int64_t i = 0; i < sc.ld; ++i) {
             const size_t at = (size_t)(o * sc.ld + i);
-            if (i >= sc.inner) {
-                if (!same_bits(c[at], poison_pad()))
-                    fail_msg("%s: padding element (inner %lld, outer %lld) was written (seed 0x%016llx)", what,
-                             (long long)i, (long long)o, (unsigned long long)seed);
+            if (in_checked_padding(what, c, sc, i, o, seed))
                 continue;
-            }
             const double allowed = (gamma + slack) * bound[at];
             if (!(fabs((double)c[at] - want[at]) <= allowed))
                 fail_msg("%s: element (inner %lld, outer %lld) = %.9g, FP64 %.17g, allowed error %.3g "
@@ -302,18 +321,12 @@ void check_c_fp64(const char *what, const float *c, const double *want, const do
 void check_c(const char *what, const float *c, const float *ref, const double *bound, shape_t sc, int64_t k,
              bool exact, uint64_t seed)
 {
-    const double u = 0x1.0p-24;
-    const double nu = (double)(k + 2) * u;
-    const double gamma = nu / (1.0 - nu);
+    const double gamma = gamma_k2(k);
     for (int64_t o = 0; o < sc.outer; ++o) {
         for (int64_t i = 0; i < sc.ld; ++i) {
             const size_t at = (size_t)(o * sc.ld + i);
-            if (i >= sc.inner) {
-                if (!same_bits(c[at], poison_pad()))
-                    fail_msg("%s: padding element (inner %lld, outer %lld) was written (seed 0x%016llx)", what,
-                             (long long)i, (long long)o, (unsigned long long)seed);
+            if (in_checked_padding(what, c, sc, i, o, seed))
                 continue;
-            }
             bool ok;
             double allowed = 0.0;
             if (exact) {
@@ -560,21 +573,12 @@ void check_special(const char *what, const problem_t *p, const float *c, const d
                    bool exact, uint64_t seed)
 {
     const shape_t SC = p->s.SC;
-    const double u = 0x1.0p-24;
-    const double nu = (double)(p->k + 2) * u;
-    const double gamma = nu / (1.0 - nu);
-    /* want is a double sum: its own rounding, at most (k + 2) 2^-53 of the
-     * bound, is allowed beside the FP32 bound gamma_{K+2}. */
-    const double fp64_slack = (double)(p->k + 2) * 0x1.0p-52;
+    const double gamma = gamma_k2(p->k), slack = fp64_slack(p->k);  /* want is a double sum */
     for (int64_t o = 0; o < SC.outer; ++o) {
         for (int64_t x = 0; x < SC.ld; ++x) {
             const size_t at = (size_t)(o * SC.ld + x);
-            if (x >= SC.inner) {
-                if (!same_bits(c[at], poison_pad()))
-                    fail_msg("%s: padding element (inner %lld, outer %lld) was written (seed 0x%016llx)", what,
-                             (long long)x, (long long)o, (unsigned long long)seed);
+            if (in_checked_padding(what, c, SC, x, o, seed))
                 continue;
-            }
             const double got = c[at], w = want[at];
             double allowed = 0.0;
             bool ok;
@@ -587,7 +591,7 @@ void check_special(const char *what, const problem_t *p, const float *c, const d
             else if (exact)
                 ok = got == w;
             else
-                ok = fabs(got - w) <= (allowed = (gamma + fp64_slack) * bound[at]);
+                ok = fabs(got - w) <= (allowed = (gamma + slack) * bound[at]);
             if (!ok)
                 fail_msg("%s: C(%lld, %lld) = %.9g, want %.9g, allowed error %.3g (seed 0x%016llx)", what,
                          (long long)(p->col_major ? x : o), (long long)(p->col_major ? o : x), got, w, allowed,

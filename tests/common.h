@@ -93,6 +93,13 @@ void fill_constant(float *x, shape_t s, float v); /* region only; padding gets p
 void fill_operands(float *A, shape_t SA, float *B, shape_t SB, float *C0, shape_t SC, float beta, rng_t *r,
                    bool exact);
 
+/* gamma(k + 2) = (k + 2) u / (1 - (k + 2) u), u = 2^-24: the factor of the
+ * FP32 dot-product error bound for a K of k. */
+double gamma_k2(int64_t k);
+/* (k + 2) 2^-52: allowed beside gamma_k2 against an FP64 reference for the
+ * reference's own rounding (at most (k + 2) 2^-53 of the bound). */
+double fp64_slack(int64_t k);
+
 /* Checks C against the OpenBLAS reference element by element.
  *  exact: every element must equal the reference (small-integer inputs);
  *  else:  |c - ref| <= 2 * gamma(k + 2) * bound, with

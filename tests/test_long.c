@@ -141,7 +141,7 @@ static void test_c_over_2_31_elements(void **state)
      * |C - want| <= gamma(k + 2) (|alpha| |A| |B| + |beta| |C0|), plus the
      * double's own rounding; the padding rows untouched. */
     enum { kCols = 2048 };
-    const double nu = (double)(k + 2) * 0x1.0p-24, gamma = nu / (1.0 - nu), slack = (double)(k + 2) * 0x1.0p-52;
+    const double gamma = gamma_k2(k), slack = fp64_slack(k);
     double *a = xmalloc((size_t)(m * k) * sizeof(double)), *abs_a = xmalloc((size_t)(m * k) * sizeof(double));
     double *b = xmalloc((size_t)(k * kCols) * sizeof(double)), *abs_b = xmalloc((size_t)(k * kCols) * sizeof(double));
     double *want = xmalloc((size_t)(m * kCols) * sizeof(double)), *bound = xmalloc((size_t)(m * kCols) * sizeof(double));
