@@ -640,10 +640,25 @@ static void check_cuda(cudaError_t e, const char *what)
         fail_msg("%s failed: %s", what, cudaGetErrorString(e));
 }
 
+/* Guard elements on each side of every buffer, poison_pad() bits, so a
+ * write just outside what tgemm was given shows: a multiple of 4 elements
+ * (256 bytes), which keeps ptr's alignment what offset makes it. */
+enum { kGuardElems = 64 };
+
+/* A copy to or from a buffer's memory: plain host memory needs no CUDA. */
+static void copy_checked(mem_t kind, void *dst, const void *src, size_t bytes)
+{
+    if (kind == MEM_HOST)
+        memcpy(dst, src, bytes);
+    else
+        check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
+}
+
 buf_t buf_make(mem_t kind, const float *src, size_t elems, int offset)
 {
     buf_t b = {kind, NULL, NULL, elems};
-    const size_t bytes = (elems + (size_t)offset) * sizeof(float);
+    const size_t before = kGuardElems + (size_t)offset;
+    const size_t bytes = (before + elems + kGuardElems) * sizeof(float);
     switch (kind) {
     case MEM_HOST: b.base = xmalloc(bytes); break;
     case MEM_PINNED: check_cuda(cudaMallocHost((void **)&b.base, bytes), "cudaMallocHost"); break;
@@ -652,20 +667,47 @@ buf_t buf_make(mem_t kind, const float *src, size_t elems, int offset)
         check_cuda(cudaMallocManaged((void **)&b.base, bytes, cudaMemAttachGlobal), "cudaMallocManaged");
         break;
     }
-    b.ptr = b.base + offset;
+    b.ptr = b.base + before;
+    float guard[kGuardElems + 4];
+    for (size_t i = 0; i < kGuardElems + 4; ++i)
+        guard[i] = poison_pad();
+    copy_checked(kind, b.base, guard, before * sizeof(float));
+    copy_checked(kind, b.ptr + elems, guard, kGuardElems * sizeof(float));
     if (src) {
-        check_cuda(cudaMemcpy(b.ptr, src, elems * sizeof(float), cudaMemcpyDefault), "cudaMemcpy");
+        copy_checked(kind, b.ptr, src, elems * sizeof(float));
         /* From pageable memory cudaMemcpy may return before the copy lands,
          * and a stream created non-blocking is not ordered after it: a call
          * on such a stream could read the buffer half written. */
-        check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        if (kind != MEM_HOST)
+            check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     }
     return b;
 }
 
+bool buf_guards_intact(const buf_t *b)
+{
+    const size_t before = (size_t)(b->ptr - b->base);
+    float guard[kGuardElems + 4];
+    copy_checked(b->kind, guard, b->base, before * sizeof(float));
+    bool ok = true;
+    for (size_t i = 0; i < before; ++i)
+        ok = ok && same_bits(guard[i], poison_pad());
+    copy_checked(b->kind, guard, b->ptr + b->elems, kGuardElems * sizeof(float));
+    for (size_t i = 0; i < kGuardElems; ++i)
+        ok = ok && same_bits(guard[i], poison_pad());
+    return ok;
+}
+
+void buf_copy(const buf_t *b, float *dst)
+{
+    copy_checked(b->kind, dst, b->ptr, b->elems * sizeof(float));
+}
+
 void buf_read(const buf_t *b, float *dst)
 {
-    check_cuda(cudaMemcpy(dst, b->ptr, b->elems * sizeof(float), cudaMemcpyDefault), "cudaMemcpy");
+    buf_copy(b, dst);
+    if (!buf_guards_intact(b))
+        fail_msg("an element just before or after a buffer given to tgemm (%zu elements) was written", b->elems);
 }
 
 void buf_free(buf_t *b)

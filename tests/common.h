@@ -217,13 +217,19 @@ extern const char *const mem_tag; /* "hpdm": host (pageable), pinned, device, ma
 typedef struct {
     mem_t kind;
     float *base;  /* what was allocated */
-    float *ptr;   /* what tgemm sees: base + offset */
+    float *ptr;   /* what tgemm sees: after the guard elements and offset */
     size_t elems; /* elements after ptr */
 } buf_t;
 
-/* elems elements (plus offset before them) of `kind`, copied from src if not NULL. */
+/* elems elements (plus offset before them) of `kind`, copied from src if
+ * not NULL, between guard elements that hold poison_pad(). */
 buf_t buf_make(mem_t kind, const float *src, size_t elems, int offset);
+/* The elements into dst; fails the running test if a guard was written. */
 void buf_read(const buf_t *b, float *dst);
+/* buf_read's copy alone, and its guard check alone (for threads other
+ * than the test's, where a test cannot fail). */
+void buf_copy(const buf_t *b, float *dst);
+bool buf_guards_intact(const buf_t *b);
 void buf_free(buf_t *b);
 
 /* Registers and runs a dynamic CMocka group. */

@@ -631,6 +631,7 @@ typedef struct {
     shape_t SA, SB, SC;
     float *A, *B, *C, *ref;
     tgemm_status status;
+    bool guards_intact;
     char detail[256];
 } thread_job_t;
 
@@ -645,7 +646,8 @@ static void *thread_main(void *arg)
         j->status = tgemm_sgemm(j->c.ta ? TGEMM_OP_T : TGEMM_OP_N, j->c.tb ? TGEMM_OP_T : TGEMM_OP_N, j->c.m, j->c.n,
                                 j->c.k, j->c.alpha, a.ptr, j->SA.ld, b.ptr, j->SB.ld, j->c.beta, c.ptr, j->SC.ld);
         snprintf(j->detail, sizeof j->detail, "%s", tgemm_last_error_detail());
-        buf_read(&c, j->C);
+        j->guards_intact = buf_guards_intact(&c);
+        buf_copy(&c, j->C);
         buf_free(&a);
         buf_free(&b);
         buf_free(&c);
@@ -702,6 +704,8 @@ static void test_concurrent_threads(void **state)
         thread_job_t *j = &jobs[i];
         if (j->status != TGEMM_SUCCESS)
             fail_msg("job %d: status %d: %s", i, (int)j->status, j->detail);
+        if (!j->guards_intact)
+            fail_msg("job %d: an element just before or after C was written", i);
         check_c("thread", j->C, j->ref, NULL, j->SC, j->c.k, true, seed);
         free(j->A), free(j->B), free(j->C), free(j->ref);
     }
