@@ -408,7 +408,8 @@ test-host-plan: $(BUILD)/tests/test_host_plan
 HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/driver/host_pipeline.o $(BUILD)/obj/driver/host_pool.o \
                  $(BUILD)/obj/driver/host_executor.o $(BUILD)/obj/driver/host_transfers.o \
                  $(BUILD)/obj/driver/host_tracer.o $(BUILD)/obj/runtime/workspace.o \
-                 $(BUILD)/obj/core/status.o $(BUILD)/obj/driver/execute.o $(BUILD)/obj/driver/spread.o \
+                 $(BUILD)/obj/core/status.o $(BUILD)/obj/core/math_mode.o $(BUILD)/obj/driver/execute.o \
+                 $(BUILD)/obj/driver/spread.o \
                  $(BUILD)/obj/driver/spread_plan.o $(BUILD)/obj/driver/panel_board.o \
                  $(BUILD)/obj/driver/host_panels.o
 $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/mock_cuda.cpp tests/mock_cuda.hpp tests/line_buffered.c \
@@ -543,6 +544,10 @@ test-env: $(BUILD)/tests/test_env
 	rc=0; for v in 1 fp32 FP32-TC tc strict1; do \
 	    echo "== TGEMM_MATH=$$v"; \
 	    TGEMM_MATH=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-math || rc=1; \
+	done; exit $$rc
+	rc=0; for v in 3 9 -1 x 1.5; do \
+	    echo "== TGEMM_VERBOSE=$$v"; \
+	    TGEMM_VERBOSE=$$v $(RUN_TEST) test_env -- $(BUILD)/tests/test_env bad-verbose || rc=1; \
 	done; exit $$rc
 	rc=0; for v in 1 0 yes Always; do \
 	    echo "== TGEMM_FP32_TC=$$v"; \

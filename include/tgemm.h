@@ -287,8 +287,10 @@ TGEMM_API tgemm_status tgemm_sgemm(tgemm_operation transa, tgemm_operation trans
  * Row-major storage is computed as the equivalent column-major product
  * (C^T = op(B)^T op(A)^T), so both layouts run the same kernels. In row-major
  * storage the minimums are lda >= max(1, columns of A as stored), ldb likewise
- * and ldc >= max(1, n); arguments are checked in the same order as
- * tgemm_sgemm() and reported with the same statuses.
+ * and ldc >= max(1, n). Each bad argument is reported with its own status, as
+ * by tgemm_sgemm(); a row-major call's arguments are checked as reference
+ * CBLAS checks them, as the column-major call it becomes: n before m, ldb
+ * before lda, and a NULL B before a NULL A.
  *
  * If every operand that is read or written is device or managed memory, the
  * call only enqueues work on @p stream and returns: C is ready once the stream
@@ -345,7 +347,7 @@ TGEMM_API tgemm_status tgemm_sgemm_ex(tgemm_layout layout,
  * @brief Frees the memory that calls on host operands keep for later calls.
  *
  * Calls with an operand in host memory keep, per device, up to two
- * pipelines (three CUDA streams with their events, and 128 MiB of pinned
+ * pipelines (five CUDA streams with their events, and 128 MiB of pinned
  * staging buffers once a pageable operand needed them) and up to 768 MiB
  * of device memory for tile buffers, so that the next call starts at once.
  * Threads calling at once each lease a whole pipeline for the duration of a
@@ -388,8 +390,9 @@ TGEMM_API tgemm_status tgemm_release_resources(void);
  * or FP32-accurate arithmetic on the tensor cores.
  * The mode is one setting per process. It starts as the environment
  * variable `TGEMM_MATH` says (`strict`, the default, or `fp32-tc`; any other
- * value makes every call return ::TGEMM_ERROR_INVALID_SETTING, as other
- * settings do) and tgemm_set_math() changes it for the calls that start
+ * value makes the calls that need the GPU return
+ * ::TGEMM_ERROR_INVALID_SETTING, as other settings do, until tgemm_set_math()
+ * sets the mode) and tgemm_set_math() changes it for the calls that start
  * after it. Every path follows it: device pointers, host operands, and the
  * BLAS entry points `sgemm_` and `cblas_sgemm` (through `TGEMM_MATH` under
  * `LD_PRELOAD`).
@@ -413,7 +416,7 @@ TGEMM_API tgemm_status tgemm_release_resources(void);
  * ::TGEMM_MATH_STRICT, where the mode cannot keep its contract at a gain:
  * the device is not compute capability 9.0 (Hopper); the product is too
  * small for the mode to be faster (under `TGEMM_FP32_TC=auto`, the
- * default: any of m, n, k below 4096); A or B holds Inf or NaN; alpha is
+ * default: any of m, n, k below 3072); A or B holds Inf or NaN; alpha is
  * 0, or K is above 32768 or below 3; no N up to 12 is certified (inputs
  * whose rows or columns span many orders of magnitude); the mode's scratch
  * memory cannot be had; or the stream is being captured into a graph (the

@@ -22,7 +22,9 @@
  *                                           -> INVALID_SETTING naming the variable
  *   bad-pack           TGEMM_PACK=yes (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
- *   bad-math           TGEMM_MATH=tc (and other bad values)
+ *   bad-math           TGEMM_MATH=tc (and other bad values); then tgemm_set_math
+ *                      overrides it
+ *   bad-verbose        TGEMM_VERBOSE=3 (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
  *   bad-fp32-tc        TGEMM_FP32_TC=1 (and other bad values)
  *                                           -> INVALID_SETTING naming the variable
@@ -182,11 +184,28 @@ static void test_bad_pack(void **state)
     assert_invalid_setting("TGEMM_PACK");
 }
 
+/* An invalid TGEMM_MATH fails the calls until tgemm_set_math overrides
+ * it: then they run (or find no GPU) as with any valid math. */
 static void test_bad_math(void **state)
 {
     (void)state;
     assert_invalid_setting("TGEMM_MATH");
     assert_int_equal(tgemm_get_math(), TGEMM_MATH_STRICT);
+    float c[kN * kN];
+    assert_int_equal(tgemm_set_math(TGEMM_MATH_STRICT), TGEMM_SUCCESS);
+    const tgemm_status s = real_call(c);
+    if (gpu_available()) {
+        assert_int_equal(s, TGEMM_SUCCESS);
+    } else {
+        assert_int_equal(s, TGEMM_ERROR_NO_DEVICE);
+        assert_c_untouched(c);
+    }
+}
+
+static void test_bad_verbose(void **state)
+{
+    (void)state;
+    assert_invalid_setting("TGEMM_VERBOSE");
 }
 
 static void test_bad_fp32_tc(void **state)
@@ -411,6 +430,7 @@ int main(int argc, char **argv)
         {"bad-spread-peer", cmocka_unit_test(test_bad_spread_peer)},
         {"bad-pack", cmocka_unit_test(test_bad_pack)},
         {"bad-math", cmocka_unit_test(test_bad_math)},
+        {"bad-verbose", cmocka_unit_test(test_bad_verbose)},
         {"bad-fp32-tc", cmocka_unit_test(test_bad_fp32_tc)},
         {"math-default", cmocka_unit_test(test_math_default)},
         {"math-env", cmocka_unit_test(test_math_env)},

@@ -25,6 +25,14 @@ void set_process_math(Math m)
     g_math.store(static_cast<int>(m), std::memory_order_relaxed);
 }
 
+const std::string &setting_error_for_calls()
+{
+    static const std::string none;
+    if (!settings().error.empty())
+        return settings().error;
+    return g_math.load(std::memory_order_relaxed) < 0 ? settings().math_error : none;
+}
+
 const char *strict_why_name(StrictWhy why)
 {
     switch (why) {

@@ -14,6 +14,11 @@ namespace tgemm {
 Math process_math();
 void set_process_math(Math m);
 
+// The invalid setting a call starting now fails on, empty if none: the
+// first invalid variable, else an invalid TGEMM_MATH unless set_process_math
+// has overridden it.
+const std::string &setting_error_for_calls();
+
 // Why a call under the fp32-tc math ran the strict path instead.
 enum class StrictWhy {
     None,         // it did not: the fp32-tc math ran

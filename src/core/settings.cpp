@@ -204,7 +204,7 @@ Settings read_settings()
         }
     }
     if (const char *e = std::getenv("TGEMM_VERBOSE"); e && *e) {
-        if (parse_long(e, 0, 9, &v))
+        if (parse_long(e, 0, 2, &v))
             st.verbose = static_cast<int>(v);
         else
             invalid(st, "TGEMM_VERBOSE", e, "0, 1 or 2");
@@ -222,8 +222,8 @@ Settings read_settings()
             st.math = Math::Strict;
         else if (std::strcmp(e, "fp32-tc") == 0)
             st.math = Math::Fp32Tc;
-        else
-            invalid(st, "TGEMM_MATH", e, "strict or fp32-tc");
+        else  // on its own: tgemm_set_math overrides the variable, and with it this error
+            st.math_error = std::string("TGEMM_MATH='") + e + "' is invalid: expected strict or fp32-tc";
     }
     if (const char *e = std::getenv("TGEMM_DEVICE_MEMORY_LIMIT"); e && *e) {
         if (!parse_bytes(e, &st.device_memory_limit))

@@ -64,7 +64,8 @@ struct Settings {
                                       // the system's (blas/cpu_blas.hpp)
     std::string trace;                // TGEMM_TRACE: "1"/"stderr" or a file path; empty = off
 
-    std::string error;                // first invalid setting, empty if all are valid
+    std::string error;                // first invalid setting, empty if all are valid (TGEMM_MATH aside)
+    std::string math_error;           // TGEMM_MATH's, empty if valid: tgemm_set_math overrides it
 };
 
 const Settings &settings();

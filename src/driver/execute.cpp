@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/check.hpp"
+#include "core/math_mode.hpp"
 #include "core/settings.hpp"
 #include "core/status.hpp"
 #include "driver/device_call.hpp"
@@ -76,8 +77,8 @@ SpreadPlan plan_for(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, con
 // path says otherwise.
 tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rect> *left)
 {
-    if (!settings().error.empty())
-        return fail(TGEMM_ERROR_INVALID_SETTING, "%s", settings().error.c_str());
+    if (const std::string &error = setting_error_for_calls(); !error.empty())
+        return fail(TGEMM_ERROR_INVALID_SETTING, "%s", error.c_str());
     int dev_id = -1;
     tgemm_status st = choose_device(&dev_id);
     if (st != TGEMM_SUCCESS)
