@@ -493,8 +493,9 @@ TGEMM_API int tgemm_status_argument(tgemm_status status);
 /**
  * @brief Details of the last error status returned to the calling thread.
  *
- * @return Such as the CUDA call that failed and CUDA's message; "" after a
- * success. The string belongs to the calling thread and stays valid until
+ * @return Such as the CUDA call that failed and CUDA's message, or for an
+ * invalid argument its number, its value and what it must be (`argument 8:
+ * lda = 3 is below max(1, m) = 4`); "" after a success. The string belongs to the calling thread and stays valid until
  * its next tgemm call.
  *
  * @code

@@ -93,6 +93,22 @@ static void test_bad_argument(void **state)
                  tgemm_status_string(b->want));
     assert_untouched(c);
     assert_true(strlen(tgemm_last_error_detail()) > 0);
+    /* The detail names the argument and, for a dimension or a leading
+     * dimension, its value. */
+    const int arg = tgemm_status_argument(b->want);
+    if (arg > 0) {
+        static const char *const names[14] = {[3] = "m", [4] = "n", [5] = "k", [8] = "lda", [10] = "ldb", [13] = "ldc"};
+        const int64_t values[14] = {[3] = b->m, [4] = b->n, [5] = b->k, [8] = b->lda, [10] = b->ldb, [13] = b->ldc};
+        char needle[64];
+        snprintf(needle, sizeof needle, "argument %d: ", arg);
+        if (strncmp(tgemm_last_error_detail(), needle, strlen(needle)) != 0)
+            fail_msg("%s: detail '%s' does not start with '%s'", b->name, tgemm_last_error_detail(), needle);
+        if (names[arg] != NULL) {
+            snprintf(needle, sizeof needle, "%s = %lld ", names[arg], (long long)values[arg]);
+            if (strstr(tgemm_last_error_detail(), needle) == NULL)
+                fail_msg("%s: detail '%s' does not give '%s'", b->name, tgemm_last_error_detail(), needle);
+        }
+    }
     /* The column-major entry reports the same for column-major rows. */
     if (b->layout == TGEMM_LAYOUT_COL_MAJOR) {
         const tgemm_status s2 = tgemm_sgemm((tgemm_operation)b->ta, (tgemm_operation)b->tb, b->m, b->n, b->k, 1.0f,
@@ -101,6 +117,31 @@ static void test_bad_argument(void **state)
         assert_int_equal(s2, b->want);
         assert_untouched(c);
     }
+}
+
+/* A leading dimension's detail gives the minimum it missed, in the
+ * caller's terms: the rows of the matrix as stored (column-major) or its
+ * columns (row-major). */
+static void test_argument_details(void **state)
+{
+    (void)state;
+    float a[kCElems] = {0}, b[kCElems] = {0}, c[kCElems];
+    poison_buffer(c);
+    assert_int_equal(tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, 4, 3, 2, 1.0f, a, 3, b, 2, 0.0f, c, 4),
+                     TGEMM_ERROR_INVALID_LDA);
+    assert_string_equal(tgemm_last_error_detail(), "argument 8: lda = 3 is below max(1, m) = 4");
+    assert_int_equal(tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_T, 4, 3, 2, 1.0f, a, 4, b, 2, 0.0f, c, 4),
+                     TGEMM_ERROR_INVALID_LDB);
+    assert_string_equal(tgemm_last_error_detail(), "argument 10: ldb = 2 is below max(1, n) = 3");
+    assert_int_equal(tgemm_sgemm_ex(TGEMM_LAYOUT_ROW_MAJOR, TGEMM_OP_T, TGEMM_OP_T, 4, 3, 2, 1.0f, a, 3, b, 3, 0.0f,
+                                    c, 3, NULL),
+                     TGEMM_ERROR_INVALID_LDA);
+    assert_string_equal(tgemm_last_error_detail(), "argument 8: lda = 3 is below max(1, m) = 4");
+    assert_int_equal(tgemm_sgemm_ex(TGEMM_LAYOUT_ROW_MAJOR, TGEMM_OP_N, TGEMM_OP_N, 4, 3, 2, 1.0f, a, 2, b, 3, 0.0f,
+                                    c, 2, NULL),
+                     TGEMM_ERROR_INVALID_LDC);
+    assert_string_equal(tgemm_last_error_detail(), "argument 13: ldc = 2 is below max(1, n) = 3");
+    assert_untouched(c);
 }
 
 /* Quick returns succeed with every pointer NULL (or never touch C), and need
@@ -261,7 +302,8 @@ static void test_gpu_probe_rule(void **state)
 int main(void)
 {
     const struct CMUnitTest others[] = {
-        cmocka_unit_test(test_quick_returns), cmocka_unit_test(test_real_call_matches_device_presence),
+        cmocka_unit_test(test_quick_returns), cmocka_unit_test(test_argument_details),
+        cmocka_unit_test(test_real_call_matches_device_presence),
         cmocka_unit_test(test_status_strings), cmocka_unit_test(test_version), cmocka_unit_test(test_enum_values),
         cmocka_unit_test(test_gpu_probe_rule),
     };

@@ -1,6 +1,8 @@
 // The native C entry points: check in reference order, return early when
 // there is nothing to do, then hand a column-major problem to the runtime;
 // and the release of what the runtime keeps between calls.
+#include <algorithm>
+
 #include "core/check.hpp"
 #include "core/math_mode.hpp"
 #include "core/status.hpp"
@@ -10,6 +12,36 @@
 
 namespace tgemm {
 namespace {
+
+// The status of the caller's argument `arg`, found invalid, with a detail
+// that gives its value and what it must be, in the caller's layout.
+tgemm_status bad_argument(int arg, bool row, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, int64_t lda,
+                          int64_t ldb, int64_t ldc)
+{
+    // What each leading dimension must cover: the rows of the matrix as
+    // stored (column-major), or its columns (row-major).
+    const bool a_first = row == (op_a == Op::T), b_first = row == (op_b == Op::T);
+    const char *a_dim = a_first ? "m" : "k", *b_dim = b_first ? "k" : "n", *c_dim = row ? "n" : "m";
+    const int64_t a_min = std::max<int64_t>(1, a_first ? m : k), b_min = std::max<int64_t>(1, b_first ? k : n),
+                  c_min = std::max<int64_t>(1, row ? n : m);
+    switch (arg) {
+    case 3: return invalid_argument(3, "m = %lld is negative", static_cast<long long>(m));
+    case 4: return invalid_argument(4, "n = %lld is negative", static_cast<long long>(n));
+    case 5: return invalid_argument(5, "k = %lld is negative", static_cast<long long>(k));
+    case 7: return invalid_argument(7, "A is NULL, and the call reads it (alpha != 0, k > 0)");
+    case 8:
+        return invalid_argument(8, "lda = %lld is below max(1, %s) = %lld", static_cast<long long>(lda), a_dim,
+                                static_cast<long long>(a_min));
+    case 9: return invalid_argument(9, "B is NULL, and the call reads it (alpha != 0, k > 0)");
+    case 10:
+        return invalid_argument(10, "ldb = %lld is below max(1, %s) = %lld", static_cast<long long>(ldb), b_dim,
+                                static_cast<long long>(b_min));
+    case 12: return invalid_argument(12, "C is NULL");
+    default:
+        return invalid_argument(13, "ldc = %lld is below max(1, %s) = %lld", static_cast<long long>(ldc), c_dim,
+                                static_cast<long long>(c_min));
+    }
+}
 
 tgemm_status sgemm_any(tgemm_layout layout, tgemm_operation transa, tgemm_operation transb,
                        int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
@@ -21,9 +53,9 @@ tgemm_status sgemm_any(tgemm_layout layout, tgemm_operation transa, tgemm_operat
         return fail(TGEMM_ERROR_INVALID_LAYOUT, "layout = %d", static_cast<int>(layout));
     const Op op_a = op_from_enum(transa), op_b = op_from_enum(transb);
     if (op_a == Op::Invalid)
-        return invalid_argument(1);
+        return invalid_argument(1, "transa = %d is not TGEMM_OP_N, TGEMM_OP_T or TGEMM_OP_C", static_cast<int>(transa));
     if (op_b == Op::Invalid)
-        return invalid_argument(2);
+        return invalid_argument(2, "transb = %d is not TGEMM_OP_N, TGEMM_OP_T or TGEMM_OP_C", static_cast<int>(transb));
 
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
     // same storage read with A and B, m and n swapped. Checks then run in the
@@ -31,13 +63,15 @@ tgemm_status sgemm_any(tgemm_layout layout, tgemm_operation transa, tgemm_operat
     const bool row = layout == TGEMM_LAYOUT_ROW_MAJOR;
     const GemmParams p = sgemm_problem(row, op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 
-    const auto user_arg = [row](int arg) { return row ? sgemm_row_major_argument(arg) : arg; };
-    if (const int bad = check_sgemm(p); bad != 0)
-        return invalid_argument(user_arg(bad));
+    const auto bad = [&](int arg) {
+        return bad_argument(row ? sgemm_row_major_argument(arg) : arg, row, op_a, op_b, m, n, k, lda, ldb, ldc);
+    };
+    if (const int arg = check_sgemm(p); arg != 0)
+        return bad(arg);
     if (sgemm_is_noop(p.m, p.n, p.k, alpha, beta))
         return TGEMM_SUCCESS;
     if (const int null_arg = null_operand(p); null_arg != 0)
-        return invalid_argument(user_arg(null_arg));
+        return bad(null_arg);
     return execute(p, stream, wait);
 }
 

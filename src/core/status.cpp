@@ -61,10 +61,14 @@ tgemm_status fail_cuda(cudaError_t e, const char *what)
     return fail(s, "%s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
-tgemm_status invalid_argument(int arg)
+tgemm_status invalid_argument(int arg, const char *why, ...)
 {
-    const tgemm_status s = static_cast<tgemm_status>(100 + arg);
-    return fail(s, "SGEMM argument %d", arg);
+    char text[192];
+    va_list ap;
+    va_start(ap, why);
+    std::vsnprintf(text, sizeof text, why, ap);
+    va_end(ap);
+    return fail(static_cast<tgemm_status>(100 + arg), "argument %d: %s", arg, text);
 }
 
 }  // namespace tgemm

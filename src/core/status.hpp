@@ -25,7 +25,8 @@ inline tgemm_status check_cuda(cudaError_t e, const char *what)
     return e == cudaSuccess ? TGEMM_SUCCESS : fail_cuda(e, what);
 }
 
-// The status for an invalid argument given its SGEMM argument number.
-tgemm_status invalid_argument(int arg);
+// The status for an invalid argument given its SGEMM argument number, with
+// the detail "argument ARG: " followed by `why` (printf format).
+tgemm_status invalid_argument(int arg, const char *why, ...) __attribute__((format(printf, 2, 3)));
 
 }  // namespace tgemm
