@@ -24,6 +24,7 @@
 #   make docs            Doxygen HTML in docs/html, warnings are errors
 #   make deps            install the Debian/Ubuntu packages the above need (.ci/packages)
 #   make clean
+#   make help            this list (README.md's "Make targets" has every target)
 #
 # make, make demo, make test and make test-long compile on every core
 # unless the command line gives -j (make -j1 builds one file at a time);
@@ -86,7 +87,7 @@ TILED_OBJ := $(KERNEL_FAMILIES:%=$(BUILD)/obj/kernels/tiled_%.o)
 LIB_OBJ := $(LIB_CXX_SRC:src/%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_SRC:src/%.cu=$(BUILD)/obj/%.o) $(TILED_OBJ)
 LIB_DEPS := $(LIB_OBJ:.o=.d)
 
-.PHONY: all lib bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-ozaki-model test-fp32-tc test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
+.PHONY: all lib help bench-plans test test-programs test-harness test-gpu-probe test-long test-cpu test-gpu test-host test-skinny-plan test-offload-model test-ozaki-model test-fp32-tc test-streamk-plan test-host-plan test-host-mock test-kernels test-env \
         plan-dump test-plans plans-baseline \
         test-headers test-symbols test-blas test-preload test-fortran test-install test-docs test-tools demo bench bench-blas \
         bench-host-trace bench-random bench-multi bench-programs \
@@ -995,8 +996,10 @@ bench-random: $(BUILD)/bench/bench_random
 	        $(BENCH_RANDOM_ARGS) --csv $(BENCH_OUT)/random_$$s.csv || rc=1; \
 	    csvs="$$csvs $(BENCH_OUT)/random_$$s.csv"; logs="$$logs --plans $(BENCH_OUT)/plans_$$s.log"; \
 	done; \
+	rm -f $(BENCH_OUT)/random_report.md; \
 	python3 bench/random_report.py $$logs --md $(BENCH_OUT)/random_report.md --out $(BENCH_OUT) $$csvs || rc=1; \
-	echo "bench-random: report $(BENCH_OUT)/random_report.md, seeds" $$seeds; exit $$rc
+	if [ -f $(BENCH_OUT)/random_report.md ]; then echo "bench-random: report $(BENCH_OUT)/random_report.md, seeds" $$seeds; \
+	else echo "bench-random: no report (no seed gave results), seeds" $$seeds; fi; exit $$rc
 
 # Every tiled plan (family x split-K x form) timed on each shape of
 # BENCH_PLANS_SHAPES (M N K triples, NN), and the plan the library picks
@@ -1139,6 +1142,10 @@ sass: lib
 	$(CUDA_HOME)/bin/cuobjdump --dump-sass $(LIB) > $(BUILD)/tgemm.sass
 	@echo "$(BUILD)/tgemm.sass"
 	python3 bench/sass_banks.py $(BUILD)/tgemm.sass
+
+# The list at the top of this file.
+help:
+	@sed -n '3,/^#$$/s/^#   //p' $(firstword $(MAKEFILE_LIST))
 
 clean:
 	rm -rf $(BUILD) docs/html

@@ -69,6 +69,7 @@ import subprocess
 import sys
 
 MODES = ("cpu", "auto", "gpu")
+FALLBACK = "blas_gpu_fallback.txt"  # the forced GPU runs' warnings, where the GPU could not run them
 AUTO_GOAL = 1.15
 SPREAD_GOAL = 0.10
 CLEAN = ("TGEMM_OFFLOAD", "TGEMM_OFFLOAD_MIN_FLOPS", "TGEMM_CPU_BLAS", "TGEMM_TRACE", "TGEMM_KERNEL",
@@ -96,7 +97,12 @@ def run_one(args, mode, csv_name, trace=None):
         cmd += ["--lead-in", str(args.lead_in)]
     if args.random:
         cmd += ["--random", str(args.random), "--seed", str(args.seed)]
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sys.stderr.write(done.stderr)
+    # The forced GPU path's one warning: its calls ran on the CPU BLAS instead.
+    if mode == "gpu" and "TGEMM_OFFLOAD=gpu, but the GPU could not run" in done.stderr:
+        with open(os.path.join(args.out, FALLBACK), "a") as f:
+            f.write(done.stderr)
 
 
 def run_round(args, r):
@@ -213,6 +219,10 @@ def report(out):
         print("note: with --direct or --beside the calls timed below ran beside the extra calls, which slow "
               "them (caches, cores); the goals below judge such processes")
 
+    if os.path.exists(os.path.join(out, FALLBACK)):
+        print(f"the forced GPU runs fell back to the CPU BLAS (no usable GPU: {FALLBACK}): the gpu column and "
+              "auto's are not the GPU's, so no goal is judged and no crossover drawn")
+        return False
     worst_auto = max(rows, key=lambda r: r["auto_over_best"])
     worst_spread = max(rows, key=lambda r: r["gpu_spread"])
     ok_auto = worst_auto["auto_over_best"] <= AUTO_GOAL
@@ -341,7 +351,7 @@ def main():
         ap.error("--bin, --lib and --out are required (or --report DIR)")
     os.makedirs(args.out, exist_ok=True)
     for old in glob.glob(os.path.join(args.out, "blas_*_*.csv")) + glob.glob(os.path.join(args.out, "blas_trace_*.txt")) \
-            + glob.glob(os.path.join(args.out, "blas_beside.csv")):
+            + glob.glob(os.path.join(args.out, "blas_beside.csv")) + glob.glob(os.path.join(args.out, FALLBACK)):
         os.remove(old)
     for r in range(args.rounds):
         run_round(args, r)

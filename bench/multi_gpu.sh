@@ -58,6 +58,8 @@ step() {  # NAME LOG COMMAND...: runs it, its output in LOG and on stdout
 }
 
 # The GPUs: nvidia-smi's, or those CUDA_VISIBLE_DEVICES leaves.
+command -v nvidia-smi > /dev/null 2>&1 \
+    || { echo "multi_gpu.sh: no NVIDIA driver here (no nvidia-smi): this benchmark needs GPUs" >&2; exit 2; }
 nvidia-smi -L > "$OUT/gpus.txt" 2>&1 || { cat "$OUT/gpus.txt"; echo "multi_gpu.sh: nvidia-smi -L failed" >&2; exit 2; }
 ngpu=$(grep -c '^GPU ' "$OUT/gpus.txt")
 if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then

@@ -113,5 +113,15 @@ check "beside: the count and the worst" \
 check "beside and direct: the direct table too" grep -q "CPU BLAS called directly" "$tmp/beside.txt"
 check "beside: blas_beside.csv, a row per shape" \
     grep -qF "square,col,N,N,128,128,128,0.0021,0.004,0.002,gpu*,1.05" "$tmp/beside/blas_beside.csv"
-[ "$failed" -eq 0 ] || { echo "--- report:"; cat "$tmp/out.txt" "$tmp/direct.txt" "$tmp/beside.txt"; }
+# The forced GPU runs fell back (their warning recorded): no goal judged,
+# no crossover, exit status 1, whatever the times say.
+mkdir -p "$tmp/fallback"
+cp "$tmp"/met/* "$tmp/fallback/"
+echo "tgemm: TGEMM_OFFLOAD=gpu, but the GPU could not run a BLAS call (no device)" > "$tmp/fallback/blas_gpu_fallback.txt"
+python3 "$script" --report "$tmp/fallback" > "$tmp/fallback.txt" 2>&1
+status=$?
+check "GPU runs fell back: exit status 1" [ "$status" -eq 1 ]
+check "GPU runs fell back: said so" grep -q "the forced GPU runs fell back to the CPU BLAS" "$tmp/fallback.txt"
+check "GPU runs fell back: no goal, no crossover" sh -c "! grep -qE 'goal <= |^crossover:' '$tmp/fallback.txt'"
+[ "$failed" -eq 0 ] || { echo "--- report:"; cat "$tmp/out.txt" "$tmp/direct.txt" "$tmp/beside.txt" "$tmp/fallback.txt"; }
 exit "$failed"
