@@ -606,7 +606,7 @@ test-blas: $(BUILD)/tests/test_blas
 	    $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas builtin
 	$(BLAS_ENV) TGEMM_OFFLOAD=sometimes TGEMM_CPU_BLAS=libopenblas.so.0 $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas bad-setting
 	rc=0; for v in TGEMM_OFFLOAD_CPU_GFLOPS=abc TGEMM_OFFLOAD_CPU_GFLOPS=0 TGEMM_OFFLOAD_LINK_GBS=-3 \
-	         TGEMM_OFFLOAD_LINK_GBS=1e400 TGEMM_OFFLOAD_LEARN=2 TGEMM_OFFLOAD_LEARN=yes; do \
+	         TGEMM_OFFLOAD_LINK_GBS=1e400 TGEMM_OFFLOAD_LEARN=2 TGEMM_OFFLOAD_LEARN=yes TGEMM_MATH=bogus; do \
 	    echo "== $$v"; \
 	    $(BLAS_ENV) $$v TGEMM_TEST_WARNING=$${v%%=*} TGEMM_CPU_BLAS=libopenblas.so.0 \
 	        $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas bad-setting || rc=1; \

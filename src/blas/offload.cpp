@@ -10,6 +10,7 @@
 #include "blas/output.hpp"
 #include "blas/reference.hpp"
 #include "core/check.hpp"
+#include "core/math_mode.hpp"
 #include "core/settings.hpp"
 #include "driver/execute.hpp"
 
@@ -178,9 +179,10 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
         return;
     }
     const Settings &st = settings();
-    const bool valid = st.error.empty();
+    const std::string &setting_error = setting_error_for_calls();
+    const bool valid = setting_error.empty();
     if (!valid && !g_warned_setting.exchange(true))
-        print_line("tgemm: %s; BLAS calls run on the CPU\n", st.error.c_str());
+        print_line("tgemm: %s; BLAS calls run on the CPU\n", setting_error.c_str());
 
     const bool gpu_allowed = valid && st.offload != Offload::Never;
     const bool reads_ab = sgemm_reads_ab(p.k, p.alpha);
