@@ -48,7 +48,6 @@ bool accept(void *sym, void *tgemm_sym, CpuBlas *out, std::string *why)
         return false;
     }
     out->sgemm = reinterpret_cast<SgemmFn>(sym);
-    out->object = info.dli_fbase;
     out->name = info.dli_fname != nullptr ? info.dli_fname : "";
     return true;
 }

@@ -45,8 +45,7 @@ constexpr const char *kSystemBlas[] = {"libopenblas.so.0", "libflexiblas.so.3", 
 
 struct CpuBlas {
     SgemmFn sgemm = nullptr;         // null when no CPU BLAS was found
-    const void *object = nullptr;    // load address of the object that defines sgemm
-    std::string name;                // that object's file name
+    std::string name;                // the file name of the object that defines sgemm
     std::string how;                 // how it was found, for messages
     std::string missing;             // why none was found, when sgemm is null
 };
