@@ -12,8 +12,11 @@
 ! real(c_float). tgemm_sgemm takes Fortran arrays (column-major, as
 ! Fortran stores them); tgemm_sgemm_ex takes type(c_ptr) operands (c_loc of
 ! a host array, or device memory) and a stream (c_null_ptr for the default
-! stream). A program that only calls SGEMM needs none of this: it links with
-! tgemm and calls SGEMM as usual.
+! stream). The C strings (tgemm_status_string, tgemm_last_error_detail,
+! tgemm_version_string) come as type(c_ptr); tgemm_status_message(status),
+! tgemm_error_message() and tgemm_version_text() give them as Fortran
+! strings, tgemm_c_string(p) any of them. A program that only calls SGEMM
+! needs none of this: it links with tgemm and calls SGEMM as usual.
 module tgemm
     use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_ptr, c_char, c_size_t, &
                                            c_f_pointer, c_associated
@@ -133,11 +136,26 @@ module tgemm
             integer(c_int) :: math
         end function tgemm_get_math
 
+        ! Details of the last error status returned to the calling thread,
+        ! as a C string ('' after a success); tgemm_error_message() gives it
+        ! as a Fortran string.
+        function tgemm_last_error_detail() bind(c, name='tgemm_last_error_detail') result(detail)
+            import :: c_ptr
+            type(c_ptr) :: detail
+        end function tgemm_last_error_detail
+
         ! The library's version, MAJOR * 10000 + MINOR * 100 + PATCH.
         function tgemm_version() bind(c, name='tgemm_version') result(version)
             import :: c_int
             integer(c_int) :: version
         end function tgemm_version
+
+        ! The library's version as "MAJOR.MINOR.PATCH", a C string;
+        ! tgemm_version_text() gives it as a Fortran string.
+        function tgemm_version_string() bind(c, name='tgemm_version_string') result(version)
+            import :: c_ptr
+            type(c_ptr) :: version
+        end function tgemm_version_string
 
         function c_strlen(s) bind(c, name='strlen') result(length)
             import :: c_ptr, c_size_t
@@ -172,5 +190,17 @@ contains
         character(len=:), allocatable :: s
         s = tgemm_c_string(tgemm_status_string(status))
     end function tgemm_status_message
+
+    ! tgemm_last_error_detail() as a Fortran string.
+    function tgemm_error_message() result(s)
+        character(len=:), allocatable :: s
+        s = tgemm_c_string(tgemm_last_error_detail())
+    end function tgemm_error_message
+
+    ! tgemm_version_string() as a Fortran string.
+    function tgemm_version_text() result(s)
+        character(len=:), allocatable :: s
+        s = tgemm_c_string(tgemm_version_string())
+    end function tgemm_version_text
 
 end module tgemm

@@ -39,6 +39,12 @@ sed -n 's/^ *integer(c_int), parameter :: \(TGEMM_[A-Z0-9_]*\) = \([0-9]*\)$/\1=
 [ -s "$out/header.txt" ] || fail "no constants found in include/tgemm.h"
 diff -u "$out/header.txt" "$out/module.txt" || fail "tgemm.f90's constants differ from tgemm.h's"
 echo "[       OK ] tgemm.f90's constants equal tgemm.h's"
+# And it binds every function of the header.
+sed -n 's/^TGEMM_API [^(]*[ *]\(tgemm_[a-z_]*\)(.*/\1/p' include/tgemm.h | sort > "$out/functions.txt"
+sed -n "s/.*bind(c, name='\(tgemm_[a-z_]*\)').*/\1/p" "$root/include/tgemm.f90" | sort > "$out/bound.txt"
+[ "$(wc -l < "$out/functions.txt")" -ge 10 ] || fail "too few functions found in include/tgemm.h: $(cat "$out/functions.txt")"
+diff -u "$out/functions.txt" "$out/bound.txt" || fail "tgemm.f90 does not bind exactly tgemm.h's functions"
+echo "[       OK ] tgemm.f90 binds every function of tgemm.h ($(wc -l < "$out/functions.txt"))"
 
 echo "== $fc sgemm_example.f90 \$(pkg-config --libs tgemm)"
 # shellcheck disable=SC2046

@@ -30,8 +30,8 @@ program native_example
     c2 = -1.0_c_float
     want = matmul(a, b)
 
-    print '(a, i0, a, i0)', 'native_example: tgemm ', tgemm_version(), ', module for ', &
-        TGEMM_VERSION_MAJOR * 10000 + TGEMM_VERSION_MINOR * 100 + TGEMM_VERSION_PATCH
+    print '(a, i0, 3a, i0)', 'native_example: tgemm ', tgemm_version(), ' (', tgemm_version_text(), &
+        '), module for ', TGEMM_VERSION_MAJOR * 10000 + TGEMM_VERSION_MINOR * 100 + TGEMM_VERSION_PATCH
     status = tgemm_sgemm(TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0_c_float, a, m, b, k, 0.0_c_float, c, m)
     ! The same product with the layout/stream entry point, operands by address.
     status_ex = tgemm_sgemm_ex(TGEMM_LAYOUT_COL_MAJOR, TGEMM_OP_N, TGEMM_OP_N, m, n, k, 1.0_c_float, &
@@ -46,13 +46,13 @@ program native_example
     else if (status == TGEMM_ERROR_NO_DEVICE .and. status_ex == TGEMM_ERROR_NO_DEVICE) then
         if (all(c == -1.0_c_float) .and. all(c2 == -1.0_c_float)) then
             print '(a)', 'native_example: PASS (TGEMM_ERROR_NO_DEVICE: ' // tgemm_status_message(status) // &
-                '; C unchanged)'
+                ': ' // tgemm_error_message() // '; C unchanged)'
             stop
         end if
         print '(a)', 'native_example: FAIL (TGEMM_ERROR_NO_DEVICE but C was written)'
     else
-        print '(a, i0, a, i0, 2a)', 'native_example: FAIL (statuses ', status, ' and ', status_ex, ': ', &
-            tgemm_status_message(status)
+        print '(a, i0, a, i0, 4a)', 'native_example: FAIL (statuses ', status, ' and ', status_ex, ': ', &
+            tgemm_status_message(status_ex), ': ', tgemm_error_message()
     end if
     error stop 1
 end program native_example
