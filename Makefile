@@ -412,7 +412,7 @@ HOST_MOCK_OBJ := $(HOST_PLAN_OBJ) $(BUILD)/obj/driver/host_pipeline.o $(BUILD)/o
                  $(BUILD)/obj/core/status.o $(BUILD)/obj/core/math_mode.o $(BUILD)/obj/driver/execute.o \
                  $(BUILD)/obj/driver/spread.o \
                  $(BUILD)/obj/driver/spread_plan.o $(BUILD)/obj/driver/panel_board.o \
-                 $(BUILD)/obj/driver/host_panels.o
+                 $(BUILD)/obj/driver/host_panels.o $(BUILD)/obj/api/entry.o
 $(BUILD)/tests/test_host_mock: tests/test_host_mock.cpp tests/mock_cuda.cpp tests/mock_cuda.hpp tests/line_buffered.c \
                                $(HOST_MOCK_OBJ)
 	@mkdir -p $(@D)

@@ -1373,11 +1373,12 @@ Logs take_logs()
     return l;
 }
 
-// The product through execute() on the per-thread default stream, waiting,
-// as tgemm_sgemm() and the BLAS layer call it; A, B and C registered with
-// their kinds (device memory of dev_a, dev_b, dev_c where Device).
+// The product on the per-thread default stream, waiting, through
+// execute(), as tgemm_sgemm() and the BLAS layer call it, or (`api`, no
+// `left`) through tgemm_sgemm() itself; A, B and C registered with their
+// kinds (device memory of dev_a, dev_b, dev_c where Device).
 tgemm_status spread_call(const Problem &pr, Data &d, std::vector<tgemm::Rect> *left, int dev_a = -1, int dev_b = -1,
-                         int dev_c = -1)
+                         int dev_c = -1, bool api = false)
 {
     const std::vector<mock::Range> ranges = {{d.A.data(), d.A.size() * 4, pr.ka, dev_a},
                                              {d.B.data(), d.B.size() * 4, pr.kb, dev_b},
@@ -1386,7 +1387,11 @@ tgemm_status spread_call(const Problem &pr, Data &d, std::vector<tgemm::Rect> *l
         std::lock_guard<std::mutex> lk(mu);
         mock::kinds.insert(mock::kinds.end(), ranges.begin(), ranges.end());
     }
-    const tgemm_status st = tgemm::execute(params(pr, d), cudaStreamPerThread, true, left);
+    const tgemm::GemmParams q = params(pr, d);
+    const tgemm_status st =
+        !api || left != nullptr ? tgemm::execute(q, cudaStreamPerThread, true, left)
+                                : tgemm_sgemm(q.trans_a ? TGEMM_OP_T : TGEMM_OP_N, q.trans_b ? TGEMM_OP_T : TGEMM_OP_N, q.m,
+                                      q.n, q.k, q.alpha, q.a, q.lda, q.b, q.ldb, q.beta, q.c, q.ldc);
     std::lock_guard<std::mutex> lk(mu);
     for (const mock::Range &r : ranges)
         for (auto it = mock::kinds.begin(); it != mock::kinds.end(); ++it)
@@ -1645,8 +1650,8 @@ struct SpreadOutcome {
     std::string error;        // "" or what is wrong
 };
 
-// Runs p through execute() (with `left` as the BLAS layer does, or not, as
-// the native API does) under fault f, and checks what it leaves: C as the
+// Runs p through execute() with `left`, as the BLAS layer does, or through
+// tgemm_sgemm() under fault f, and checks what it leaves: C as the
 // single-GPU contract says (check_outcome), C not written after the call
 // returned, the tile memory of each device that did not break given back.
 // Broken devices are revived and their pipelines freed.
@@ -1658,7 +1663,7 @@ SpreadOutcome spread_with_fault(const Problem &p, const Data &data, const std::v
     std::vector<tgemm::Rect> left;
     take_logs();
     mock::arm(f);
-    o.status = spread_call(p, d, with_left ? &left : nullptr);
+    o.status = spread_call(p, d, with_left ? &left : nullptr, -1, -1, -1, !with_left);
     const std::vector<float> returned = d.C;
     mock::drain_all();
     o.started = !take_logs().budget.empty();
@@ -1681,6 +1686,10 @@ SpreadOutcome spread_with_fault(const Problem &p, const Data &data, const std::v
         o.error = "no block started, yet C was written";
     if (o.error.empty())
         o.error = check_outcome(p, d, o.status, with_left ? &left : nullptr, want);
+    // The native API: a success leaves no error detail, though a device
+    // failed in it and the others took its parts over.
+    if (o.error.empty() && !with_left && o.status == TGEMM_SUCCESS && tgemm_last_error_detail()[0] != '\0')
+        o.error = std::string("a success left the error detail '") + tgemm_last_error_detail() + "'";
     if (broke) {
         mock::revive();
         if (tgemm::release_host_resources() != TGEMM_SUCCESS && o.error.empty())

@@ -72,7 +72,12 @@ tgemm_status sgemm_any(tgemm_layout layout, tgemm_operation transa, tgemm_operat
         return TGEMM_SUCCESS;
     if (const int null_arg = null_operand(p); null_arg != 0)
         return bad(null_arg);
-    return execute(p, stream, wait);
+    // A success leaves no detail, though a spread call's device may have
+    // failed (and written one) before the others finished its work.
+    const tgemm_status st = execute(p, stream, wait);
+    if (st == TGEMM_SUCCESS)
+        clear_error_detail();
+    return st;
 }
 
 }  // namespace
