@@ -208,9 +208,11 @@ typedef enum tgemm_status {
  * - a call that cannot get the scratch device memory its plan asks for
  *   (split-K partial sums, stream-K tile parts or a packed copy of op(A),
  *   at most 256 MiB each, from a pool) runs without it, adding in another
- *   order, and may round differently;
+ *   order, and may round differently; with `TGEMM_CLUSTERS=0` this includes
+ *   a split planned for a cluster whose slices would need more than 256 MiB;
  * - a call with an operand in host memory cuts C into tiles and K into
- *   chunks (of up to 2048) to fit the device memory available to it, so
+ *   ranges (of up to 2048, or all of K left, in the resident schedule) to
+ *   fit the device memory available to it, so
  *   its result may differ by rounding from the same product on device
  *   pointers, and from one run to the next when the memory available
  *   changes the tiling;
@@ -294,9 +296,12 @@ TGEMM_API tgemm_status tgemm_sgemm(tgemm_operation transa, tgemm_operation trans
  *
  * If every operand that is read or written is device or managed memory, the
  * call only enqueues work on @p stream and returns: C is ready once the stream
- * reaches that point, and the operands must stay valid until then. If any
- * operand is host memory (pageable or pinned), the call returns when C is
- * written.
+ * reaches that point, and the operands must stay valid until then. Two
+ * exceptions wait for the stream first: under ::TGEMM_MATH_FP32_TC, once per
+ * call that takes the mode (to learn its N); and with `TGEMM_DEVICES` set, a
+ * call on the default stream that moves to the device owning its operands.
+ * If any operand is host memory (pageable or pinned), the call returns when
+ * C is written.
  *
  * @param[in]     layout TGEMM_LAYOUT_COL_MAJOR or TGEMM_LAYOUT_ROW_MAJOR.
  * @param[in]     transa op applied to A.
