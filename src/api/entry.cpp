@@ -1,8 +1,6 @@
 // The native C entry points: check in reference order, return early when
 // there is nothing to do, then hand a column-major problem to the runtime;
 // and the release of what the runtime keeps between calls.
-#include <algorithm>
-
 #include "core/check.hpp"
 #include "core/math_mode.hpp"
 #include "core/status.hpp"
@@ -13,33 +11,35 @@
 namespace tgemm {
 namespace {
 
-// The status of the caller's argument `arg`, found invalid, with a detail
-// that gives its value and what it must be, in the caller's layout.
-tgemm_status bad_argument(int arg, bool row, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, int64_t lda,
-                          int64_t ldb, int64_t ldc)
+// The status of the column-major problem p's invalid argument `arg` (its
+// SGEMM number), reported as the caller's argument (a row-major call's
+// swapped back), with a detail that gives its value and, for a leading
+// dimension, the minimum check_sgemm holds it to, in the caller's terms.
+tgemm_status bad_argument(const GemmParams &p, int arg, bool row)
 {
-    // What each leading dimension must cover: the rows of the matrix as
-    // stored (column-major), or its columns (row-major).
-    const bool a_first = row == (op_a == Op::T), b_first = row == (op_b == Op::T);
-    const char *a_dim = a_first ? "m" : "k", *b_dim = b_first ? "k" : "n", *c_dim = row ? "n" : "m";
-    const int64_t a_min = std::max<int64_t>(1, a_first ? m : k), b_min = std::max<int64_t>(1, b_first ? k : n),
-                  c_min = std::max<int64_t>(1, row ? n : m);
+    const int user = row ? sgemm_row_major_argument(arg) : arg;
+    const Op ta = p.trans_a ? Op::T : Op::N, tb = p.trans_b ? Op::T : Op::N;
     switch (arg) {
-    case 3: return invalid_argument(3, "m = %lld is negative", static_cast<long long>(m));
-    case 4: return invalid_argument(4, "n = %lld is negative", static_cast<long long>(n));
-    case 5: return invalid_argument(5, "k = %lld is negative", static_cast<long long>(k));
-    case 7: return invalid_argument(7, "A is NULL, and the call reads it (alpha != 0, k > 0)");
+    case 3:
+    case 4:
+    case 5: {
+        const int64_t value = arg == 3 ? p.m : arg == 4 ? p.n : p.k;
+        return invalid_argument(user, "%c = %lld is negative", "mnk"[user - 3], static_cast<long long>(value));
+    }
     case 8:
-        return invalid_argument(8, "lda = %lld is below max(1, %s) = %lld", static_cast<long long>(lda), a_dim,
-                                static_cast<long long>(a_min));
-    case 9: return invalid_argument(9, "B is NULL, and the call reads it (alpha != 0, k > 0)");
     case 10:
-        return invalid_argument(10, "ldb = %lld is below max(1, %s) = %lld", static_cast<long long>(ldb), b_dim,
-                                static_cast<long long>(b_min));
-    case 12: return invalid_argument(12, "C is NULL");
+    case 13: {
+        const int64_t value = arg == 8 ? p.lda : arg == 10 ? p.ldb : p.ldc;
+        char dim = sgemm_ld_dimension(ta, tb, arg);
+        if (row && dim != 'k')  // the row-major call's m and n are the column-major problem's n and m
+            dim = dim == 'm' ? 'n' : 'm';
+        return invalid_argument(user, "ld%c = %lld is below max(1, %c) = %lld", user == 8 ? 'a' : user == 10 ? 'b' : 'c',
+                                static_cast<long long>(value), dim,
+                                static_cast<long long>(sgemm_min_ld(ta, tb, p.m, p.n, p.k, arg)));
+    }
     default:
-        return invalid_argument(13, "ldc = %lld is below max(1, %s) = %lld", static_cast<long long>(ldc), c_dim,
-                                static_cast<long long>(c_min));
+        return invalid_argument(user, "%c is NULL%s", "ABC"[(user - 7) / 2],
+                                user == 12 ? "" : ", and the call reads it (alpha != 0, k > 0)");
     }
 }
 
@@ -63,15 +63,12 @@ tgemm_status sgemm_any(tgemm_layout layout, tgemm_operation transa, tgemm_operat
     const bool row = layout == TGEMM_LAYOUT_ROW_MAJOR;
     const GemmParams p = sgemm_problem(row, op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 
-    const auto bad = [&](int arg) {
-        return bad_argument(row ? sgemm_row_major_argument(arg) : arg, row, op_a, op_b, m, n, k, lda, ldb, ldc);
-    };
     if (const int arg = check_sgemm(p); arg != 0)
-        return bad(arg);
+        return bad_argument(p, arg, row);
     if (sgemm_is_noop(p.m, p.n, p.k, alpha, beta))
         return TGEMM_SUCCESS;
     if (const int null_arg = null_operand(p); null_arg != 0)
-        return bad(null_arg);
+        return bad_argument(p, null_arg, row);
     // A success leaves no detail, though a spread call's device may have
     // failed (and written one) before the others finished its work.
     const tgemm_status st = execute(p, stream, wait);

@@ -30,18 +30,32 @@ inline Op op_from_char(char c)
 // Column-major SGEMM argument check in reference BLAS order. Returns 0 when
 // all arguments are valid, else the SGEMM number of the first invalid one
 // (1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda, 10 ldb, 13 ldc).
+// The dimension a leading dimension of the column-major SGEMM must cover
+// (lda 8, ldb 10, ldc 13): 'm', 'n' or 'k', the rows of the matrix as stored.
+inline char sgemm_ld_dimension(Op ta, Op tb, int ld_arg)
+{
+    return ld_arg == 8 ? (ta == Op::N ? 'm' : 'k') : ld_arg == 10 ? (tb == Op::N ? 'k' : 'n') : 'm';
+}
+
+// The smallest valid value of that leading dimension: max(1, its dimension).
+inline int64_t sgemm_min_ld(Op ta, Op tb, int64_t m, int64_t n, int64_t k, int ld_arg)
+{
+    const char d = sgemm_ld_dimension(ta, tb, ld_arg);
+    const int64_t x = d == 'm' ? m : d == 'n' ? n : k;
+    return x > 1 ? x : int64_t{1};
+}
+
 inline int check_sgemm(Op ta, Op tb, int64_t m, int64_t n, int64_t k,
                        int64_t lda, int64_t ldb, int64_t ldc)
 {
-    auto at_least_1 = [](int64_t x) { return x > 1 ? x : int64_t{1}; };
     if (ta == Op::Invalid) return 1;
     if (tb == Op::Invalid) return 2;
     if (m < 0) return 3;
     if (n < 0) return 4;
     if (k < 0) return 5;
-    if (lda < at_least_1(ta == Op::N ? m : k)) return 8;
-    if (ldb < at_least_1(tb == Op::N ? k : n)) return 10;
-    if (ldc < at_least_1(m)) return 13;
+    if (lda < sgemm_min_ld(ta, tb, m, n, k, 8)) return 8;
+    if (ldb < sgemm_min_ld(ta, tb, m, n, k, 10)) return 10;
+    if (ldc < sgemm_min_ld(ta, tb, m, n, k, 13)) return 13;
     return 0;
 }
 
