@@ -625,23 +625,23 @@ PRELOAD_BINS := $(BUILD)/tests/preload_prog $(BUILD)/tests/preload_prog_nohandle
                 $(BUILD)/tests/direct_prog_nohandlers $(BUILD)/tests/preload_prog_cblasonly \
                 $(BUILD)/tests/direct_prog_cblasonly $(BUILD)/tests/has_gpu
 
-$(BUILD)/tests/preload_prog: tests/blas/preload_prog.c
+$(BUILD)/tests/preload_prog: tests/blas/preload_prog.c tests/blas/bad_calls.h
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -lopenblas -ldl -lm
 
-$(BUILD)/tests/preload_prog_nohandlers: tests/blas/preload_prog.c
+$(BUILD)/tests/preload_prog_nohandlers: tests/blas/preload_prog.c tests/blas/bad_calls.h
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -lopenblas -ldl -lm
 
-$(BUILD)/tests/direct_prog_nohandlers: tests/blas/preload_prog.c $(BUILD)/lib/$(LIBNAME)
+$(BUILD)/tests/direct_prog_nohandlers: tests/blas/preload_prog.c tests/blas/bad_calls.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
 
-$(BUILD)/tests/preload_prog_cblasonly: tests/blas/preload_prog.c
+$(BUILD)/tests/preload_prog_cblasonly: tests/blas/preload_prog.c tests/blas/bad_calls.h
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -DCBLAS_XERBLA_ONLY -o $@ $< -lopenblas -ldl -lm
 
-$(BUILD)/tests/direct_prog_cblasonly: tests/blas/preload_prog.c $(BUILD)/lib/$(LIBNAME)
+$(BUILD)/tests/direct_prog_cblasonly: tests/blas/preload_prog.c tests/blas/bad_calls.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -DCBLAS_XERBLA_ONLY -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
 
@@ -676,7 +676,7 @@ CPU_BLAS_BINS := $(BUILD)/tests/aslinked_prog $(BUILD)/tests/cpu_blas_prog $(BUI
                  $(CPU_BLAS_DIR)/libfakeblas.so $(CPU_BLAS_DIR)/libnosgemm.so $(CPU_BLAS_DIR)/libcallback.so \
                  $(BUILD)/tests/handlers_prog $(BUILD)/tests/has_gpu
 
-$(BUILD)/tests/aslinked_prog: tests/blas/preload_prog.c $(BUILD)/lib/$(LIBNAME)
+$(BUILD)/tests/aslinked_prog: tests/blas/preload_prog.c tests/blas/bad_calls.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -Wl,--as-needed -L$(BUILD)/lib -ltgemm -lopenblas \
 	    -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
@@ -711,7 +711,7 @@ $(CPU_BLAS_DIR)/libfakewrap.so: tests/blas/fake_blas.c $(CPU_BLAS_DIR)/libfakeco
 	$(CC) $(PRELOAD_CFLAGS) -fPIC -shared -o $@ $< -Wl,--no-as-needed -L$(CPU_BLAS_DIR) -lfakecore \
 	    -Wl,-rpath,$(abspath $(CPU_BLAS_DIR))
 
-$(BUILD)/tests/handlers_prog: tests/blas/handlers_prog.c $(CPU_BLAS_DIR)/libfakewrap.so
+$(BUILD)/tests/handlers_prog: tests/blas/handlers_prog.c tests/blas/bad_calls.h $(CPU_BLAS_DIR)/libfakewrap.so
 	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -Wl,--no-as-needed -L$(CPU_BLAS_DIR) -lfakewrap \
 	    -Wl,-rpath,$(abspath $(CPU_BLAS_DIR))
 
