@@ -27,6 +27,15 @@
         mean, and how many plans), per family, by the K steps a block walks
         and by whether the busiest SM runs a whole wave of the family's
         blocks or more (where short_wave_seconds applies).
+    python3 bench/fit_plans.py reduction FIT.csv[,FIT.csv...] VAL.csv[,VAL.csv...] [--bandwidth B]
+        The split-K reduction's cost, from the workspace plans timed with
+        and without it (us - us_main): the fixed time, the slices' rate
+        over the memory bandwidth B (default the H100's, 2.88e12) and the
+        time per byte of C fitted by least squares with the batch's cost
+        held at the present one (the sets cannot tell it from the slices'),
+        and the present and fitted model's error on both sets (median
+        absolute, and the 10th, 50th and 90th percentile of measured over
+        modelled); run on another device's sets, B its measured bandwidth.
     python3 bench/fit_plans.py fit FIT.csv[,FIT.csv...] VAL.csv[,VAL.csv...] [--plan-dump build/bench/plan_dump]
         FIT, VAL: bench_plans output on independent sets, each a
         comma-separated list of files (NN, or a transposed pair's with
@@ -57,10 +66,12 @@ import sys
 SM, CLOCK, BW = 132, 1.98e9, 2.88e12
 SM_FLOPS, WARP_FLOPS = 2 * 128 * CLOCK, 0.5 * 2 * 32 * CLOCK
 STEP, ALONE = 0.8e-6, 0.75
-L2_BYTES, L2_FACTOR = 50e6, 3.0
-# The split-K reduction behind a workspace split: its launch and wait, and
-# each batch of REDUCE_BATCH slices a thread loads (kernels/splitk.cu).
-REDUCE, REDUCE_PER_BATCH, REDUCE_BATCH = 0.9e-6, 0.35e-6, 16
+# The split-K reduction behind a workspace split (tiled.cpp's
+# reduction_seconds): a fixed time, each batch of REDUCE_BATCH slices a thread
+# loads, the slices read at REDUCE_SLICE times the memory bandwidth, and a
+# time per byte of C (beta 0, as bench_plans times).
+REDUCE, REDUCE_PER_BATCH, REDUCE_BATCH = 0.31e-6, 0.35e-6, 16
+REDUCE_SLICE, REDUCE_C = 1.146, 1.30e-12
 # name: bm, bn, bk, threads, efficiencies (NN, NT, TN, TT), blocks per SM, step
 # floor, lone share, unaligned factors (NN, NT, TN, TT)
 FAMILIES = {
@@ -164,9 +175,8 @@ def features(m, n, k, family, splits, chunk, cluster, ta=False, tb=False, unalig
     elif cluster:
         reduce = 0.5e-6 + 0.1e-6 * cdiv(bm * bn // 4, splits * threads)
     else:
-        slices = splits * m * n * 4.0
-        reduce = (2.0 * slices / (BW * (L2_FACTOR if slices <= 0.5 * L2_BYTES else 1.0)) + m * n * 4 / BW + REDUCE
-                  + REDUCE_PER_BATCH * cdiv(splits - 1, REDUCE_BATCH))
+        reduce = (REDUCE + REDUCE_PER_BATCH * cdiv(splits - 1, REDUCE_BATCH) + splits * m * n * 4.0 / (REDUCE_SLICE * BW)
+                  + m * n * 4.0 * REDUCE_C)
     short_seconds, short_steps = SHORT_WAVE.get(family, (0.0, 0.0))
     short = 0.0 if splits > 1 or short_seconds == 0.0 else full * short_seconds * min(1.0, short_steps / (steps - 1))
     return (full * wave_steps(resident) + (wave_steps(rest) if rest else 0.0) + short, busiest, full + (rest > 0), reduce,
@@ -394,6 +404,60 @@ def waves_report(paths):
                       " | ".join(f"{geomean(v):.2f} ({len(v)})" if v else "-" for v in row) + " |")
 
 
+def reduction_rows(paths):
+    """(m, n, splits, seconds the reduction adds) of the workspace plans timed with us_main."""
+    return [(int(r["m"]), int(r["n"]), int(r["splits"]), (float(r["us"]) - float(r["us_main"])) * 1e-6)
+            for r in (r for path in paths.split(",") for r in csv.DictReader(open_text(path)))
+            if r["form"] == "workspace" and r.get("us_main")]
+
+
+def reduction_time(m, n, splits, fixed, slice_factor, c_seconds, bw):
+    """tiled.cpp's reduction_seconds at beta 0 with the given factors."""
+    c = m * n * 4.0
+    return fixed + REDUCE_PER_BATCH * cdiv(splits - 1, REDUCE_BATCH) + splits * c / (slice_factor * bw) + c * c_seconds
+
+
+def solve3(a, b):
+    """x with a x = b for a 3 x 3 system (Gaussian elimination with partial pivoting)."""
+    m = [row[:] + [v] for row, v in zip(a, b)]
+    for i in range(3):
+        p = max(range(i, 3), key=lambda r: abs(m[r][i]))
+        m[i], m[p] = m[p], m[i]
+        for r in range(i + 1, 3):
+            f = m[r][i] / m[i][i]
+            m[r] = [x - f * y for x, y in zip(m[r], m[i])]
+    x = [0.0] * 3
+    for i in (2, 1, 0):
+        x[i] = (m[i][3] - sum(m[i][j] * x[j] for j in range(i + 1, 3))) / m[i][i]
+    return x
+
+
+def fit_reduction(rows, bw):
+    """(fixed, slice_factor, c_seconds) minimizing the squared error of reduction_time over `rows`."""
+    x = [(1.0, s * m * n * 4.0, m * n * 4.0) for m, n, s, _ in rows]
+    y = [t - REDUCE_PER_BATCH * cdiv(s - 1, REDUCE_BATCH) for m, n, s, t in rows]
+    a = [[sum(r[i] * r[j] for r in x) for j in range(3)] for i in range(3)]
+    b = [sum(r[i] * v for r, v in zip(x, y)) for i in range(3)]
+    fixed, per_slice_byte, c_seconds = solve3(a, b)
+    return fixed, 1.0 / (per_slice_byte * bw), c_seconds
+
+
+def reduction_report(fit, val, bw):
+    rows = {"fit": reduction_rows(fit), "validation": reduction_rows(val)}
+    fitted = fit_reduction(rows["fit"], bw)
+    present = (REDUCE, REDUCE_SLICE, REDUCE_C)
+    print(f"fitted on {len(rows['fit'])} plans: fixed {fitted[0] * 1e6:.3f} us, slices at {fitted[1]:.3f} x the "
+          f"bandwidth, C {fitted[2] * 1e12:.3f} us per MB (present: {present[0] * 1e6:.3f} us, {present[1]:.3f}, "
+          f"{present[2] * 1e12:.3f})")
+    for name, factors in (("present", present), ("fitted", fitted)):
+        for set_name, rs in rows.items():
+            errors = sorted(abs(t - reduction_time(m, n, s, *factors, bw)) for m, n, s, t in rs)
+            ratios = sorted(t / reduction_time(m, n, s, *factors, bw) for m, n, s, t in rs)
+            q = [ratios[int(f * (len(ratios) - 1))] for f in (0.1, 0.5, 0.9)]
+            print(f"{name:8} {set_name:10} {len(rs):5} plans: median |error| {errors[len(errors) // 2] * 1e6:.2f} us, "
+                  f"measured / modelled {q[0]:.3f} / {q[1]:.3f} / {q[2]:.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -408,6 +472,10 @@ def main():
     cl.add_argument("sets", nargs="+")
     wv = sub.add_parser("waves")
     wv.add_argument("sets", nargs="+")
+    rd = sub.add_parser("reduction")
+    rd.add_argument("fit")
+    rd.add_argument("val")
+    rd.add_argument("--bandwidth", type=float, default=BW)
     ft = sub.add_parser("fit")
     ft.add_argument("fit")
     ft.add_argument("val")
@@ -424,6 +492,9 @@ def main():
         return 0
     if a.cmd == "clusters":
         cluster_report(a.sets)
+        return 0
+    if a.cmd == "reduction":
+        reduction_report(a.fit, a.val, a.bandwidth)
         return 0
     if a.cmd == "waves":
         waves_report(a.sets)

@@ -129,6 +129,29 @@ check "waves: the whole wave's cell, the split plan left out" \
 check "waves: the partial wave's cell" \
     grep -qxF "| 32x32x8 | less than a wave | 1.00 (1) | - | - | - | - |" "$tmp/waves.txt"
 
+# reduction: the workspace plans of 30 products whose reduction (us -
+# us_main) took the model's time at a fixed 1 us, slices at 0.9 times the
+# bandwidth and 2 us per MB of C; the fit recovers the three, and the
+# present factors' error is reported for both sets.
+PYTHONPATH="$bench" python3 - > "$tmp/reduction.csv" <<'PY'
+import random
+import fit_plans as fp
+r = random.Random(5)
+print("m,n,k,family,splits,form,k_chunk,blocks,cluster_capacity,us,max_err,transa,transb,us_main")
+for _ in range(30):
+    m, n, s = r.randint(100, 4000), r.randint(100, 4000), r.randint(2, 40)
+    t = fp.reduction_time(m, n, s, 1e-6, 0.9, 2e-12, fp.BW)
+    print(f"{m},{n},{s * 64},128x128x16,{s},workspace,64,0,0,{100 + t * 1e6:.6f},0.01,N,N,100")
+PY
+PYTHONPATH="$bench" python3 "$bench/fit_plans.py" reduction "$tmp/reduction.csv" "$tmp/reduction.csv" > "$tmp/reduction.txt" 2>&1
+status=$?
+cat "$tmp/reduction.txt"
+check "reduction exits 0" [ "$status" -eq 0 ]
+check "reduction: the fixed time, slices' rate and C's time recovered" \
+    grep -qE "^fitted on 30 plans: fixed 1\.000 us, slices at 0\.900 x the bandwidth, C 2\.000 us per MB" "$tmp/reduction.txt"
+check "reduction: both sets' error under the present factors" \
+    sh -c "grep -cE '^present +(fit|validation) +30 plans: median' '$tmp/reduction.txt' | grep -qx 2"
+
 if [ -n "$plan_dump" ]; then
     PYTHONPATH="$bench" python3 - > "$tmp/plans.txt" <<'PY'
 import math

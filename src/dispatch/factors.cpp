@@ -65,7 +65,11 @@ namespace {
 // its memory share, fitted at 1.08 (it moves its bytes a little faster
 // than the streaming copy behind measured_bandwidth), is held at 1.
 // The split-K reduction's: what it adds to its split-K kernel's time,
-// bench_plans with and without it (docs/notes/dispatch.md). The host's:
+// bench_plans with and without it, fitted by least squares over the
+// workspace plans of the fit sets with the batch's cost held (the sets
+// cannot tell it from the slices'; docs/notes/dispatch.md, "The split-K
+// reduction's cost"); the time per byte of C held where the H200's faster
+// memory measured the same. The host's:
 // tgemm's time to enqueue calls of shapes planned before, of one kernel
 // and of two (docs/notes/dispatch.md). The streaming kernels' latency:
 // fitted to their times with operands out of L2 on problems with C of at
@@ -77,11 +81,12 @@ constexpr ArchFactors kSm90 = {
     0.8e-6,   // step_seconds
     0.75,     // alone_factor
     3e-6,     // launch_seconds
-    0.9e-6,   // reduce_seconds
+    0.31e-6,  // reduce_seconds
     0.35e-6,  // reduce_batch_seconds
+    1.146,    // reduce_slice_factor
+    1.30e-12, // reduce_c_seconds_per_byte
     5.5e-6,   // host_call_seconds
     4e-6,     // host_launch_seconds
-    50e6,     // l2_bytes
     3.0,      // l2_bandwidth_factor
     0.5e-6,   // cluster_sync_seconds
     0.1e-6,   // dsmem_round_seconds

@@ -63,18 +63,21 @@ struct ArchFactors {
     double alone_factor;
     double launch_seconds;        // one more kernel on the stream
     // The split-K reduction behind its split-K kernel (launched to overlap
-    // its end): the launch and the wait, and each batch of slices a thread
-    // loads (kernels::kSplitkReduceBatch) beside the traffic.
+    // its end): a fixed time, each batch of slices a thread loads
+    // (kernels::kSplitkReduceBatch), the slices read at reduce_slice_factor
+    // times the memory bandwidth, and a time per byte of C that a faster
+    // memory does not shorten (a thread's loads of its elements' slices
+    // wait in turn); C read where beta != 0 at the memory bandwidth.
     double reduce_seconds;
     double reduce_batch_seconds;
+    double reduce_slice_factor;
+    double reduce_c_seconds_per_byte;
     // The host's time to issue a call of one kernel (a shape planned
     // before), and each further kernel: back-to-back calls cost at least
     // that much each, whatever their kernels' time.
     double host_call_seconds;
     double host_launch_seconds;
-    // L2's size and its bandwidth over the memory's, for split-K slices
-    // that stay in it.
-    double l2_bytes;
+    // L2's bandwidth over the memory's, for operands read again from it.
     double l2_bandwidth_factor;
     double cluster_sync_seconds;  // split-K cluster form: its two cluster barriers
     double dsmem_round_seconds;   // cluster form: one round of reads of the other blocks' shared memory

@@ -36,11 +36,10 @@ int64_t chunk_for(int64_t k, int splits, int64_t step)
     return ceil_div(ceil_div(k, splits), step) * step;
 }
 
-// The split-K reduction's cost: the slices' traffic through the workspace
-// (through L2 where they fit in half of it) and C's, the reduction's launch
-// and each batch of slices its threads load, or in cluster form the
-// barriers and each thread's rounds of reads (one 4-row piece of every
-// slice per round) for its block's 1 / splits of the tile.
+// The split-K reduction's cost: the reduction kernel's (reduction_seconds),
+// or in cluster form the barriers and each thread's rounds of reads (one
+// 4-row piece of every slice per round) for its block's 1 / splits of the
+// tile.
 double split_cost(const GemmParams &p, const DeviceModel &m, const KernelFamily &f, int splits, bool cluster)
 {
     const ArchFactors &a = *m.factors;
@@ -336,13 +335,12 @@ uint64_t tiled_memo_hits()
 double reduction_seconds(const GemmParams &p, const DeviceModel &m, int splits)
 {
     const ArchFactors &a = *m.factors;
-    const double slices = static_cast<double>(splits) * p.m * p.n * 4.0;
-    const double c = (p.beta != 0.0f ? 2.0 : 1.0) * p.m * p.n * 4.0;
-    // Slices that fit in half of L2 are read back from it, not from memory.
-    const double rate = m.memory_bandwidth * (slices <= 0.5 * a.l2_bytes ? a.l2_bandwidth_factor : 1.0);
+    const double c = static_cast<double>(p.m) * p.n * 4.0;
+    const double read_c = p.beta != 0.0f ? c / m.memory_bandwidth : 0.0;
     const double batches =
         static_cast<double>(ceil_div(int64_t{splits} - 1, int64_t{kernels::kSplitkReduceBatch}));
-    return 2.0 * slices / rate + c / m.memory_bandwidth + a.reduce_seconds + a.reduce_batch_seconds * batches;
+    return a.reduce_seconds + a.reduce_batch_seconds * batches +
+           splits * c / (a.reduce_slice_factor * m.memory_bandwidth) + c * a.reduce_c_seconds_per_byte + read_c;
 }
 
 double host_floor(const DeviceModel &m, double seconds, bool second_kernel)
