@@ -3,7 +3,7 @@
 # build, the full suite (GPU cases running), the long tier, compute-sanitizer
 # memcheck and racecheck on a reduced set, and the benchmarks.
 #
-#   tests/gpu-session.sh [STEP...]   steps: info build test test-a test-b groups long sanitize (memcheck, racecheck)
+#   tests/gpu-session.sh [STEP...]   steps: info build test test-a test-k test-b groups long sanitize (memcheck, racecheck)
 #                                    bench sweep rankk profile sass hosttrace hostthreads
 #
 # Logs, CSV and PNG files are written to a work folder and packed into
@@ -58,21 +58,31 @@ for step in "${steps[@]}"; do
         cat build/obj/kernels/*.ptxas.log > "$OUT/ptxas.log" 2>/dev/null ;;
     test)
         run_step test make test ;;
-    test-a|test-b)
-        # make test in two device calls of one GPU each (the whole takes
-        # longer than one call allows): test-a the three GPU-heavy runs
-        # (test-gpu, test-kernels, test-host: about 450 s on the H100),
-        # test-b every other run of make test (about 210 s). The results
-        # of the two calls add up to make test's; each prints its summary.
+    test-a|test-k|test-b)
+        # make test in three device calls of one GPU each (the whole takes
+        # longer than one call allows): test-a test-gpu and test-host,
+        # test-k test-kernels (each about 300 s on one H100 or H200),
+        # test-b every other run of make test (about 320 s). The results of
+        # the three add up to make test's; each prints its summary. Each
+        # target is made on its own and the results so far are packed
+        # after it, so that a call cut at its time limit keeps them.
         heavy="test-gpu test-kernels test-host"
-        if [ "$step" = test-a ]; then
-            runs=$heavy
-        else
-            runs=$(make -s print-test-runs | tr ' ' '\n' | grep -vxE 'test-gpu|test-kernels|test-host' | tr '\n' ' ')
-        fi
+        case $step in
+        test-a) runs="test-gpu test-host" ;;
+        test-k) runs="test-kernels" ;;
+        *) runs=$(make -s print-test-runs | tr ' ' '\n' | grep -vxE "$(echo $heavy | tr ' ' '|')" | tr '\n' ' ') ;;
+        esac
         rm -rf build/tests/results
-        make --no-print-directory -k TEST_RUNS_SERIAL=1 $runs > "$OUT/$step.runs.log" 2>&1
-        run_step "$step" sh tests/summary.sh build/tests/results $? ;;
+        rc=0
+        for run in $runs; do
+            t0=$SECONDS
+            make --no-print-directory -k TEST_RUNS_SERIAL=1 "$run" >> "$OUT/$step.runs.log" 2>&1 || rc=2
+            echo "$run $((SECONDS - t0))s" >> "$OUT/$step.times.txt"
+            sh tests/summary.sh build/tests/results $rc > "$OUT/$step.summary-so-far.txt" 2>&1
+            tar czf "$OUT/$step.results.tar.gz" build/tests/results
+            pack
+        done
+        run_step "$step" sh tests/summary.sh build/tests/results $rc ;;
     groups)
         # make test's runs at once on a machine of four GPUs or more, where
         # in turn they take longer than one device call allows: test-host
