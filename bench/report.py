@@ -294,7 +294,7 @@ def main():
         return 0
     if args.section == "random":
         lines = open(os.path.join(run, "random_report.md")).read().rstrip("\n").split("\n")
-        lines[1:1] = ["", f"Run of {args.date} on the device named above.", "",
+        lines[1:1] = ["", f"Run of {args.date} on {args.device}.", "",
                       "![ratio histogram](performance/random_hist.png)",
                       "![ratio against flops](performance/random_scatter.png)"]
         replace_section(lines[0], lines + [""])
@@ -313,7 +313,7 @@ def main():
         return 0
     if args.section == "suite":
         lines = suite_section(os.path.join(run, "suite.csv"))
-        lines[1:1] = ["", f"Run of {args.date}."]
+        lines[1:1] = ["", f"Run of {args.date} on {args.device}."]
         replace_section(lines[0], lines)
         print(f"report: replaced the suite section of {os.path.normpath(DOC)}")
         return 0
