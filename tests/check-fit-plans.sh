@@ -54,13 +54,16 @@ check "one row for each of the registry's families, in factors.cpp and the mirro
 check "every family's factors as factors.cpp has them" \
     sh -c "[ \$(grep -cE '^[0-9x]+ ok\$' '$tmp/mirror.txt') -eq $families ]"
 
-# fit_plans.py SUBCOMMAND over the made-up set $tmp/NAME.csv: its output
-# in $tmp/NAME.txt (printed), and the check that it exits 0.
+# fit_plans.py SUBCOMMAND over the made-up set $tmp/NAME.csv (and any further
+# arguments given): its output in $tmp/NAME.txt (printed), and the check
+# that it exits 0.
 run_fit() {
-    PYTHONPATH="$bench" python3 "$bench/fit_plans.py" "$1" "$tmp/$2.csv" > "$tmp/$2.txt" 2>&1
+    cmd=$1 name=$2
+    shift 2
+    PYTHONPATH="$bench" python3 "$bench/fit_plans.py" "$cmd" "$tmp/$name.csv" "$@" > "$tmp/$name.txt" 2>&1
     status=$?
-    cat "$tmp/$2.txt"
-    check "$1 exits 0" [ "$status" -eq 0 ]
+    cat "$tmp/$name.txt"
+    check "$cmd exits 0" [ "$status" -eq 0 ]
 }
 
 # Plan times of 24 unaligned TN products (lda = k and m odd), every family
@@ -143,10 +146,7 @@ for _ in range(30):
     t = fp.reduction_time(m, n, s, 1e-6, 0.9, 2e-12, fp.BW)
     print(f"{m},{n},{s * 64},128x128x16,{s},workspace,64,0,0,{100 + t * 1e6:.6f},0.01,N,N,100")
 PY
-PYTHONPATH="$bench" python3 "$bench/fit_plans.py" reduction "$tmp/reduction.csv" "$tmp/reduction.csv" > "$tmp/reduction.txt" 2>&1
-status=$?
-cat "$tmp/reduction.txt"
-check "reduction exits 0" [ "$status" -eq 0 ]
+run_fit reduction reduction "$tmp/reduction.csv"
 check "reduction: the fixed time, slices' rate and C's time recovered" \
     grep -qE "^fitted on 30 plans: fixed 1\.000 us, slices at 0\.900 x the bandwidth, C 2\.000 us per MB" "$tmp/reduction.txt"
 check "reduction: both sets' error under the present factors" \
