@@ -60,12 +60,12 @@ for step in "${steps[@]}"; do
         run_step test make test ;;
     test-a|test-k|test-b)
         # make test in three device calls of one GPU each (the whole takes
-        # longer than one call allows): test-a test-gpu and test-host,
-        # test-k test-kernels (each about 300 s on one H100 or H200),
-        # test-b every other run of make test (about 320 s). The results of
-        # the three add up to make test's; each prints its summary. Each
-        # target is made on its own and the results so far are packed
-        # after it, so that a call cut at its time limit keeps them.
+        # longer than one call allows; docs/performance.md has the times):
+        # test-a test-gpu and test-host, test-k test-kernels, test-b every
+        # other run of make test. The results of the three add up to make
+        # test's; each prints its summary. Each target is made on its own
+        # and the results so far are packed after it, so that a call cut at
+        # its time limit keeps them.
         heavy="test-gpu test-kernels test-host"
         case $step in
         test-a) runs="test-gpu test-host" ;;
