@@ -627,23 +627,23 @@ PRELOAD_BINS := $(BUILD)/tests/preload_prog $(BUILD)/tests/preload_prog_nohandle
 
 $(BUILD)/tests/preload_prog: tests/blas/preload_prog.c tests/blas/bad_calls.h
 	@mkdir -p $(@D)
-	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -lopenblas -ldl -lm
+	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -lopenblas -ldl -lm -pthread
 
 $(BUILD)/tests/preload_prog_nohandlers: tests/blas/preload_prog.c tests/blas/bad_calls.h
 	@mkdir -p $(@D)
-	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -lopenblas -ldl -lm
+	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -lopenblas -ldl -lm -pthread
 
 $(BUILD)/tests/direct_prog_nohandlers: tests/blas/preload_prog.c tests/blas/bad_calls.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
-	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
+	$(CC) $(PRELOAD_CFLAGS) -DNO_HANDLERS -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm -pthread
 
 $(BUILD)/tests/preload_prog_cblasonly: tests/blas/preload_prog.c tests/blas/bad_calls.h
 	@mkdir -p $(@D)
-	$(CC) $(PRELOAD_CFLAGS) -DCBLAS_XERBLA_ONLY -o $@ $< -lopenblas -ldl -lm
+	$(CC) $(PRELOAD_CFLAGS) -DCBLAS_XERBLA_ONLY -o $@ $< -lopenblas -ldl -lm -pthread
 
 $(BUILD)/tests/direct_prog_cblasonly: tests/blas/preload_prog.c tests/blas/bad_calls.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
-	$(CC) $(PRELOAD_CFLAGS) -DCBLAS_XERBLA_ONLY -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
+	$(CC) $(PRELOAD_CFLAGS) -DCBLAS_XERBLA_ONLY -o $@ $< -L$(BUILD)/lib -ltgemm -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm -pthread
 
 $(BUILD)/tests/has_gpu: tests/blas/has_gpu.c tests/gpu_probe.c tests/gpu_probe.h
 	@mkdir -p $(@D)
@@ -679,7 +679,7 @@ CPU_BLAS_BINS := $(BUILD)/tests/aslinked_prog $(BUILD)/tests/cpu_blas_prog $(BUI
 $(BUILD)/tests/aslinked_prog: tests/blas/preload_prog.c tests/blas/bad_calls.h $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -Wl,--as-needed -L$(BUILD)/lib -ltgemm -lopenblas \
-	    -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm
+	    -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -lm -pthread
 
 $(BUILD)/tests/cpu_blas_prog: tests/blas/cpu_blas_prog.c $(BUILD)/lib/$(LIBNAME)
 	@mkdir -p $(@D)

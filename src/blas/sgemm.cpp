@@ -58,26 +58,24 @@ TGEMM_API void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int
     using namespace tgemm;
     using namespace tgemm::blas;
     CallTrace trace("cblas_sgemm", true, layout, TransA, TransB, M, N, K);
-    RowMajorStrgScope row_major_strg;
+    const RowMajorStrgReset row_major_strg;
     // Reference CBLAS: the layout, then TransA (2) and TransB (3) in both
     // layouts, then SGEMM's own checks on the column-major call it makes.
     if (layout != kColMajor && layout != kRowMajor) {
         trace.error(1);
-        report_cblas_error(1, 1, "Illegal layout setting, %d\n", layout);
+        report_cblas_error(1, 1, "Illegal layout setting, %d\n", layout, false);
         return;
     }
     const bool row = layout == kRowMajor;
-    if (row)
-        row_major_strg.set_row_major();
     const Op ta = op_from_enum(TransA), tb = op_from_enum(TransB);
     if (ta == Op::Invalid) {
         trace.error(2);
-        report_cblas_error(2, 2, "Illegal TransA setting, %d\n", TransA);
+        report_cblas_error(2, 2, "Illegal TransA setting, %d\n", TransA, row);
         return;
     }
     if (tb == Op::Invalid) {
         trace.error(3);
-        report_cblas_error(3, 3, "Illegal TransB setting, %d\n", TransB);
+        report_cblas_error(3, 3, "Illegal TransB setting, %d\n", TransB, row);
         return;
     }
     const GemmParams p = sgemm_problem(row, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -90,7 +88,7 @@ TGEMM_API void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int
     if (const int info = check_sgemm(p); info != 0) {
         const int caller = (row ? sgemm_row_major_argument(info) : info) + 1;
         trace.error(caller);
-        report_cblas_sgemm_error(info, caller);
+        report_cblas_sgemm_error(info, caller, row);
         return;
     }
     trace.scalars(alpha, beta);
@@ -104,7 +102,7 @@ TGEMM_API void cblas_sgemm(int layout, int TransA, int TransB, int M, int N, int
     if (const int null_arg = null_operand(p); null_arg != 0) {
         const int caller = (row ? sgemm_row_major_argument(null_arg) : null_arg) + 1;
         trace.error(caller);
-        report_cblas_error(caller, caller, "", 0);
+        report_cblas_error(caller, caller, "", 0, row);
         return;
     }
     run_sgemm(p, trace);

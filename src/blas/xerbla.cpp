@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <mutex>
 
 #include "blas/cpu_blas.hpp"
 #include "blas/output.hpp"
@@ -52,6 +53,35 @@ void print_cblas_message(int caller_info, const char *form, int value)
     write_text(STDERR_FILENO, line, len, sizeof line);
 }
 
+// The lock every write of RowMajorStrg takes (xerbla.hpp); recursive, for a
+// handler that makes a call of its own.
+std::recursive_mutex &row_major_strg_mutex()
+{
+    static std::recursive_mutex *m = new std::recursive_mutex();  // never destroyed: calls may come during exit
+    return *m;
+}
+
+// RowMajorStrg as reference cblas_sgemm has it while an error is reported,
+// 0 after.
+class HandlerLayout {
+public:
+    explicit HandlerLayout(bool row_major) : lock_(row_major_strg_mutex())
+    {
+        if (&RowMajorStrg != nullptr)
+            RowMajorStrg = row_major ? 1 : 0;
+    }
+    ~HandlerLayout()
+    {
+        if (&RowMajorStrg != nullptr)
+            RowMajorStrg = 0;
+    }
+    HandlerLayout(const HandlerLayout &) = delete;
+    HandlerLayout &operator=(const HandlerLayout &) = delete;
+
+private:
+    std::lock_guard<std::recursive_mutex> lock_;
+};
+
 }  // namespace
 
 void report_sgemm_error(int info)
@@ -65,8 +95,9 @@ void report_sgemm_error(int info)
     print_line(" ** On entry to SGEMM parameter number %2d had an illegal value\n", info);
 }
 
-void report_cblas_error(int info, int caller_info, const char *form, int value)
+void report_cblas_error(int info, int caller_info, const char *form, int value, bool row_major)
 {
+    const HandlerLayout layout(row_major);
     if (program_handler(&cblas_xerbla)) {
         if (form[0] != '\0')
             cblas_xerbla(info, kCblasName, form, value);
@@ -77,12 +108,13 @@ void report_cblas_error(int info, int caller_info, const char *form, int value)
     print_cblas_message(caller_info, form, value);
 }
 
-void report_cblas_sgemm_error(int info, int caller_info)
+void report_cblas_sgemm_error(int info, int caller_info, bool row_major)
 {
     // Reference cblas_sgemm leaves these to the SGEMM it calls, whose XERBLA
     // is the program's xerbla_ where it has one; else reference CBLAS's
     // xerbla_, which passes info + 1 and "cblas_" with the lower-cased
     // routine name to cblas_xerbla.
+    const HandlerLayout layout(row_major);
     if (program_handler(&xerbla_)) {
         xerbla_(kSgemmName, &info, sizeof kSgemmName - 1);
         return;
@@ -94,22 +126,12 @@ void report_cblas_sgemm_error(int info, int caller_info)
     print_cblas_message(caller_info, "", 0);
 }
 
-RowMajorStrgScope::RowMajorStrgScope()
+RowMajorStrgReset::~RowMajorStrgReset()
 {
-    if (&RowMajorStrg != nullptr)
-        RowMajorStrg = 0;
-}
-
-RowMajorStrgScope::~RowMajorStrgScope()
-{
-    if (&RowMajorStrg != nullptr)
-        RowMajorStrg = 0;
-}
-
-void RowMajorStrgScope::set_row_major()
-{
-    if (&RowMajorStrg != nullptr)
-        RowMajorStrg = 1;
+    if (&RowMajorStrg == nullptr)
+        return;
+    const std::lock_guard<std::recursive_mutex> lock(row_major_strg_mutex());
+    RowMajorStrg = 0;
 }
 
 }  // namespace tgemm::blas

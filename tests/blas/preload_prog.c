@@ -9,7 +9,8 @@
  *                            also: bad calls reach this program's xerbla_ /
  *                            cblas_xerbla with reference BLAS / CBLAS numbers,
  *                            and cblas_sgemm keeps the program's RowMajorStrg
- *                            as reference CBLAS does (only under tgemm:
+ *                            as reference CBLAS does, also while another
+ *                            thread makes valid calls (only under tgemm:
  *                            OpenBLAS numbers cblas_sgemm's arguments its own
  *                            way and has no RowMajorStrg). cblas_sgemm's
  *                            dimension errors come from the SGEMM reference
@@ -34,6 +35,7 @@
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -237,8 +239,8 @@ static int run_all(bool exact)
 
 /* ---------------------------------------------------------------- errors */
 
-/* Reference CBLAS's global: 1 for the duration of a row-major cblas_sgemm,
- * else 0, and 0 after every call. */
+/* Reference CBLAS's global: 1 while a row-major cblas_sgemm reports an
+ * error, else 0, and 0 after every bad call. */
 int RowMajorStrg;
 
 #ifndef NO_HANDLERS
@@ -387,6 +389,45 @@ static void run_errors(bool numbers)
         bad_cblas("cblas col NULL A", 8, false, numbers, c, 102, 111, 111, 4, 3, 2, NULL, 4, b, 2, 4);
     }
 }
+
+/* The same under calls from another thread: while one thread makes valid
+ * calls in both layouts, every bad call of this one must still reach its
+ * handler with its own layout's RowMajorStrg (tgemm writes the global only
+ * while it reports an error, under a lock). */
+static volatile int g_stop_valid_calls;
+
+static void *valid_calls(void *arg)
+{
+    (void)arg;
+    float a[4] = {1.0f, 2.0f, 3.0f, 4.0f}, b[4] = {1.0f, 0.5f, 0.25f, 2.0f}, c[4];
+    while (!g_stop_valid_calls) {
+        cblas_sgemm(101, 111, 111, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+        cblas_sgemm(102, 111, 111, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+    }
+    return NULL;
+}
+
+static void run_errors_beside_valid_calls(void)
+{
+    float a[64], b[64], c[64];
+    for (int i = 0; i < 64; ++i) {
+        a[i] = b[i] = 1.0f;
+        c[i] = -7.0f;
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, valid_calls, NULL) != 0) {
+        fprintf(stderr, "FAIL pthread_create\n");
+        failures++;
+        return;
+    }
+    const int before = failures;
+    for (int i = 0; i < 2000 && failures == before; ++i) {
+        bad_cblas("cblas row TransA beside valid calls", 2, false, true, c, 101, 5, 111, 4, 3, 2, a, 2, b, 3, 3);
+        bad_cblas("cblas col TransB beside valid calls", 3, false, true, c, 102, 111, 5, 4, 3, 2, a, 4, b, 2, 4);
+    }
+    g_stop_valid_calls = 1;
+    pthread_join(t, NULL);
+}
 #else
 /* No handlers: the library's defaults print the reference messages (the
  * caller's argument numbers) and return; the program must go on, C must be
@@ -434,6 +475,8 @@ int main(int argc, char **argv)
     const bool numbers = argc > 2 && strcmp(argv[2], "reference") == 0;
     const int cases = run_all(exact);
     run_errors(numbers);
+    if (numbers)
+        run_errors_beside_valid_calls();
     printf("preload_prog %s%s: %d products %s, bad calls checked%s: %s\n", argv[1], numbers ? " reference" : "", cases,
            exact ? "bit for bit OpenBLAS's" : "within the error bound of OpenBLAS's",
            numbers ? " with reference numbers" : "", failures ? "FAILED" : "OK");
