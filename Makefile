@@ -665,6 +665,24 @@ test-gpu-probe: $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/tests/test_gemm $(BUIL
 	$(RUN_TEST) check-gpu-probe -- sh tests/check-gpu-probe.sh $(BUILD)/tests $(BUILD)/examples/demo \
 	    $(abspath $(BUILD)/lib/$(LIBNAME))
 
+# The process's first BLAS calls where tgemm's one-time set-up could hang
+# the program: a library whose constructor multiplies, loaded by one thread
+# while another makes the first call; a fork() while the CPU BLAS is
+# measured (tests/blas/first_calls.sh).
+.PHONY: test-first-calls
+$(BUILD)/tests/first_calls: tests/blas/first_calls.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -lopenblas -ldl -pthread
+
+$(BUILD)/tests/libfirst_calls_plugin.so: tests/blas/first_calls_plugin.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -fPIC -shared -o $@ $<
+
+TEST_PROGRAMS += $(BUILD)/tests/first_calls $(BUILD)/tests/libfirst_calls_plugin.so
+test-first-calls: $(BUILD)/tests/first_calls $(BUILD)/tests/libfirst_calls_plugin.so $(BUILD)/lib/$(LIBNAME)
+	$(RUN_TEST) first-calls -- sh tests/blas/first_calls.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
+TEST_RUNS += test-first-calls
+
 # ---- The CPU BLAS that tgemm finds itself (tests/blas/cpu_blas.sh,
 # tests/blas/numpy_check.py): programs that bring no CPU BLAS tgemm can reach.
 # aslinked_prog is preload_prog linked `-ltgemm -lopenblas` with --as-needed,

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <atomic>
+
 #include "blas/output.hpp"
 #include "core/settings.hpp"
 
@@ -109,17 +111,28 @@ CpuBlas resolve()
 
 const CpuBlas &cpu_blas()
 {
-    static const CpuBlas blas = [] {
-        CpuBlas b = resolve();
-        if (settings().verbose > 0) {
-            if (b.sgemm != nullptr)
-                print_line("tgemm: CPU BLAS: %s (%s)\n", b.name.c_str(), b.how.c_str());
-            else
-                print_line("tgemm: no CPU BLAS: %s\n", b.missing.c_str());
-        }
-        return b;
-    }();
-    return blas;
+    // Resolved with no lock held: resolve() takes the dynamic loader's lock
+    // (dlsym, dlopen), and a library whose constructor calls the BLAS while
+    // it is loaded holds that lock and would wait on ours while this thread,
+    // resolving, waited on the loader. Threads that race resolve alike; the
+    // first to publish its result is kept (the others' libraries stay
+    // loaded, as the first's). A child forked meanwhile resolves again.
+    static std::atomic<const CpuBlas *> resolved{nullptr};
+    if (const CpuBlas *b = resolved.load(std::memory_order_acquire))
+        return *b;
+    const CpuBlas *mine = new CpuBlas(resolve());  // never destroyed: calls may run during exit
+    const CpuBlas *first = nullptr;
+    if (!resolved.compare_exchange_strong(first, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        delete mine;
+        return *first;
+    }
+    if (settings().verbose > 0) {
+        if (mine->sgemm != nullptr)
+            print_line("tgemm: CPU BLAS: %s (%s)\n", mine->name.c_str(), mine->how.c_str());
+        else
+            print_line("tgemm: no CPU BLAS: %s\n", mine->missing.c_str());
+    }
+    return *mine;
 }
 
 bool defined_by_a_blas(const void *fn)

@@ -1,8 +1,11 @@
 #include "blas/offload.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "blas/cpu_blas.hpp"
@@ -125,16 +128,32 @@ double measure_cpu_flops(SgemmFn sgemm)
     return kLargeFlops / time_cpu_blas(sgemm, 1024, 1024, 512, 2);
 }
 
+// The rates, measured once per process. Not under a static's guard: a
+// child forked while a thread of its parent measures would inherit the
+// guard as taken and wait on it for ever. The measuring process is known by
+// its pid: the other threads of that process wait for its result, a child
+// (another pid) takes the measurement over.
 const OffloadRates &offload_rates(SgemmFn sgemm)
 {
-    static const OffloadRates rates = [sgemm] {
-        const Settings &st = settings();
-        OffloadRates r;
-        r.cpu_flops = st.offload_cpu_gflops > 0.0 ? st.offload_cpu_gflops * 1e9 : measure_cpu_flops(sgemm);
-        if (st.offload_link_gbs > 0.0)
-            r.link = st.offload_link_gbs * 1e9;
-        return r;
-    }();
+    static OffloadRates rates;
+    static std::atomic<bool> measured{false};
+    static std::atomic<pid_t> measurer{0};
+    const pid_t me = getpid();
+    while (!measured.load(std::memory_order_acquire)) {
+        pid_t who = measurer.load(std::memory_order_acquire);
+        if (who != me && measurer.compare_exchange_strong(who, me, std::memory_order_acq_rel)) {
+            const Settings &st = settings();
+            OffloadRates r;
+            r.cpu_flops = st.offload_cpu_gflops > 0.0 ? st.offload_cpu_gflops * 1e9 : measure_cpu_flops(sgemm);
+            if (st.offload_link_gbs > 0.0)
+                r.link = st.offload_link_gbs * 1e9;
+            rates = r;
+            measured.store(true, std::memory_order_release);
+            break;
+        }
+        if (who == me)  // another thread of this process is measuring
+            std::this_thread::yield();
+    }
     return rates;
 }
 

@@ -1,0 +1,29 @@
+#!/bin/sh
+# make test-first-calls: the process's first BLAS calls where tgemm's
+# one-time set-up could hang the program (tests/blas/first_calls.c), under
+# LD_PRELOAD=libtgemm.so with the default settings (TGEMM_OFFLOAD=auto):
+#  - a library whose constructor calls cblas_sgemm, loaded by one thread
+#    while another makes the process's first call (the CPU BLAS lookup
+#    takes the dynamic loader's lock, which the loading thread holds);
+#  - a fork() while another thread measures the CPU BLAS for the offload
+#    model, the child then making a call the model weighs.
+# OpenBLAS runs on one thread (OPENBLAS_NUM_THREADS=1): its own thread pool
+# across fork() is not what is tested. A hang fails at the timeout.
+# usage: first_calls.sh BUILD_TESTS_DIR LIBTGEMM_FILE
+set -u
+dir=$1 lib=$2
+here=$(dirname "$0")
+. "$here/../check_lib.sh"
+unset TGEMM_OFFLOAD TGEMM_OFFLOAD_MIN_FLOPS TGEMM_OFFLOAD_CPU_GFLOPS TGEMM_CPU_BLAS TGEMM_TRACE TGEMM_VERBOSE \
+      LD_LIBRARY_PATH
+export OPENBLAS_NUM_THREADS=1
+run() {
+    LD_PRELOAD=$lib timeout 60 "$dir/first_calls" "$@" > "$tmp/out" 2>&1
+    status=$?
+    cat "$tmp/out"
+    [ "$status" -eq 0 ]
+}
+check "a library's constructor calls cblas_sgemm while another thread makes the first call" \
+    run loader "$dir/libfirst_calls_plugin.so"
+check "a child forked while the CPU BLAS is measured makes its own weighed call" run fork
+exit $failed
