@@ -62,6 +62,7 @@ std::set<std::pair<int, int>> peer_enabled;
 std::set<std::pair<int, int>> pool_open;
 int peer_copies = 0;
 std::vector<Logged> launch_log, budget_log;
+std::function<void()> on_launch;
 std::vector<std::pair<int, size_t>> alloc_log;
 
 // A budget is read as cudaMemGetInfo, then the pool's reserved and used
@@ -840,7 +841,7 @@ tgemm_status classify_pointer(const void *p, MemKind *kind, int *device)
 // launch that fails (not from a broken context) has enqueued the first half
 // of the columns first, as a failure after the first of several launches
 // (split-K, peeled strips) would.
-tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s)
+tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s, Math math)
 {
     std::lock_guard<std::mutex> lk(mu);
     const int on = mock::stream_of(s)->device;
@@ -852,7 +853,9 @@ tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &dev, cud
         ++mock::device_mismatches;
     ++mock::launches;
     mock::launched_c.push_back(p.c);
-    mock::launch_log.push_back(mock::Logged{mock::current, std::this_thread::get_id()});
+    mock::launch_log.push_back(mock::Logged{mock::current, std::this_thread::get_id(), math});
+    if (mock::on_launch)
+        mock::on_launch();
     const bool reads_ab = p.k > 0 && p.alpha != 0.0f;
     if (p.m < 1 || p.n < 1 || p.ldc < p.m ||
         (reads_ab && (p.lda < (p.trans_a ? p.k : p.m) || p.ldb < (p.trans_b ? p.n : p.k))))

@@ -66,6 +66,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/settings.hpp"
 #include "runtime/device.hpp"
 
 namespace mock {
@@ -140,8 +141,11 @@ extern int peer_copies;                       // copies from device memory (cuda
 struct Logged {
     int device = 0;
     std::thread::id thread;
+    tgemm::Math math = tgemm::Math::Strict;  // launches: the math run_device_operands was given
 };
 extern std::vector<Logged> launch_log;  // run_device_operands
+// Called at each launch (run_device_operands), `mu` held, where set.
+extern std::function<void()> on_launch;
 extern std::vector<Logged> budget_log;  // cudaMemGetInfo
 extern std::vector<std::pair<int, size_t>> alloc_log;  // device allocations: device, bytes
 

@@ -173,7 +173,7 @@ tgemm_status run(const Problem &pr, Data &d, cudaStream_t stream, std::vector<tg
     tgemm::DeviceInfo dev;
     dev.id = 0;
     return tgemm::run_host_operands(params(pr, d), reads_ab ? pr.ka : MemKind::Unused,
-                                    reads_ab ? pr.kb : MemKind::Unused, pr.kc, dev, stream, left);
+                                    reads_ab ? pr.kb : MemKind::Unused, pr.kc, dev, stream, tgemm::Math::Strict, left);
 }
 
 // "" if C (and A, B) are right, else what is wrong. Returns rather than
@@ -1402,6 +1402,49 @@ tgemm_status spread_call(const Problem &pr, Data &d, std::vector<tgemm::Rect> *l
     return st;
 }
 
+// A call keeps the math it started with: tgemm_set_math while a call on
+// host operands runs its tiles changes the calls after it, not that one
+// (every tile's launch is given the math of its call).
+void test_math_per_call(void **)
+{
+    std::mt19937_64 rng(29);
+    Problem p;
+    p.m = 150;
+    p.n = 130;
+    p.k = 70;
+    p.beta = 0.5f;
+    tgemm::set_host_plan_sizes(32, 32, 32);
+    assert_int_equal(tgemm_set_math(TGEMM_MATH_STRICT), TGEMM_SUCCESS);
+    take_logs();
+    Data d = make_data(p, rng);
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::on_launch = [] { tgemm_set_math(TGEMM_MATH_FP32_TC); };
+    }
+    tgemm_status st = spread_call(p, d, nullptr, -1, -1, -1, true);
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        mock::on_launch = nullptr;
+    }
+    Logs logs = take_logs();
+    assert_int_equal(st, TGEMM_SUCCESS);
+    check(p, d, "the math set during the call");
+    assert_true(logs.launches.size() >= 4);
+    for (const mock::Logged &l : logs.launches)
+        assert_int_equal(static_cast<int>(l.math), static_cast<int>(tgemm::Math::Strict));
+    // The next call starts under the math set during the last.
+    Data again = make_data(p, rng);
+    st = spread_call(p, again, nullptr, -1, -1, -1, true);
+    logs = take_logs();
+    assert_int_equal(st, TGEMM_SUCCESS);
+    check(p, again, "the call after");
+    assert_false(logs.launches.empty());
+    for (const mock::Logged &l : logs.launches)
+        assert_int_equal(static_cast<int>(l.math), static_cast<int>(tgemm::Math::Fp32Tc));
+    assert_int_equal(tgemm_set_math(TGEMM_MATH_STRICT), TGEMM_SUCCESS);
+    tgemm::set_host_plan_sizes(0, 0, 0);
+}
+
 // "" if the blocks of a call that succeeded ran as plan says, else what is
 // wrong: one budget query per block, each worker (thread) on its own
 // device, the workers' devices those TGEMM_DEVICES lists first (the calling
@@ -2216,6 +2259,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_caller_stream), cmocka_unit_test(test_threads),
         cmocka_unit_test(test_no_trace_cost), cmocka_unit_test(test_release),
         cmocka_unit_test(test_calls_reuse_events),
+        cmocka_unit_test(test_math_per_call),
     };
     return cmocka_run_group_tests_name("tgemm_host_mock", tests, nullptr, nullptr) ? 1 : 0;
 }

@@ -73,13 +73,13 @@ tgemm_status run_fp32_tc(const GemmParams &p, const DeviceInfo &dev, const Devic
 
 }  // namespace
 
-tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s)
+tgemm_status run_device_operands(const GemmParams &p, const DeviceInfo &dev, cudaStream_t s, Math math)
 {
     const DeviceModel *model = nullptr;
     tgemm_status st = prepare_device_model(dev, &model);
     if (st != TGEMM_SUCCESS)
         return st;
-    if (process_math() == Math::Fp32Tc) {
+    if (math == Math::Fp32Tc) {
         bool ran = false;
         if ((st = run_fp32_tc(p, dev, *model, s, &ran)) != TGEMM_SUCCESS || ran)
             return st;

@@ -79,6 +79,9 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
 {
     if (const std::string &error = setting_error_for_calls(); !error.empty())
         return fail(TGEMM_ERROR_INVALID_SETTING, "%s", error.c_str());
+    // The call's math, read once: every part of it runs under the math it
+    // started with, whatever tgemm_set_math does meanwhile.
+    const Math math = process_math();
     int dev_id = -1;
     tgemm_status st = choose_device(&dev_id);
     if (st != TGEMM_SUCCESS)
@@ -123,11 +126,11 @@ tgemm_status run(const GemmParams &p, cudaStream_t s, bool wait, std::vector<Rec
     if (spread.size() > 1 && ab_host && is_host(kc)) {
         const SpreadPlan plan = plan_for(p, ka, kb, kc, *dev, spread, choose);
         if (plan.workers > 1)
-            return run_spread(p, ka, kb, kc, plan, spread, s, left);
+            return run_spread(p, ka, kb, kc, plan, spread, s, math, left);
     }
     if (is_host(ka) || is_host(kb) || is_host(left != nullptr ? recoverable_c(kc, p.beta) : kc))
-        return run_host_operands(p, ka, kb, kc, *dev, s, left);
-    st = run_device_operands(p, *dev, s);
+        return run_host_operands(p, ka, kb, kc, *dev, s, math, left);
+    st = run_device_operands(p, *dev, s, math);
     if (!wait)
         return st;
     // A blocking call that fails returns once nothing it enqueued can write

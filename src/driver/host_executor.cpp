@@ -75,9 +75,10 @@ const char *cache_name(Cache c)
 }  // namespace
 
 HostRun::HostRun(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev, Pipeline &pl,
-                 cudaMemPool_t pool, const PlanRequest &sizes, HostRunObserver *observer, std::vector<Rect> *left,
-                 const PanelShare *share)
-    : p_(p), ka_(ka), kb_(kb), kc_(kc), dev_(dev), pl_(pl), pool_(pool), obs_(observer), left_(left), share_(share)
+                 cudaMemPool_t pool, const PlanRequest &sizes, HostRunObserver *observer, Math math,
+                 std::vector<Rect> *left, const PanelShare *share)
+    : p_(p), ka_(ka), kb_(kb), kc_(kc), dev_(dev), pl_(pl), pool_(pool), obs_(observer), math_(math), left_(left),
+      share_(share)
 {
     reads_ab_ = sgemm_reads_ab(p.k, p.alpha);
     req_.m = p.m;
@@ -389,7 +390,7 @@ tgemm_status HostRun::run_task(int64_t t, const Task &x)
     d.c = c_host ? arena_ + x.c.offset : p_.c + x.i0 + x.j0 * p_.ldc;
     d.ldc = c_host ? plan_.c.ld : p_.ldc;
     d.beta = x.first ? p_.beta : 1.0f;
-    st = observe_gpu(ks, TraceEvent::Kernel, '-', 0, [&] { return run_device_operands(d, dev_, ks); });
+    st = observe_gpu(ks, TraceEvent::Kernel, '-', 0, [&] { return run_device_operands(d, dev_, ks, math_); });
     if (st != TGEMM_SUCCESS || (several_tiles && (st = record_wait(pl_.joined, pl_.comp, pl_.comp2)) != TGEMM_SUCCESS))
         return st;
     if (!c_host && x.last)

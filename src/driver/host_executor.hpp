@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/problem.hpp"
+#include "core/settings.hpp"
 #include "core/status.hpp"
 #include "runtime/device.hpp"
 #include "driver/host_observer.hpp"
@@ -54,10 +55,10 @@ public:
     // handled); `sizes` carries the preferred plan sizes (PlanRequest's
     // tile_side, chunk_depth, chunk_floor); `observer` may be null; `share`
     // (may be null) is this call's place in a spread call whose blocks
-    // share panels (panel_board.hpp).
+    // share panels (panel_board.hpp); every tile runs under `math`.
     HostRun(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev, Pipeline &pl,
-            cudaMemPool_t pool, const PlanRequest &sizes, HostRunObserver *observer, std::vector<Rect> *left,
-            const PanelShare *share = nullptr);
+            cudaMemPool_t pool, const PlanRequest &sizes, HostRunObserver *observer, Math math,
+            std::vector<Rect> *left, const PanelShare *share = nullptr);
 
     // The whole call, work ordered after what is queued on `caller`, which
     // waits for all of it. Fills *left (if given) as host_pipeline.hpp says.
@@ -152,6 +153,7 @@ private:
     Pipeline &pl_;
     const cudaMemPool_t pool_;
     HostRunObserver *const obs_;
+    const Math math_;
     bool reads_ab_ = false;
     bool pageable_ = false;  // some operand the call reads or writes is pageable host memory
     PlanRequest req_;

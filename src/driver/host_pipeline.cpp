@@ -32,7 +32,7 @@ PlanRequest preferred_sizes()
 }  // namespace
 
 tgemm_status run_host_operands(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev,
-                               cudaStream_t s, std::vector<Rect> *left, const PanelShare *share)
+                               cudaStream_t s, Math math, std::vector<Rect> *left, const PanelShare *share)
 {
     if (left != nullptr)
         *left = {Rect{0, 0, p.m, p.n}};
@@ -44,7 +44,7 @@ tgemm_status run_host_operands(const GemmParams &p, MemKind ka, MemKind kb, MemK
     if (!settings().host_trace.empty())
         tracer.emplace(lease.pipeline());
     HostRun run(p, ka, kb, left != nullptr ? recoverable_c(kc, p.beta) : kc, dev, lease.pipeline(), lease.pool(),
-                preferred_sizes(), tracer ? &*tracer : nullptr, left, share);
+                preferred_sizes(), tracer ? &*tracer : nullptr, math, left, share);
     const tgemm_status result = run.run(s);
     if (run.broken())
         lease.discard();

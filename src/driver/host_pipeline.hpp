@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/problem.hpp"
+#include "core/settings.hpp"
 #include "runtime/device.hpp"
 #include "driver/host_plan.hpp"
 #include "driver/panel_board.hpp"
@@ -51,7 +52,8 @@ namespace tgemm {
 // With `share`, the call is one block of a spread call whose blocks share
 // panels of A and B (panel_board.hpp).
 tgemm_status run_host_operands(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const DeviceInfo &dev,
-                               cudaStream_t s, std::vector<Rect> *left = nullptr, const PanelShare *share = nullptr);
+                               cudaStream_t s, Math math, std::vector<Rect> *left = nullptr,
+                               const PanelShare *share = nullptr);
 
 // The kind C is handled as when the caller finishes a failed call itself:
 // with beta != 0, a pinned or managed C, which the GPU would write directly

@@ -49,10 +49,10 @@ public:
     // With `share`, the worker's first part is block share->block of the
     // plan, `first`, run sharing panels with the other workers' first
     // blocks.
-    Worker(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, int device, bool recoverable, Queue &q,
+    Worker(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, int device, bool recoverable, Math math, Queue &q,
            const PanelShare *share = nullptr, Rect first = {})
-        : p_(p), ka_(ka), kb_(kb), kc_(kc), device_(device), recoverable_(recoverable), q_(q), share_(share),
-          first_(first)
+        : p_(p), ka_(ka), kb_(kb), kc_(kc), device_(device), recoverable_(recoverable), math_(math), q_(q),
+          share_(share), first_(first)
     {
     }
 
@@ -128,8 +128,8 @@ private:
             st = check_cuda(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
         if (st != TGEMM_SUCCESS)
             return st;
-        return run_host_operands(part_of(p_, part), ka_, kb_, kc_, *dev, *stream, recoverable_ ? left : nullptr,
-                                 share);
+        return run_host_operands(part_of(p_, part), ka_, kb_, kc_, *dev, *stream, math_,
+                                 recoverable_ ? left : nullptr, share);
     }
 
     // Records the outcome of a part; false when this worker stops.
@@ -158,6 +158,7 @@ private:
     const MemKind ka_, kb_, kc_;
     const int device_;
     const bool recoverable_;
+    const Math math_;
     Queue &q_;
     const PanelShare *const share_;
     const Rect first_;
@@ -230,7 +231,7 @@ tgemm_status spread_devices(const std::vector<int> **devices, bool *choose)
 }
 
 tgemm_status run_spread(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const SpreadPlan &plan,
-                        const std::vector<int> &devices, cudaStream_t s, std::vector<Rect> *left)
+                        const std::vector<int> &devices, cudaStream_t s, Math math, std::vector<Rect> *left)
 {
     tgemm_status st = check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (caller's stream)");
     if (st != TGEMM_SUCCESS)
@@ -258,8 +259,9 @@ tgemm_status run_spread(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc,
         shares[static_cast<size_t>(w)] = PanelShare{&board, w};
     const auto worker = [&](int w) {
         const size_t i = static_cast<size_t>(w);
-        return share ? Worker(p, ka, kb, kc, devices[i], recoverable, q, &shares[i], spread_block(plan, p.m, p.n, w))
-                     : Worker(p, ka, kb, kc, devices[i], recoverable, q);
+        return share ? Worker(p, ka, kb, kc, devices[i], recoverable, math, q, &shares[i],
+                              spread_block(plan, p.m, p.n, w))
+                     : Worker(p, ka, kb, kc, devices[i], recoverable, math, q);
     };
     // The calling thread is the first worker; a thread that cannot be
     // started leaves its parts to the others, and shares nothing.

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/problem.hpp"
+#include "core/settings.hpp"
 #include "driver/spread_plan.hpp"
 #include "runtime/device.hpp"
 #include "tgemm.h"
@@ -35,7 +36,7 @@ tgemm_status spread_devices(const std::vector<int> **devices, bool *choose);
 // and the call fails with C as each block left it. With `left`, after a
 // failure *left holds the parts no worker finished, as execute() says.
 tgemm_status run_spread(const GemmParams &p, MemKind ka, MemKind kb, MemKind kc, const SpreadPlan &plan,
-                        const std::vector<int> &devices, cudaStream_t s, std::vector<Rect> *left);
+                        const std::vector<int> &devices, cudaStream_t s, Math math, std::vector<Rect> *left);
 
 // Whether the blocks of a call spread over devices[0 .. workers) can share
 // panels (panel_board.hpp): every two of the devices can copy from each
