@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -14,23 +16,40 @@
 namespace tgemm::blas {
 namespace {
 
-// The trace's file descriptor, opened once: stderr for "1" or "stderr",
-// else the named file in append mode (each line is one write, and appends
-// of one write are never interleaved). A file that cannot be opened is
-// reported once and the trace goes to stderr.
+// The trace's file descriptor: stderr for "1" or "stderr", else the file
+// the name gives this process (trace_file_name), in append mode (each line
+// is one write, and appends of one write are never interleaved), opened
+// once per process: a child forked after its parent's first line opens its
+// own (%p is its id) and closes its copy of the parent's. A file that cannot
+// be opened is reported and the process's trace goes to stderr.
 int trace_fd()
 {
-    static const int fd = [] {
-        const std::string &t = settings().trace;
-        if (t == "1" || t == "stderr")
-            return STDERR_FILENO;
-        const int f = open(t.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-        if (f >= 0)
-            return f;
-        print_line("tgemm: TGEMM_TRACE=%s cannot be opened (%s); tracing to stderr\n", t.c_str(),
-                   std::strerror(errno));
+    const std::string &t = settings().trace;
+    if (t == "1" || t == "stderr")
         return STDERR_FILENO;
-    }();
+    // The process id in the high half, the descriptor + 1 in the low; 0 until
+    // a process has opened it.
+    static std::atomic<uint64_t> opened{0};
+    const uint64_t pid = static_cast<uint32_t>(getpid());
+    uint64_t seen = opened.load(std::memory_order_acquire);
+    if (seen != 0 && seen >> 32 == pid)
+        return static_cast<int>(seen & 0xffffffffu) - 1;
+    const std::string name = trace_file_name(t);
+    int fd = open(name.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    const int why = errno;
+    const uint64_t mine = pid << 32 | static_cast<uint32_t>((fd >= 0 ? fd : STDERR_FILENO) + 1);
+    if (!opened.compare_exchange_strong(seen, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        if (fd >= 0)
+            close(fd);  // another thread of this process opened it first
+        return static_cast<int>(seen & 0xffffffffu) - 1;
+    }
+    if (seen != 0 && static_cast<int>(seen & 0xffffffffu) - 1 != STDERR_FILENO)
+        close(static_cast<int>(seen & 0xffffffffu) - 1);  // the parent's, inherited by this child
+    if (fd < 0) {
+        print_line("tgemm: TGEMM_TRACE=%s cannot be opened (%s); tracing to stderr\n", name.c_str(),
+                   std::strerror(why));
+        fd = STDERR_FILENO;
+    }
     return fd;
 }
 

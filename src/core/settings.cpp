@@ -85,10 +85,7 @@ std::string expand_trace_name(const std::string &name, long pid, const char *ran
     return out;
 }
 
-namespace {
-
-// A trace file name of this process (expand_trace_name).
-std::string trace_name(const char *value)
+std::string trace_file_name(const std::string &value)
 {
     const char *rank = nullptr;
     for (const char *v : kRankVariables)
@@ -96,6 +93,8 @@ std::string trace_name(const char *value)
             break;
     return expand_trace_name(value, static_cast<long>(getpid()), rank);
 }
+
+namespace {
 
 void invalid(Settings &st, const char *name, const char *value, const char *expected)
 {
@@ -237,7 +236,7 @@ Settings read_settings()
             invalid(st, "TGEMM_HOST_COPY_THREADS", e, "a number of threads from 1 to 256");
     }
     if (const char *e = std::getenv("TGEMM_HOST_TRACE"); e && *e)
-        st.host_trace = trace_name(e);  // opened by the first call on host operands, which reports a failure
+        st.host_trace = e;  // opened by the first call on host operands, which reports a failure
     if (const char *e = std::getenv("TGEMM_OFFLOAD"); e && *e) {
         if (std::strcmp(e, "auto") == 0)
             st.offload = Offload::Auto;
@@ -271,7 +270,7 @@ Settings read_settings()
     if (const char *e = std::getenv("TGEMM_CPU_BLAS"); e && *e)
         st.cpu_blas = e;
     if (const char *e = std::getenv("TGEMM_TRACE"); e && *e && std::strcmp(e, "0") != 0)
-        st.trace = std::strcmp(e, "1") == 0 || std::strcmp(e, "stderr") == 0 ? std::string(e) : trace_name(e);
+        st.trace = e;
     return st;
 }
 

@@ -52,7 +52,8 @@ struct Settings {
     uint64_t device_memory_limit = 0;  // TGEMM_DEVICE_MEMORY_LIMIT: bytes the host-operand path may
                                        // take on the device; 0 = no limit but free memory
     int host_copy_threads = 0;         // TGEMM_HOST_COPY_THREADS: threads staging pageable operands; 0 = default
-    std::string host_trace;            // TGEMM_HOST_TRACE: CSV file for the host-operand timeline; empty = off
+    std::string host_trace;            // TGEMM_HOST_TRACE: CSV file for the host-operand timeline, as given
+                                       // (trace_file_name); empty = off
 
     // BLAS ABI (sgemm_, cblas_sgemm) only.
     Offload offload = Offload::Auto;  // TGEMM_OFFLOAD: auto | gpu | cpu
@@ -62,7 +63,8 @@ struct Settings {
     bool offload_learn = true;        // TGEMM_OFFLOAD_LEARN=0: the model alone decides
     std::string cpu_blas;             // TGEMM_CPU_BLAS: library to forward small calls to; empty = search
                                       // the system's (blas/cpu_blas.hpp)
-    std::string trace;                // TGEMM_TRACE: "1"/"stderr" or a file path; empty = off
+    std::string trace;                // TGEMM_TRACE: "1"/"stderr" or a file path, as given (trace_file_name);
+                                      // empty = off
 
     std::string error;                // first invalid setting, empty if all are valid (TGEMM_MATH aside)
     std::string math_error;           // TGEMM_MATH's, empty if valid: tgemm_set_math overrides it
@@ -89,6 +91,10 @@ constexpr const char *kRankVariables[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "P
 // processes of a job can each write their own file. Other characters after
 // % stay as they are.
 std::string expand_trace_name(const std::string &name, long pid, const char *rank);
+// The file a trace name gives the calling process: expand_trace_name with
+// its id and rank, read now (a child forked after the parent opened its
+// trace opens its own).
+std::string trace_file_name(const std::string &name);
 
 // Parses a positive byte count: decimal digits, optionally followed by one of
 // K, M, G, T (either case; powers of 1024). False on anything else, on zero

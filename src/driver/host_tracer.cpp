@@ -1,6 +1,8 @@
 // The TGEMM_HOST_TRACE observer (host_tracer.hpp).
 #include "driver/host_tracer.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <utility>
@@ -11,21 +13,37 @@
 namespace tgemm {
 namespace {
 
-// TGEMM_HOST_TRACE's file, opened by the first call that needs it; -1 with
-// the reason when it cannot be opened.
+// TGEMM_HOST_TRACE's file for this process (trace_file_name), opened by
+// its first call that needs it: a child forked after its parent opened it
+// opens its own (%p is its id) and closes its copy of the parent's. fd -1
+// with the reason when it cannot be opened.
 struct TraceFile {
+    pid_t pid = 0;
+    std::string name;
     int fd = -1;
     std::string error;
 };
 
 const TraceFile &trace_file()
 {
-    static const TraceFile f = [] {
-        TraceFile t;
-        t.fd = open_trace(settings().host_trace.c_str(), &t.error);
-        return t;
-    }();
-    return f;
+    static std::atomic<const TraceFile *> opened{nullptr};
+    const pid_t pid = getpid();
+    const TraceFile *seen = opened.load(std::memory_order_acquire);
+    if (seen != nullptr && seen->pid == pid)
+        return *seen;
+    auto *mine = new TraceFile;  // never destroyed: calls may run during exit
+    mine->pid = pid;
+    mine->name = trace_file_name(settings().host_trace);
+    mine->fd = open_trace(mine->name.c_str(), &mine->error);
+    if (!opened.compare_exchange_strong(seen, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        if (mine->fd >= 0)
+            close(mine->fd);  // another thread of this process opened it first
+        delete mine;
+        return *seen;
+    }
+    if (seen != nullptr && seen->fd >= 0)
+        close(seen->fd);  // the parent's, inherited by this child
+    return *mine;
 }
 
 std::atomic<uint64_t> g_trace_calls{0};
@@ -63,8 +81,7 @@ tgemm_status HostTracer::begin_call(cudaStream_t idle)
 {
     const TraceFile &f = trace_file();
     if (f.fd < 0)
-        return fail(TGEMM_ERROR_INVALID_SETTING, "TGEMM_HOST_TRACE='%s' %s", settings().host_trace.c_str(),
-                    f.error.c_str());
+        return fail(TGEMM_ERROR_INVALID_SETTING, "TGEMM_HOST_TRACE='%s' %s", f.name.c_str(), f.error.c_str());
     t0_ = Clock::now();
     call_ = ++g_trace_calls;
     pl_.timing_used = 0;
@@ -150,7 +167,7 @@ void HostTracer::end_call(tgemm_status st, const std::string &plan)
         static std::atomic<bool> reported{false};
         if (settings().verbose > 0 && !reported.exchange(true))
             std::fprintf(stderr, "tgemm: TGEMM_HOST_TRACE='%s': %s; the trace is incomplete\n",
-                         settings().host_trace.c_str(), error.c_str());
+                         trace_file().name.c_str(), error.c_str());
     }
 }
 

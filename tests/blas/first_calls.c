@@ -12,6 +12,10 @@
  *                               model weighs (it measures the CPU BLAS once);
  *                               meanwhile this thread fork()s, and the child
  *                               makes such a call too: it must finish.
+ *   first_calls trace DIR       with TGEMM_TRACE=DIR/trace.%p: a call, a
+ *                               fork(), a call in the child: each process's
+ *                               line in its own file (the child's name has
+ *                               the child's id).
  *
  * Each product is checked; a hang is the caller's timeout.
  */
@@ -99,12 +103,55 @@ static int forked(void)
     return 0;
 }
 
+/* The lines in DIR/trace.PID, -1 if there is no such file. */
+static int trace_lines(const char *dir, long pid)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/trace.%ld", dir, pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    int lines = 0, ch;
+    while ((ch = fgetc(f)) != EOF)
+        lines += ch == '\n';
+    fclose(f);
+    return lines;
+}
+
+static int traced(const char *dir)
+{
+    float x[4] = {1, 1, 1, 1}, y[4];
+    cblas_sgemm(102, 111, 111, 2, 2, 2, 1.0f, x, 2, x, 2, 0.0f, y, 2); /* the parent's trace file opened */
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        cblas_sgemm(102, 111, 111, 2, 2, 2, 1.0f, x, 2, x, 2, 0.0f, y, 2);
+        _exit(product_right(y, 2, 2) ? 0 : 3);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "first_calls trace: the child failed\n");
+        return 1;
+    }
+    const int parent = trace_lines(dir, (long)getpid()), child = trace_lines(dir, (long)pid);
+    if (parent != 1 || child != 1) {
+        fprintf(stderr, "first_calls trace: %d line(s) in the parent's file, %d in the child's; want 1 and 1\n",
+                parent, child);
+        return 1;
+    }
+    printf("first_calls trace: the parent's call in trace.%ld, the child's in trace.%ld: OK\n", (long)getpid(),
+           (long)pid);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "loader") == 0)
         return loader(argv[2]);
     if (argc == 2 && strcmp(argv[1], "fork") == 0)
         return forked();
-    fprintf(stderr, "usage: %s loader PLUGIN | fork\n", argv[0]);
+    if (argc == 3 && strcmp(argv[1], "trace") == 0)
+        return traced(argv[2]);
+    fprintf(stderr, "usage: %s loader PLUGIN | fork | trace DIR\n", argv[0]);
     return 2;
 }

@@ -6,7 +6,9 @@
 #    while another makes the process's first call (the CPU BLAS lookup
 #    takes the dynamic loader's lock, which the loading thread holds);
 #  - a fork() while another thread measures the CPU BLAS for the offload
-#    model, the child then making a call the model weighs.
+#    model, the child then making a call the model weighs;
+#  - TGEMM_TRACE=DIR/trace.%p, a call, a fork(), a call in the child: each
+#    process's line in its own file.
 # OpenBLAS runs on one thread (OPENBLAS_NUM_THREADS=1): its own thread pool
 # across fork() is not what is tested. A hang fails at the timeout.
 # usage: first_calls.sh BUILD_TESTS_DIR LIBTGEMM_FILE
@@ -26,4 +28,8 @@ run() {
 check "a library's constructor calls cblas_sgemm while another thread makes the first call" \
     run loader "$dir/libfirst_calls_plugin.so"
 check "a child forked while the CPU BLAS is measured makes its own weighed call" run fork
+mkdir -p "$tmp/trace"
+export TGEMM_TRACE="$tmp/trace/trace.%p"
+check "TGEMM_TRACE's %p: a child forked after its parent's first line writes its own file" run trace "$tmp/trace"
+unset TGEMM_TRACE
 exit $failed
