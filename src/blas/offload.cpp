@@ -157,10 +157,25 @@ const OffloadRates &offload_rates(SgemmFn sgemm)
     return rates;
 }
 
+// The learner of this process. A child forked while a thread of its parent
+// held the learner's lock would wait on it for ever: a child learns afresh.
 OffloadLearner &learner()
 {
-    static OffloadLearner *l = new OffloadLearner();  // never destroyed: calls may run during exit
-    return *l;
+    struct Owned {
+        pid_t pid;
+        OffloadLearner learner;
+    };
+    static std::atomic<Owned *> current{nullptr};
+    const pid_t pid = getpid();
+    Owned *seen = current.load(std::memory_order_acquire);
+    if (seen != nullptr && seen->pid == pid)
+        return seen->learner;
+    auto *mine = new Owned{pid, {}};  // never destroyed: calls may run during exit (a parent's is left as it is)
+    if (!current.compare_exchange_strong(seen, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        delete mine;  // another thread of this process made it first
+        return seen->learner;
+    }
+    return mine->learner;
 }
 
 // The first call of each side in a process starts things up (the CUDA
