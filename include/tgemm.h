@@ -238,8 +238,9 @@ typedef enum tgemm_status {
  * way (in only when beta != 0). Products larger than the device's memory
  * work too, with smaller tiles and operands crossing more than once. The
  * environment variable `TGEMM_DEVICE_MEMORY_LIMIT` (bytes, or with a K, M,
- * G or T suffix: `512M`) caps the device memory this takes; by default it
- * is the free memory less 256 MiB. A call that cannot fit even the smallest
+ * G or T suffix: `512M`) caps the device memory each such call takes (calls
+ * running at once each take up to it); by default it is the free memory
+ * less 256 MiB. A call that cannot fit even the smallest
  * tiles returns ::TGEMM_ERROR_OUT_OF_MEMORY. Such calls keep staging and
  * tile buffers for the next call; tgemm_release_resources() frees them.
  * @{

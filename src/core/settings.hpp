@@ -49,7 +49,7 @@ struct Settings {
     PackMode pack = PackMode::Auto;  // TGEMM_PACK: auto | always (every tiled plan with op(A) = A^T) | never
     Math math = Math::Strict;        // TGEMM_MATH: strict | fp32-tc
     Fp32TcMode fp32_tc = Fp32TcMode::Auto;  // TGEMM_FP32_TC: auto | always | never (tuning, tests)
-    uint64_t device_memory_limit = 0;  // TGEMM_DEVICE_MEMORY_LIMIT: bytes the host-operand path may
+    uint64_t device_memory_limit = 0;  // TGEMM_DEVICE_MEMORY_LIMIT: bytes a call on host operands may
                                        // take on the device; 0 = no limit but free memory
     int host_copy_threads = 0;         // TGEMM_HOST_COPY_THREADS: threads staging pageable operands; 0 = default
     std::string host_trace;            // TGEMM_HOST_TRACE: CSV file for the host-operand timeline, as given
