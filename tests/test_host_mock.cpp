@@ -1416,31 +1416,28 @@ void test_math_per_call(void **)
     tgemm::set_host_plan_sizes(32, 32, 32);
     assert_int_equal(tgemm_set_math(TGEMM_MATH_STRICT), TGEMM_SUCCESS);
     take_logs();
-    Data d = make_data(p, rng);
-    {
-        std::lock_guard<std::mutex> lk(mu);
-        mock::on_launch = [] { tgemm_set_math(TGEMM_MATH_FP32_TC); };
-    }
-    tgemm_status st = spread_call(p, d, nullptr, -1, -1, -1, true);
-    {
-        std::lock_guard<std::mutex> lk(mu);
-        mock::on_launch = nullptr;
-    }
-    Logs logs = take_logs();
-    assert_int_equal(st, TGEMM_SUCCESS);
-    check(p, d, "the math set during the call");
-    assert_true(logs.launches.size() >= 4);
-    for (const mock::Logged &l : logs.launches)
-        assert_int_equal(static_cast<int>(l.math), static_cast<int>(tgemm::Math::Strict));
-    // The next call starts under the math set during the last.
-    Data again = make_data(p, rng);
-    st = spread_call(p, again, nullptr, -1, -1, -1, true);
-    logs = take_logs();
-    assert_int_equal(st, TGEMM_SUCCESS);
-    check(p, again, "the call after");
-    assert_false(logs.launches.empty());
-    for (const mock::Logged &l : logs.launches)
-        assert_int_equal(static_cast<int>(l.math), static_cast<int>(tgemm::Math::Fp32Tc));
+    // One call through tgemm_sgemm(), `hook` at each of its launches: C
+    // right, and every launch given `math`.
+    const auto call = [&](std::function<void()> hook, tgemm::Math math, const char *what) {
+        Data d = make_data(p, rng);
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            mock::on_launch = std::move(hook);
+        }
+        const tgemm_status st = spread_call(p, d, nullptr, -1, -1, -1, true);
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            mock::on_launch = nullptr;
+        }
+        const Logs logs = take_logs();
+        assert_int_equal(st, TGEMM_SUCCESS);
+        check(p, d, what);
+        assert_true(logs.launches.size() >= 4);
+        for (const mock::Logged &l : logs.launches)
+            assert_int_equal(static_cast<int>(l.math), static_cast<int>(math));
+    };
+    call([] { tgemm_set_math(TGEMM_MATH_FP32_TC); }, tgemm::Math::Strict, "the math set during the call");
+    call(nullptr, tgemm::Math::Fp32Tc, "the call after");  // it starts under the math set during the last
     assert_int_equal(tgemm_set_math(TGEMM_MATH_STRICT), TGEMM_SUCCESS);
     tgemm::set_host_plan_sizes(0, 0, 0);
 }
