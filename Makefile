@@ -665,24 +665,6 @@ test-gpu-probe: $(BUILD)/tests/stub/libcuda.so.1 $(BUILD)/tests/test_gemm $(BUIL
 	$(RUN_TEST) check-gpu-probe -- sh tests/check-gpu-probe.sh $(BUILD)/tests $(BUILD)/examples/demo \
 	    $(abspath $(BUILD)/lib/$(LIBNAME))
 
-# The process's first BLAS calls where tgemm's one-time set-up could hang
-# the program: a library whose constructor multiplies, loaded by one thread
-# while another makes the first call; a fork() while the CPU BLAS is
-# measured (tests/blas/first_calls.sh).
-.PHONY: test-first-calls
-$(BUILD)/tests/first_calls: tests/blas/first_calls.c
-	@mkdir -p $(@D)
-	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -lopenblas -ldl -pthread
-
-$(BUILD)/tests/libfirst_calls_plugin.so: tests/blas/first_calls_plugin.c
-	@mkdir -p $(@D)
-	$(CC) $(PRELOAD_CFLAGS) -fPIC -shared -o $@ $<
-
-TEST_PROGRAMS += $(BUILD)/tests/first_calls $(BUILD)/tests/libfirst_calls_plugin.so
-test-first-calls: $(BUILD)/tests/first_calls $(BUILD)/tests/libfirst_calls_plugin.so $(BUILD)/lib/$(LIBNAME)
-	$(RUN_TEST) first-calls -- sh tests/blas/first_calls.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
-TEST_RUNS += test-first-calls
-
 # ---- The CPU BLAS that tgemm finds itself (tests/blas/cpu_blas.sh,
 # tests/blas/numpy_check.py): programs that bring no CPU BLAS tgemm can reach.
 # aslinked_prog is preload_prog linked `-ltgemm -lopenblas` with --as-needed,
@@ -740,6 +722,31 @@ test-cpu-blas: $(CPU_BLAS_BINS) $(BUILD)/tests/test_blas
 	rm -f $(CPU_BLAS_TRACE)
 	$(BLAS_ENV) TGEMM_OFFLOAD=cpu TGEMM_TRACE=$(CPU_BLAS_TRACE) $(RUN_TEST) test_blas -- $(BUILD)/tests/test_blas forward
 	$(RUN_TEST) cpu-blas -- sh tests/blas/cpu_blas.sh $(abspath $(BUILD)/tests) $(abspath $(LIB)) $(BUILD)/tests/has_gpu
+
+# The process's first BLAS calls where tgemm's one-time set-up could hang
+# the program: a library whose constructor multiplies, loaded by one thread
+# while another makes the first call; a fork() while the CPU BLAS is
+# measured (first_calls_fake: with the stand-in BLAS, whose log says when);
+# a fork() while another thread's error handler runs; a fork() after the
+# first trace line (tests/blas/first_calls.sh).
+.PHONY: test-first-calls
+$(BUILD)/tests/first_calls: tests/blas/first_calls.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -Wl,--export-dynamic-symbol=RowMajorStrg -o $@ $< -lopenblas -ldl -pthread
+
+$(BUILD)/tests/first_calls_fake: tests/blas/first_calls.c $(CPU_BLAS_DIR)/libfakeblas.so
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -o $@ $< -L$(CPU_BLAS_DIR) -lfakeblas -Wl,-rpath,$(abspath $(CPU_BLAS_DIR)) -ldl -pthread
+
+$(BUILD)/tests/libfirst_calls_plugin.so: tests/blas/first_calls_plugin.c
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -fPIC -shared -o $@ $<
+
+TEST_PROGRAMS += $(BUILD)/tests/first_calls $(BUILD)/tests/first_calls_fake $(BUILD)/tests/libfirst_calls_plugin.so
+test-first-calls: $(BUILD)/tests/first_calls $(BUILD)/tests/first_calls_fake $(BUILD)/tests/libfirst_calls_plugin.so \
+                  $(BUILD)/lib/$(LIBNAME)
+	$(RUN_TEST) first-calls -- sh tests/blas/first_calls.sh $(BUILD)/tests $(abspath $(BUILD)/lib/$(LIBNAME))
+TEST_RUNS += test-first-calls
 
 # numpy's float32 products under LD_PRELOAD: a python3 whose numpy calls the
 # system's cblas_sgemm (Debian's /usr/bin/python3 with python3-numpy; the

@@ -20,8 +20,9 @@ namespace {
 // the name gives this process (trace_file_name), in append mode (each line
 // is one write, and appends of one write are never interleaved), opened
 // once per process: a child forked after its parent's first line opens its
-// own (%p is its id) and closes its copy of the parent's. A file that cannot
-// be opened is reported and the process's trace goes to stderr.
+// own (%p is its id); its copy of the parent's descriptor stays open (the
+// child may have closed it and reused the number). A file that cannot be
+// opened is reported and the process's trace goes to stderr.
 int trace_fd()
 {
     const std::string &t = settings().trace;
@@ -43,8 +44,6 @@ int trace_fd()
             close(fd);  // another thread of this process opened it first
         return static_cast<int>(seen & 0xffffffffu) - 1;
     }
-    if (seen != 0 && static_cast<int>(seen & 0xffffffffu) - 1 != STDERR_FILENO)
-        close(static_cast<int>(seen & 0xffffffffu) - 1);  // the parent's, inherited by this child
     if (fd < 0) {
         print_line("tgemm: TGEMM_TRACE=%s cannot be opened (%s); tracing to stderr\n", name.c_str(),
                    std::strerror(why));

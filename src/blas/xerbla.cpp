@@ -1,5 +1,6 @@
 #include "blas/xerbla.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -53,22 +54,36 @@ void print_cblas_message(int caller_info, const char *form, int value)
     write_text(STDERR_FILENO, line, len, sizeof line);
 }
 
-// The lock every write of RowMajorStrg takes (xerbla.hpp); recursive, for a
-// handler that makes a call of its own.
+// The lock RowMajorStrg's writes take (xerbla.hpp), where the process
+// defines it; recursive, for a handler that makes a call of its own. A
+// child forked while a thread of its parent held it gets a new one (the
+// parent's is held for ever in the child).
+// Made when the library is loaded, never destroyed: calls may come during
+// exit.
+std::recursive_mutex *g_row_major_strg_mutex = new std::recursive_mutex();
+
+void new_row_major_strg_mutex()
+{
+    g_row_major_strg_mutex = new std::recursive_mutex();
+}
+
+const int g_row_major_strg_atfork = pthread_atfork(nullptr, nullptr, new_row_major_strg_mutex);
+
 std::recursive_mutex &row_major_strg_mutex()
 {
-    static std::recursive_mutex *m = new std::recursive_mutex();  // never destroyed: calls may come during exit
-    return *m;
+    return *g_row_major_strg_mutex;
 }
 
 // RowMajorStrg as reference cblas_sgemm has it while an error is reported,
 // 0 after.
 class HandlerLayout {
 public:
-    explicit HandlerLayout(bool row_major) : lock_(row_major_strg_mutex())
+    explicit HandlerLayout(bool row_major)
     {
-        if (&RowMajorStrg != nullptr)
-            RowMajorStrg = row_major ? 1 : 0;
+        if (&RowMajorStrg == nullptr)
+            return;
+        lock_ = std::unique_lock<std::recursive_mutex>(row_major_strg_mutex());
+        RowMajorStrg = row_major ? 1 : 0;
     }
     ~HandlerLayout()
     {
@@ -79,7 +94,7 @@ public:
     HandlerLayout &operator=(const HandlerLayout &) = delete;
 
 private:
-    std::lock_guard<std::recursive_mutex> lock_;
+    std::unique_lock<std::recursive_mutex> lock_;
 };
 
 }  // namespace
@@ -130,8 +145,11 @@ RowMajorStrgReset::~RowMajorStrgReset()
 {
     if (&RowMajorStrg == nullptr)
         return;
-    const std::lock_guard<std::recursive_mutex> lock(row_major_strg_mutex());
-    RowMajorStrg = 0;
+    // Where another thread is reporting an error, its handler runs with the
+    // value it needs and leaves 0 when it returns: no wait.
+    std::unique_lock<std::recursive_mutex> lock(row_major_strg_mutex(), std::try_to_lock);
+    if (lock.owns_lock())
+        RowMajorStrg = 0;
 }
 
 }  // namespace tgemm::blas

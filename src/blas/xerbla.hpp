@@ -35,8 +35,10 @@ void report_cblas_sgemm_error(int info, int caller_info, bool row_major);
 // leaves it. Every write takes one lock, so that calls on other threads do
 // not change what a handler sees while it runs (reference sets it for the
 // whole of every call, which threads calling at once race on; tgemm sets
-// it to 1 only while an error is reported). Where the process defines no
-// RowMajorStrg (OpenBLAS has none), nothing is written.
+// it to 1 only while an error is reported); a call that returns while
+// another thread's error is being reported leaves the 0 to that report.
+// Where the process defines no RowMajorStrg (OpenBLAS has none), nothing is
+// written and no lock is taken.
 //
 // RowMajorStrgReset: held by cblas_sgemm for the call, sets it to 0 when
 // the call returns.

@@ -15,8 +15,9 @@ namespace {
 
 // TGEMM_HOST_TRACE's file for this process (trace_file_name), opened by
 // its first call that needs it: a child forked after its parent opened it
-// opens its own (%p is its id) and closes its copy of the parent's. fd -1
-// with the reason when it cannot be opened.
+// opens its own (%p is its id); its copy of the parent's descriptor stays
+// open (the child may have closed it and reused the number). fd -1 with the
+// reason when it cannot be opened.
 struct TraceFile {
     pid_t pid = 0;
     std::string name;
@@ -41,8 +42,6 @@ const TraceFile &trace_file()
         delete mine;
         return *seen;
     }
-    if (seen != nullptr && seen->fd >= 0)
-        close(seen->fd);  // the parent's, inherited by this child
     return *mine;
 }
 
