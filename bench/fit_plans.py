@@ -420,8 +420,12 @@ def reduction_time(m, n, splits, fixed, slice_factor, c_seconds, bw):
 def solve3(a, b):
     """x with a x = b for a 3 x 3 system (Gaussian elimination with partial pivoting)."""
     m = [row[:] + [v] for row, v in zip(a, b)]
+    scale = [abs(a[i][i]) for i in range(3)]  # a is a normal matrix: a column's own size
     for i in range(3):
         p = max(range(i, 3), key=lambda r: abs(m[r][i]))
+        if abs(m[p][i]) <= 1e-9 * scale[i]:
+            raise SystemExit("fit_plans.py reduction: the sets cannot tell the terms apart (one split count, "
+                             "or one size of C)")
         m[i], m[p] = m[p], m[i]
         for r in range(i + 1, 3):
             f = m[r][i] / m[i][i]

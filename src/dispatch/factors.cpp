@@ -34,9 +34,9 @@ namespace {
 // first wave to every plan of 48 random NN products with m, n and K
 // multiples of 4 (m and n 256 to 12000, K 8 to 1024, C of up to 64 M
 // elements: up to sixteen waves of the largest tiles) and checked on 30
-// other NN and 20 TT draws (the same docs). L2: split-K slices that fit in half of it are
-// read back about 3 times faster than from memory (the same sets). The
-// tiled plans' memory efficiency: the fastest plan of those products with
+// other NN and 20 TT draws (the same docs). L2: operands read again from
+// it come about 3 times faster than from memory (split-K slices that fit
+// in half of it, in the same sets). The tiled plans' memory efficiency: the fastest plan of those products with
 // K under 64 (C in L2, at most 64 MiB) took 2.3 times the time the
 // bandwidth allows at best, and 8192 x 8192 x 64 (C out of L2) 4.1 times.
 // 32x32x8's short waves: every plan of 115 products timed on the kernels as
@@ -66,10 +66,11 @@ namespace {
 // than the streaming copy behind measured_bandwidth), is held at 1.
 // The split-K reduction's: what it adds to its split-K kernel's time,
 // bench_plans with and without it, fitted by least squares over the
-// workspace plans of the fit sets with the batch's cost held (the sets
-// cannot tell it from the slices'; docs/notes/dispatch.md, "The split-K
-// reduction's cost"); the time per byte of C held where the H200's faster
-// memory measured the same. The host's:
+// workspace plans of the fit sets with the batch's cost held at its
+// earlier fit (the sets cannot tell it from the slices';
+// docs/notes/dispatch.md, "The split-K reduction's cost"); the time per
+// byte of C not scaled by a device's bandwidth (the H200's faster memory
+// reduced the same C in the same time). The host's:
 // tgemm's time to enqueue calls of shapes planned before, of one kernel
 // and of two (docs/notes/dispatch.md). The streaming kernels' latency:
 // fitted to their times with operands out of L2 on problems with C of at
