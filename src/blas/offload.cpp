@@ -157,31 +157,32 @@ const OffloadRates &offload_rates(SgemmFn sgemm)
     return rates;
 }
 
-// The learner of this process. A child forked while a thread of its parent
-// held the learner's lock would wait on it for ever: a child learns afresh.
-OffloadLearner &learner()
+// What the process learns from its calls: the learner, and whether each
+// side has run a call yet (the first call of each side in a process starts
+// things up: the CUDA context, pinned staging, the CPU BLAS's threads; its
+// time says nothing about the next call's, so it is not learned from). A
+// child forked while a thread of its parent held the learner's lock would
+// wait on it for ever: a child learns afresh, its first calls cold too.
+struct Learned {
+    pid_t pid;
+    OffloadLearner learner;
+    std::atomic<bool> gpu_warm{false}, cpu_warm{false};
+};
+
+Learned &learning()
 {
-    struct Owned {
-        pid_t pid;
-        OffloadLearner learner;
-    };
-    static std::atomic<Owned *> current{nullptr};
+    static std::atomic<Learned *> current{nullptr};
     const pid_t pid = getpid();
-    Owned *seen = current.load(std::memory_order_acquire);
+    Learned *seen = current.load(std::memory_order_acquire);
     if (seen != nullptr && seen->pid == pid)
-        return seen->learner;
-    auto *mine = new Owned{pid, {}};  // never destroyed: calls may run during exit (a parent's is left as it is)
+        return *seen;
+    auto *mine = new Learned{pid, {}};  // never destroyed: calls may run during exit (a parent's is left as it is)
     if (!current.compare_exchange_strong(seen, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
         delete mine;  // another thread of this process made it first
-        return seen->learner;
+        return *seen;
     }
-    return mine->learner;
+    return *mine;
 }
-
-// The first call of each side in a process starts things up (the CUDA
-// context, pinned staging, the CPU BLAS's threads): its time says nothing
-// about the next call's, so it is not learned from.
-std::atomic<bool> g_gpu_warm{false}, g_cpu_warm{false};
 
 // Runs fn(q) for each part of p's C in `left`, q being that part as a
 // product of its own; for all of C when `left` is null (the GPU was not
@@ -248,8 +249,9 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
         flops >= std::max(st.offload_min_flops, kCpuOnlyFlops)) {
         const bool beta = p.beta != 0.0f;
         const OffloadEstimate model = model_seconds(offload_rates(blas.sgemm), p.m, p.n, p.k, beta);
+        Learned &learned = learning();
         const OffloadChoice choice =
-            learner().choose(p.m, p.n, p.k, beta, model, st.offload_learn, g_gpu_warm.load());
+            learned.learner.choose(p.m, p.n, p.k, beta, model, st.offload_learn, learned.gpu_warm.load());
         trace.offload(reason_name(choice.reason), choice.estimate.cpu, choice.estimate.gpu);
         const Clock::time_point t0 = Clock::now();
         if (choice.side == Side::Gpu) {
@@ -261,8 +263,8 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
                 // The CPU BLAS just computed the whole product (the attempt
                 // failed before writing any of C): a measurement of the CPU.
                 const bool whole = left.size() == 1 && left[0].rows == p.m && left[0].cols == p.n;
-                if (whole && g_cpu_warm.exchange(true))
-                    learner().observe(p.m, p.n, p.k, beta, Side::Cpu, seconds_since(t1), model);
+                if (whole && learned.cpu_warm.exchange(true))
+                    learned.learner.observe(p.m, p.n, p.k, beta, Side::Cpu, seconds_since(t1), model);
             }
             // A failed attempt counts with the CPU's work after it, twice:
             // at equal cost a GPU that fails is not worth trying, so the
@@ -270,14 +272,14 @@ void run_sgemm(const GemmParams &p, CallTrace &trace)
             // again (the GPU is tried again with the class's re-tries).
             const double spent = seconds_since(t0);
             if (!ok)
-                learner().observe(p.m, p.n, p.k, beta, Side::Gpu, 2.0 * spent, model);
-            else if (g_gpu_warm.exchange(true))
-                learner().observe(p.m, p.n, p.k, beta, Side::Gpu, spent, model);
+                learned.learner.observe(p.m, p.n, p.k, beta, Side::Gpu, 2.0 * spent, model);
+            else if (learned.gpu_warm.exchange(true))
+                learned.learner.observe(p.m, p.n, p.k, beta, Side::Gpu, spent, model);
             return;
         } else {
             forward(blas.sgemm, p);
-            if (g_cpu_warm.exchange(true))
-                learner().observe(p.m, p.n, p.k, beta, Side::Cpu, seconds_since(t0), model);
+            if (learned.cpu_warm.exchange(true))
+                learned.learner.observe(p.m, p.n, p.k, beta, Side::Cpu, seconds_since(t0), model);
             trace.path("cpu");
             return;
         }
