@@ -14,6 +14,7 @@
 #include "blas/reference.hpp"
 #include "core/check.hpp"
 #include "core/math_mode.hpp"
+#include "core/per_process.hpp"
 #include "core/settings.hpp"
 #include "driver/execute.hpp"
 
@@ -164,24 +165,14 @@ const OffloadRates &offload_rates(SgemmFn sgemm)
 // child forked while a thread of its parent held the learner's lock would
 // wait on it for ever: a child learns afresh, its first calls cold too.
 struct Learned {
-    pid_t pid;
     OffloadLearner learner;
     std::atomic<bool> gpu_warm{false}, cpu_warm{false};
 };
 
 Learned &learning()
 {
-    static std::atomic<Learned *> current{nullptr};
-    const pid_t pid = getpid();
-    Learned *seen = current.load(std::memory_order_acquire);
-    if (seen != nullptr && seen->pid == pid)
-        return *seen;
-    auto *mine = new Learned{pid, {}};  // never destroyed: calls may run during exit (a parent's is left as it is)
-    if (!current.compare_exchange_strong(seen, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
-        delete mine;  // another thread of this process made it first
-        return *seen;
-    }
-    return *mine;
+    static PerProcess<Learned> learned;
+    return learned.get([](Learned &) {}, [](Learned &) {});
 }
 
 // Runs fn(q) for each part of p's C in `left`, q being that part as a

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/per_process.hpp"
 #include "core/settings.hpp"
 #include "core/status.hpp"
 
@@ -19,7 +20,6 @@ namespace {
 // open (the child may have closed it and reused the number). fd -1 with the
 // reason when it cannot be opened.
 struct TraceFile {
-    pid_t pid = 0;
     std::string name;
     int fd = -1;
     std::string error;
@@ -27,22 +27,16 @@ struct TraceFile {
 
 const TraceFile &trace_file()
 {
-    static std::atomic<const TraceFile *> opened{nullptr};
-    const pid_t pid = getpid();
-    const TraceFile *seen = opened.load(std::memory_order_acquire);
-    if (seen != nullptr && seen->pid == pid)
-        return *seen;
-    auto *mine = new TraceFile;  // never destroyed: calls may run during exit
-    mine->pid = pid;
-    mine->name = trace_file_name(settings().host_trace);
-    mine->fd = open_trace(mine->name.c_str(), &mine->error);
-    if (!opened.compare_exchange_strong(seen, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
-        if (mine->fd >= 0)
-            close(mine->fd);  // another thread of this process opened it first
-        delete mine;
-        return *seen;
-    }
-    return *mine;
+    static PerProcess<TraceFile> file;
+    return file.get(
+        [](TraceFile &t) {
+            t.name = trace_file_name(settings().host_trace);
+            t.fd = open_trace(t.name.c_str(), &t.error);
+        },
+        [](TraceFile &t) {  // another thread of this process opened it first
+            if (t.fd >= 0)
+                close(t.fd);
+        });
 }
 
 std::atomic<uint64_t> g_trace_calls{0};
