@@ -55,11 +55,10 @@ void print_cblas_message(int caller_info, const char *form, int value)
 }
 
 // The lock RowMajorStrg's writes take (xerbla.hpp), where the process
-// defines it; recursive, for a handler that makes a call of its own. A
-// child forked while a thread of its parent held it gets a new one (the
-// parent's is held for ever in the child).
-// Made when the library is loaded, never destroyed: calls may come during
-// exit.
+// defines it; recursive, for a handler that makes a call of its own. Made
+// when the library is loaded and never destroyed (calls may come during
+// exit); a child forked while a thread of its parent held it gets a new one
+// (the parent's is held for ever in the child).
 std::recursive_mutex *g_row_major_strg_mutex = new std::recursive_mutex();
 
 void new_row_major_strg_mutex()
