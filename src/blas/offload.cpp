@@ -152,8 +152,8 @@ const OffloadRates &offload_rates(SgemmFn sgemm)
             measured.store(true, std::memory_order_release);
             break;
         }
-        if (who == me)  // another thread of this process is measuring
-            std::this_thread::yield();
+        if (who == me)  // another thread of this process is measuring: sleep, leaving it the cores
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     return rates;
 }
