@@ -27,9 +27,6 @@ inline Op op_from_char(char c)
     }
 }
 
-// Column-major SGEMM argument check in reference BLAS order. Returns 0 when
-// all arguments are valid, else the SGEMM number of the first invalid one
-// (1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda, 10 ldb, 13 ldc).
 // The dimension a leading dimension of the column-major SGEMM must cover
 // (lda 8, ldb 10, ldc 13): 'm', 'n' or 'k', the rows of the matrix as stored.
 inline char sgemm_ld_dimension(Op ta, Op tb, int ld_arg)
@@ -45,6 +42,9 @@ inline int64_t sgemm_min_ld(Op ta, Op tb, int64_t m, int64_t n, int64_t k, int l
     return x > 1 ? x : int64_t{1};
 }
 
+// Column-major SGEMM argument check in reference BLAS order. Returns 0 when
+// all arguments are valid, else the SGEMM number of the first invalid one
+// (1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda, 10 ldb, 13 ldc).
 inline int check_sgemm(Op ta, Op tb, int64_t m, int64_t n, int64_t k,
                        int64_t lda, int64_t ldb, int64_t ldc)
 {
