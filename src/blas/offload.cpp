@@ -1,7 +1,5 @@
 #include "blas/offload.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -129,19 +127,22 @@ double measure_cpu_flops(SgemmFn sgemm)
     return kLargeFlops / time_cpu_blas(sgemm, 1024, 1024, 512, 2);
 }
 
-// The rates, measured once per process. Not under a static's guard: a
-// child forked while a thread of its parent measures would inherit the
-// guard as taken and wait on it for ever. The measuring process is known by
-// its pid: the other threads of that process wait for its result, a child
-// (another pid) takes the measurement over.
+// The rates, measured once (a child forked after that keeps them). Not
+// under a static's guard: a child forked while a thread of its parent
+// measures would inherit the guard as taken and wait on it for ever. The
+// measuring process is known by its fork generation (+ 1; 0: none): the
+// other threads of that process wait for its result, a child forked
+// meanwhile takes the measurement over.
 const OffloadRates &offload_rates(SgemmFn sgemm)
 {
     static OffloadRates rates;
     static std::atomic<bool> measured{false};
-    static std::atomic<pid_t> measurer{0};
-    const pid_t me = getpid();
+    static std::atomic<uint64_t> measurer{0};
+    if (measured.load(std::memory_order_acquire))
+        return rates;
+    const uint64_t me = fork_generation() + 1;
     while (!measured.load(std::memory_order_acquire)) {
-        pid_t who = measurer.load(std::memory_order_acquire);
+        uint64_t who = measurer.load(std::memory_order_acquire);
         if (who != me && measurer.compare_exchange_strong(who, me, std::memory_order_acq_rel)) {
             const Settings &st = settings();
             OffloadRates r;

@@ -11,6 +11,7 @@
 
 #include "blas/output.hpp"
 #include "core/math_mode.hpp"
+#include "core/per_process.hpp"
 #include "core/settings.hpp"
 
 namespace tgemm::blas {
@@ -28,17 +29,17 @@ int trace_fd()
     const std::string &t = settings().trace;
     if (t == "1" || t == "stderr")
         return STDERR_FILENO;
-    // The process id in the high half, the descriptor + 1 in the low; 0 until
-    // a process has opened it.
+    // The opening process's fork generation in the high half, the descriptor
+    // + 1 in the low; 0 until a process has opened it.
     static std::atomic<uint64_t> opened{0};
-    const uint64_t pid = static_cast<uint32_t>(getpid());
+    const uint64_t generation = fork_generation() & 0xffffffffu;
     uint64_t seen = opened.load(std::memory_order_acquire);
-    if (seen != 0 && seen >> 32 == pid)
+    if (seen != 0 && seen >> 32 == generation)
         return static_cast<int>(seen & 0xffffffffu) - 1;
     const std::string name = trace_file_name(t);
     int fd = open(name.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     const int why = errno;
-    const uint64_t mine = pid << 32 | static_cast<uint32_t>((fd >= 0 ? fd : STDERR_FILENO) + 1);
+    const uint64_t mine = generation << 32 | static_cast<uint32_t>((fd >= 0 ? fd : STDERR_FILENO) + 1);
     if (!opened.compare_exchange_strong(seen, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
         if (fd >= 0)
             close(fd);  // another thread of this process opened it first
