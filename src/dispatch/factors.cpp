@@ -75,7 +75,10 @@ namespace {
 // and of two (docs/notes/dispatch.md). The streaming kernels' latency:
 // fitted to their times with operands out of L2 on problems with C of at
 // most 16 rows or columns drawn at random (docs/notes/dispatch.md,
-// "Streaming or tiled").
+// "Streaming or tiled"). Stream-K's step factors: the vector kernels'
+// from 4096^3 NN on 256x128x16; the scalar kernels' from the stream-K
+// plans of random products with unaligned operands, which ran at about
+// their modelled time with the factor at 1 (docs/notes/dispatch.md).
 constexpr ArchFactors kSm90 = {
     9, 0,
     1980000, 2619000, 5120, 2.88e12,
@@ -93,6 +96,7 @@ constexpr ArchFactors kSm90 = {
     0.1e-6,   // dsmem_round_seconds
     50e9,     // streamk_part_bandwidth
     1.09,     // streamk_step_factor
+    1.00,     // streamk_step_factor_scalar
     0.9,      // pack_efficiency
     0.8,      // stream_efficiency
     3.25e-6,  // stream_block_seconds

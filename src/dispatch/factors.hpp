@@ -84,8 +84,10 @@ struct ArchFactors {
     // Stream-K's reduction: the rate at which a block leaves or reads back a
     // part of a tile (one block's share of L2 and memory).
     double streamk_part_bandwidth;
-    // The shared-out tiles' K steps take this much longer than whole tiles'.
+    // The shared-out tiles' K steps take this much longer than whole tiles':
+    // on the vector kernels, and on the scalar ones.
     double streamk_step_factor;
+    double streamk_step_factor_scalar;
     double pack_efficiency;    // the pack kernel's share of the memory bandwidth
     double stream_efficiency;  // the streaming kernels' share of it, about (peeled strips)
     // The streaming kernels' latency: a block's fixed time (launch into the

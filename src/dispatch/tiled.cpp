@@ -202,7 +202,8 @@ double streamk_cost(const TiledModel &e, const GemmParams &p, const DeviceModel 
     // the shared-out wave, and each block the busiest SM runs.
     const double waves = std::ceil(static_cast<double>(sk.dp_tiles) / wave) + 1.0;
     const double busiest = std::ceil(static_cast<double>(sk.dp_tiles + sk.ctas) / m.desc.sm_count);
-    return (whole_steps + a.streamk_step_factor * (run + parts)) * step_seconds +
+    const double step_factor = vectors ? a.streamk_step_factor : a.streamk_step_factor_scalar;
+    return (whole_steps + step_factor * (run + parts)) * step_seconds +
            fixed_seconds(e, vectors, busiest, waves, std::min(busiest, static_cast<double>(e.blocks_per_sm))) +
            reduce + (sk.dp_tiles > 0 ? 2 : 1) * a.launch_seconds;
 }
