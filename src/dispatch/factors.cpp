@@ -77,8 +77,8 @@ namespace {
 // most 16 rows or columns drawn at random (docs/notes/dispatch.md,
 // "Streaming or tiled"). Stream-K's step factors: the vector kernels'
 // from 4096^3 NN on 256x128x16; the scalar kernels' from the stream-K
-// plans of random products with unaligned operands, which ran at about
-// their modelled time with the factor at 1 (docs/notes/dispatch.md).
+// plans of random products with unaligned operands on the H200
+// (docs/notes/dispatch.md, "Pack and stream-K").
 constexpr ArchFactors kSm90 = {
     9, 0,
     1980000, 2619000, 5120, 2.88e12,

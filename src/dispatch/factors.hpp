@@ -85,7 +85,8 @@ struct ArchFactors {
     // part of a tile (one block's share of L2 and memory).
     double streamk_part_bandwidth;
     // The shared-out tiles' K steps take this much longer than whole tiles':
-    // on the vector kernels, and on the scalar ones.
+    // on the vector kernels (vector_kernels(p, c_aligned(p)), the kernels
+    // launch picks for every operand and C aligned), and on the scalar ones.
     double streamk_step_factor;
     double streamk_step_factor_scalar;
     double pack_efficiency;    // the pack kernel's share of the memory bandwidth

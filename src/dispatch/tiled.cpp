@@ -338,6 +338,10 @@ double reduction_seconds(const GemmParams &p, const DeviceModel &m, int splits)
     const ArchFactors &a = *m.factors;
     const double c = static_cast<double>(p.m) * p.n * 4.0;
     const double read_c = p.beta != 0.0f ? c / m.memory_bandwidth : 0.0;
+    // The batches after the first, whose round trip reduce_seconds holds, as
+    // fitted: up to kSplitkReduceBatch slices this prices one batch more than
+    // the kernel makes since it loads slice 0 with the first batch
+    // (docs/notes/dispatch.md, "The split-K reduction's cost").
     const double batches =
         static_cast<double>(ceil_div(int64_t{splits} - 1, int64_t{kernels::kSplitkReduceBatch}));
     return a.reduce_seconds + a.reduce_batch_seconds * batches +

@@ -66,7 +66,7 @@ __global__ void splitk_reduce(const float *work, int splits, int64_t m, int64_t 
     const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * V;
     for (int64_t e = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V; e < mn; e += step) {
         const float *w = work + e;
-        float sum[V];
+        float sum[V] = {};  // every element set by slice 0 first
         for (int s = 0; s < splits; s += kBatch) {
             Group<V> v[kBatch];
 #pragma unroll
@@ -82,20 +82,22 @@ __global__ void splitk_reduce(const float *work, int splits, int64_t m, int64_t 
                 }
         }
         int64_t j = e / m, i = e - j * m;
-        if (V == 4 && c_vec) {
-            float4 *out = reinterpret_cast<float4 *>(c + i + j * ldc);
-            float4 r = make_float4(alpha * sum[0], alpha * sum[1], alpha * sum[2], alpha * sum[3]);
-            if (beta != 0.0f) {
-                const float4 old = *out;
-                r = make_float4(fmaf(beta, old.x, r.x), fmaf(beta, old.y, r.y), fmaf(beta, old.z, r.z),
-                                fmaf(beta, old.w, r.w));
+        if constexpr (V == 4) {
+            if (c_vec) {
+                float4 *out = reinterpret_cast<float4 *>(c + i + j * ldc);
+                float4 r = make_float4(alpha * sum[0], alpha * sum[1], alpha * sum[2], alpha * sum[3]);
+                if (beta != 0.0f) {
+                    const float4 old = *out;
+                    r = make_float4(fmaf(beta, old.x, r.x), fmaf(beta, old.y, r.y), fmaf(beta, old.z, r.z),
+                                    fmaf(beta, old.w, r.w));
+                }
+                *out = r;
+                continue;
             }
-            *out = r;
-            continue;
         }
         float *out[V];
 #pragma unroll
-        for (int q = 0; q < V; ++q) {  // a group may run into the next column
+        for (int q = 0; q < V; ++q) {  // a group may run into the next columns
             out[q] = c + i + j * ldc;
             if (++i == m)
                 i = 0, ++j;
@@ -147,7 +149,7 @@ cudaError_t launch_splitk_reduce(const GemmParams &p, const SplitK &sk, cudaStre
     constexpr int kThreads = 256;
     constexpr int64_t kMaxBlocks = 4096;  // then each thread takes several groups
     const int64_t mn = p.m * p.n;
-    const bool vec = mn % 4 == 0;
+    const bool vec = mn % 4 == 0 && (reinterpret_cast<uintptr_t>(sk.work) & 15u) == 0;
     const bool c_vec = vec && p.m % 4 == 0 && p.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15u) == 0;
     const int64_t threads = vec ? mn / 4 : mn;
     const int64_t blocks = (threads + kThreads - 1) / kThreads;
