@@ -173,7 +173,7 @@ struct Learned {
 Learned &learning()
 {
     static PerProcess<Learned> learned;
-    return learned.get([](Learned &) {}, [](Learned &) {});
+    return learned.get();
 }
 
 // Runs fn(q) for each part of p's C in `left`, q being that part as a

@@ -5,9 +5,9 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "blas/output.hpp"
 #include "core/math_mode.hpp"
@@ -17,40 +17,44 @@
 namespace tgemm::blas {
 namespace {
 
-// The trace's file descriptor: stderr for "1" or "stderr", else the file
-// the name gives this process (trace_file_name), in append mode (each line
-// is one write, and appends of one write are never interleaved), opened
-// once per process: a child forked after its parent's first line opens its
-// own (%p is its id); its copy of the parent's descriptor stays open (the
-// child may have closed it and reused the number). A file that cannot be
-// opened is reported and the process's trace goes to stderr.
+// The trace's file for this process: the name trace_file_name gives it,
+// opened in append mode (each line is one write, and appends of one write
+// are never interleaved) by its first traced call: a child forked after
+// its parent's first line opens its own (%p is its id); its copy of the
+// parent's descriptor stays open (the child may have closed it and reused
+// the number). fd -1 with errno's value when it cannot be opened.
+struct TraceFile {
+    std::string name;
+    int fd = -1;
+    int why = 0;
+    std::atomic<bool> reported{false};
+};
+
+// The trace's file descriptor: stderr for "1" or "stderr", else this
+// process's file (TraceFile); one that cannot be opened is reported once
+// and the process's trace goes to stderr.
 int trace_fd()
 {
     const std::string &t = settings().trace;
     if (t == "1" || t == "stderr")
         return STDERR_FILENO;
-    // The opening process's fork generation in the high half, the descriptor
-    // + 1 in the low; 0 until a process has opened it.
-    static std::atomic<uint64_t> opened{0};
-    const uint64_t generation = fork_generation() & 0xffffffffu;
-    uint64_t seen = opened.load(std::memory_order_acquire);
-    if (seen != 0 && seen >> 32 == generation)
-        return static_cast<int>(seen & 0xffffffffu) - 1;
-    const std::string name = trace_file_name(t);
-    int fd = open(name.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    const int why = errno;
-    const uint64_t mine = generation << 32 | static_cast<uint32_t>((fd >= 0 ? fd : STDERR_FILENO) + 1);
-    if (!opened.compare_exchange_strong(seen, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
-        if (fd >= 0)
-            close(fd);  // another thread of this process opened it first
-        return static_cast<int>(seen & 0xffffffffu) - 1;
-    }
-    if (fd < 0) {
-        print_line("tgemm: TGEMM_TRACE=%s cannot be opened (%s); tracing to stderr\n", name.c_str(),
-                   std::strerror(why));
-        fd = STDERR_FILENO;
-    }
-    return fd;
+    static PerProcess<TraceFile> file;
+    TraceFile &f = file.get(
+        [&t](TraceFile &tf) {
+            tf.name = trace_file_name(t);
+            tf.fd = open(tf.name.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+            tf.why = errno;
+        },
+        [](TraceFile &tf) {  // another thread of this process opened it first
+            if (tf.fd >= 0)
+                close(tf.fd);
+        });
+    if (f.fd >= 0)
+        return f.fd;
+    if (!f.reported.exchange(true))
+        print_line("tgemm: TGEMM_TRACE=%s cannot be opened (%s); tracing to stderr\n", f.name.c_str(),
+                   std::strerror(f.why));
+    return STDERR_FILENO;
 }
 
 // A transpose as the caller gave it: the character for sgemm_, N/T/C for a

@@ -1,6 +1,5 @@
 #include "blas/xerbla.hpp"
 
-#include <pthread.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -9,6 +8,7 @@
 
 #include "blas/cpu_blas.hpp"
 #include "blas/output.hpp"
+#include "core/per_process.hpp"
 
 // The handlers are weak undefined references: the dynamic linker binds them
 // to the first definition in the process's global scope (the program's own
@@ -55,22 +55,13 @@ void print_cblas_message(int caller_info, const char *form, int value)
 }
 
 // The lock RowMajorStrg's writes take (xerbla.hpp), where the process
-// defines it; recursive, for a handler that makes a call of its own. Made
-// when the library is loaded and never destroyed (calls may come during
-// exit); a child forked while a thread of its parent held it gets a new one
-// (the parent's is held for ever in the child).
-std::recursive_mutex *g_row_major_strg_mutex = new std::recursive_mutex();
-
-void new_row_major_strg_mutex()
-{
-    g_row_major_strg_mutex = new std::recursive_mutex();
-}
-
-const int g_row_major_strg_atfork = pthread_atfork(nullptr, nullptr, new_row_major_strg_mutex);
-
+// defines it; recursive, for a handler that makes a call of its own. One
+// per process: a child forked while a thread of its parent held it would
+// find the parent's held for ever.
 std::recursive_mutex &row_major_strg_mutex()
 {
-    return *g_row_major_strg_mutex;
+    static PerProcess<std::recursive_mutex> mutex;
+    return mutex.get();
 }
 
 // RowMajorStrg as reference cblas_sgemm has it while an error is reported,

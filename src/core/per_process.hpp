@@ -53,6 +53,11 @@ public:
         }
         return mine->value;
     }
+    // The same for a T that needs nothing beyond its constructor.
+    T &get()
+    {
+        return get([](T &) {}, [](T &) {});
+    }
 
 private:
     struct Entry {

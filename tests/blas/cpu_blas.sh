@@ -14,6 +14,8 @@
 #    (tests/blas/fake_blas.c).
 #  - TGEMM_CPU_BLAS: the library it names or none; the program's own BLAS
 #    (found after libtgemm under LD_PRELOAD) before both.
+#  - TGEMM_TRACE naming a file that cannot be opened: one line says so, the
+#    trace goes to stderr.
 #  - A BLAS's own error handlers, in a library it needs, are not the
 #    program's: never called (they exit); tgemm's defaults print instead.
 # usage: cpu_blas.sh BUILD_TESTS_DIR LIBTGEMM_FILE HAS_GPU_PROGRAM
@@ -55,6 +57,13 @@ stderr_lines 1
 grep -q "^tgemm: CPU BLAS: .*libopenblas\.so\.0 (the system's, found as libopenblas\.so\.0)$" "$err" \
     || fail "TGEMM_VERBOSE=1 does not name the system's OpenBLAS: $(cat "$err")"
 echo "paths: $(paths); $(cat "$err")"
+
+echo "== TGEMM_TRACE naming a file that cannot be opened: said once, the trace on stderr"
+TGEMM_OFFLOAD=cpu TGEMM_TRACE=$work/missing/trace "$prog" exact reference 2> "$err" || fail "$(cat "$err")"
+[ "$(grep -c "^tgemm: TGEMM_TRACE=$work/missing/trace cannot be opened (No such file or directory); tracing to stderr\$" "$err")" -eq 1 ] \
+    || fail "want one line saying the trace file cannot be opened: $(grep -v 'tgemm trace: ' "$err" | head -3)"
+[ "$(grep -c '^tgemm trace: ' "$err")" -gt 1 ] || fail "the trace lines are not on stderr: $(head -3 "$err")"
+[ "$(grep -vc '^tgemm trace: ' "$err")" -eq 1 ] || fail "stderr holds other lines: $(grep -v '^tgemm trace: ' "$err" | head -3)"
 
 echo "== default settings: small calls on the CPU BLAS, never the built-in loops, nothing on stderr"
 rm -f "$trace"
